@@ -1,0 +1,3 @@
+from .cli import app_main
+
+app_main()

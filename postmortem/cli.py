@@ -1,0 +1,184 @@
+"""Command line: build, inspect, rebuild, archive, weekly.
+
+Every expected failure is a PostmortemError, caught once in ``main`` and printed as one line
+(``error[slug]: path: message``) with exit code 2. Exit 1 is reserved for a regression found
+with --fail-on-regression. Set POSTMORTEM_DEBUG=1 to see a traceback for internal errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import PostmortemError
+
+app = typer.Typer(
+    name="postmortem",
+    help="Explain a finished MindSpore / MindFormers training run from the files it left on disk.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+archive_app = typer.Typer(help="List and show archived runs.", no_args_is_help=True)
+app.add_typer(archive_app, name="archive")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"postmortem {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+) -> None:
+    pass
+
+
+@app.command()
+def inspect(
+    run_dir: Annotated[str, typer.Argument(help="Run folder to read.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the inventory as JSON.")] = False,
+) -> None:
+    """Show what postmortem finds in a run folder: files per reader, steps, tags, ranks, checkpoints."""
+    from .inventory import describe
+    from .load import load_run
+
+    info = describe(load_run(run_dir))
+    if as_json:
+        sys.stdout.write(_json(info) + "\n")
+        return
+    _print_inventory(info)
+
+
+@app.command()
+def build(
+    run_dir: Annotated[str, typer.Argument(help="Run folder to report on.")],
+    baseline: Annotated[Optional[str], typer.Option(help="Baseline: a run folder, an archived run folder, an archived RUN_ID, or 'prev'.")] = None,
+    out_dir: Annotated[Optional[str], typer.Option("--out", help="Archive folder (default: out).")] = None,
+    experiment: Annotated[Optional[str], typer.Option(help="Experiment name (default: from config / lineage / folder).")] = None,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="Run id (default: the run folder's name).")] = None,
+    formats: Annotated[Optional[str], typer.Option("--format", help="Comma-separated: html,pdf,json,md.")] = None,
+    device: Annotated[Optional[str], typer.Option(help="Device for the peak FLOPS table, e.g. 910B2, H100-SXM.")] = None,
+    peak_tflops: Annotated[Optional[float], typer.Option("--peak-tflops", help="Dense peak TFLOPS per device.")] = None,
+    devices: Annotated[Optional[int], typer.Option(help="Number of devices (default: from the run).")] = None,
+    global_batch_size: Annotated[Optional[int], typer.Option("--global-batch-size", help="Samples per step across devices.")] = None,
+    seq_length: Annotated[Optional[int], typer.Option("--seq-length", help="Tokens per sample.")] = None,
+    target_loss: Annotated[Optional[float], typer.Option("--target-loss", help="Loss for time-to-target.")] = None,
+    config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
+    lang: Annotated[Optional[str], typer.Option(help="Report language: en or zh.")] = None,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline.")] = False,
+) -> None:
+    """Build the report (HTML, PDF, metrics.json, summary.md) into OUT/<experiment>/<run_id>/."""
+    from .config import load_settings
+    from .pipeline import build_report
+
+    flags = dict(
+        baseline=baseline, out=out_dir, experiment=experiment, run_id=run_id, formats=formats, device=device,
+        peak_tflops=peak_tflops, devices=devices, global_batch_size=global_batch_size, seq_length=seq_length,
+        target_loss=target_loss, lang=lang, fail_on_regression=fail_on_regression or None,
+    )
+    settings = load_settings(config, flags)
+    result = build_report(run_dir, settings, progress=_progress())
+    for path in result.files:
+        out.print(f"wrote {path}")
+    out.print(result.headline)
+    if settings.fail_on_regression and result.regressed:
+        err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
+        raise typer.Exit(1)
+
+
+def _progress():
+    """Progress on a terminal; nothing when output is piped (automation, CI)."""
+    if not err.is_terminal:
+        return None
+    return err
+
+
+def _json(data) -> str:
+    return json.dumps(data, default=str, ensure_ascii=False, indent=2)
+
+
+def _print_inventory(info: dict) -> None:
+    steps = info["steps"]
+    out.print(f"[bold]{info['run']}[/bold]  steps {steps['first']}–{steps['last']} ({steps['count']} distinct)  "
+              f"ranks {', '.join(map(str, info['ranks'])) or '—'}")
+    t = Table(title="Files by reader", title_justify="left")
+    for col, just in (("reader", "left"), ("files", "right"), ("bytes", "right"), ("rows", "right")):
+        t.add_column(col, justify=just)
+    for name, r in info["readers"].items():
+        t.add_row(name, str(r["files"]), f"{r['bytes']:,}", f"{r['rows']:,}")
+    out.print(t)
+    if info["tags"]:
+        t = Table(title="Scalars (one value per step, best source)", title_justify="left")
+        for col, just in (("tag", "left"), ("rows", "right"), ("steps", "right"), ("non-finite", "right"), ("sources", "left")):
+            t.add_column(col, justify=just)
+        for tag in info["tags"]:
+            t.add_row(tag["tag"], f"{tag['rows']:,}", f"{tag['first_step']}–{tag['last_step']}",
+                      str(tag["non_finite"]), ", ".join(tag["sources"]))
+        out.print(t)
+    if len(info["segments"]) > 1:
+        for s in info["segments"]:
+            extra = f" (replaced steps {s['discarded'][0]}–{s['discarded'][1]})" if s["discarded"] else ""
+            out.print(f"launch {s['index'] + 1}: steps {s['first_step']}–{s['last_step']}{extra}")
+    if info["checkpoints"]:
+        t = Table(title="Checkpoints", title_justify="left")
+        for col, just in (("path", "left"), ("rank", "right"), ("step", "right"), ("bytes", "right"), ("model params", "right"), ("kind", "left")):
+            t.add_column(col, justify=just)
+        for c in info["checkpoints"]:
+            t.add_row(c["path"], str(c["rank"]), str(c["step"]), f"{c['bytes']:,}",
+                      f"{c['model_params']:,}" if c["model_params"] is not None else "—", c["kind"] or "")
+        out.print(t)
+    unclaimed = [f for f in info["files"] if f["reader"] is None]
+    if unclaimed:
+        out.print("[bold]Not read[/bold]")
+        for f in unclaimed:
+            out.print(f"  {f['path']}: {f['note']}", markup=False)
+    counts = info["diagnostics"]["counts"]
+    out.print(f"[bold]Diagnostics[/bold] {', '.join(f'{v} {k}' for k, v in counts.items()) or 'none'}")
+    for d in info["diagnostics"]["items"]:
+        where = f"{d['path']}" + (f":{d['offset']}" if d["offset"] is not None else "") if d["path"] else ""
+        out.print(f"  {d['severity']:7} {d['slug']:22} {where} {d['message']}", markup=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code; never lets a traceback reach the user."""
+    try:
+        app(args=argv, prog_name="postmortem", standalone_mode=False)
+        return 0
+    except PostmortemError as exc:
+        err.print(exc.one_line(), markup=False)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        err.print("error[interrupted]: stopped by the user", markup=False)
+        return 130
+    except click.ClickException as exc:
+        err.print(f"error[usage]: {exc.format_message()}", markup=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("error[interrupted]: stopped by the user", markup=False)
+        return 130
+    except Exception as exc:  # a bug: one line, and the way to see more
+        if os.environ.get("POSTMORTEM_DEBUG"):
+            raise
+        err.print(f"error[internal]: {type(exc).__name__}: {exc} (set POSTMORTEM_DEBUG=1 for a traceback)", markup=False)
+        return 3
+
+
+def app_main() -> None:
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Find every file under a run folder and hand each to the one reader that claims it.
+
+Discovery never opens a file for reading: it only lists and stats. Symlinks are not followed
+(a link can point outside the run or form a loop) and special files (FIFOs, devices, sockets)
+are skipped, both listed with a note so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import diagnostics as diag
+from .diagnostics import Diagnostic
+from .errors import InputError
+from .model import Artifact
+from .readers.base import Reader, rank_from_path
+
+# Folders that never hold run data and can be huge (a checked-out repo next to the logs).
+_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints"}
+
+
+@dataclass(frozen=True)
+class Claimed:
+    artifact: Artifact
+    reader: Reader
+
+
+@dataclass(frozen=True)
+class Skipped:
+    rel: str
+    size: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: str
+    claimed: tuple[Claimed, ...]
+    unclaimed: tuple[Artifact, ...]
+    skipped: tuple[Skipped, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def check_run_dir(path: str | Path) -> Path:
+    root = Path(path)
+    if not root.exists():
+        raise InputError("run-dir-missing", "run folder does not exist", root)
+    if not root.is_dir():
+        raise InputError("run-dir-not-a-directory", "expected a run folder, got a file", root)
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise InputError("run-dir-unreadable", "run folder cannot be read (permissions)", root)
+    return root
+
+
+def discover(path: str | Path, readers: Sequence[Reader]) -> Discovery:
+    root = check_run_dir(path)
+    claimed: list[Claimed] = []
+    unclaimed: list[Artifact] = []
+    skipped: list[Skipped] = []
+    notes: list[Diagnostic] = []
+
+    for rel, st in _walk(root, skipped, notes):
+        artifact = Artifact(
+            path=str(root / rel), rel=rel, size=st.st_size, mtime=st.st_mtime, rank=rank_from_path(rel)
+        )
+        reader = next((r for r in readers if r.claims(artifact)), None)
+        if reader is None:
+            unclaimed.append(artifact)
+        else:
+            claimed.append(Claimed(artifact, reader))
+
+    if not claimed and not unclaimed and not skipped:
+        raise InputError("run-dir-empty", "run folder holds no files", root)
+    return Discovery(str(root), tuple(claimed), tuple(unclaimed), tuple(skipped), tuple(notes))
+
+
+def _walk(root: Path, skipped: list[Skipped], notes: list[Diagnostic]):
+    """Yield (relative posix path, stat) of regular files, depth-first in sorted order."""
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            notes.append(diag.warning("dir-unreadable", f"folder cannot be listed: {exc.strerror}", rel_dir or "."))
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                notes.append(diag.warning("file-unreadable", f"cannot stat: {exc.strerror}", rel))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                note = _symlink_note(root, root / rel)
+                skipped.append(Skipped(rel, 0, note))
+                if "outside" in note:
+                    notes.append(diag.warning("symlink-outside", note, rel))
+            elif stat.S_ISDIR(st.st_mode):
+                if entry.name not in _SKIP_DIRS:
+                    subdirs.append(rel)
+            elif stat.S_ISREG(st.st_mode):
+                yield rel, st
+            else:
+                skipped.append(Skipped(rel, 0, "special file (FIFO, device or socket): not opened"))
+                notes.append(diag.info("special-file", "special file skipped without opening it", rel))
+        stack.extend(reversed(subdirs))
+
+
+def _symlink_note(root: Path, link: Path) -> str:
+    try:
+        target = link.resolve(strict=False)
+    except (OSError, RuntimeError):  # RuntimeError: symlink loop on older Pythons
+        return "symlink that cannot be resolved (loop?): not followed"
+    inside = target == root.resolve() or root.resolve() in target.parents
+    where = "inside" if inside else "outside"
+    return f"symlink pointing {where} the run folder: not followed"

@@ -1,0 +1,448 @@
+"""load_run(path) -> Run: read every artifact, join sources, stitch restarts, one value per step.
+
+The rules, in order:
+1. Each claimed file is read by its reader (in parallel processes when there is enough work).
+2. Within one source stream (source, tag, rank), rows are ordered by launch (summary files by the
+   stamp in their name, other files by path) and by position in the file. A step that repeats
+   after a restart is taken from the *later* launch; the replaced span is recorded on the segment.
+3. The same quantity from several sources (loss in the summary and in a log) keeps one row per
+   (tag, rank, step), from the most trustworthy source (SOURCE_PRIORITY); disagreements between
+   sources become a diagnostic.
+4. The per-step table takes end-to-end step times from a per-step logged time where one exists,
+   else from the differences of wall times between consecutive step ends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import polars as pl
+
+from . import diagnostics as diag
+from .diagnostics import Diagnostic
+from .discover import Claimed, discover
+from .model import (
+    TABLES,
+    Artifact,
+    InventoryEntry,
+    ReadResult,
+    Run,
+    Segment,
+    Setting,
+    conform,
+    empty,
+)
+from .readers import all_readers
+from .readers.base import Reader
+
+# Lower index wins when two sources give the same tag at the same step.
+SOURCE_PRIORITY = (
+    "summary",
+    "tensorboard",
+    "log:kv",
+    "log:json",
+    "log:mindformers",
+    "log:pynative",
+    "log:flops",
+    "log:lossmonitor",
+    "log:timemonitor",
+)
+# Per-epoch averages: usable when nothing per-step exists, never compared against per-step values.
+AVERAGED_SOURCES = ("log:timemonitor",)
+
+# Settings from a config file beat lineage, which beats what logs print.
+SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
+
+# Below this much input, process start-up costs more than it saves.
+_PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+_PARALLEL_MIN_FILES = 4
+
+
+def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
+    readers = tuple(readers) if readers is not None else all_readers()
+    found = discover(path, readers)
+    results = _read_all(found.claimed, workers)
+
+    diagnostics: list[Diagnostic] = list(found.diagnostics)
+    inventory: list[InventoryEntry] = []
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
+    settings_found: list[tuple[str, Setting]] = []
+
+    order = _file_order([c.artifact for c in found.claimed])
+    for claimed, result in zip(found.claimed, results):
+        art = claimed.artifact
+        diagnostics.extend(result.diagnostics)
+        inventory.append(InventoryEntry(art.rel, claimed.reader.name, art.size, result.rows(), art.rank))
+        for name, table in result.tables.items():
+            if name not in TABLES or table is None or table.is_empty():
+                continue
+            table = conform(table, TABLES[name])
+            if name in ("scalars", "events"):
+                table = table.with_columns(
+                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
+                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+                )
+            parts[name].append(table)
+        settings_found.extend(result.settings.items())
+
+    for art in found.unclaimed:
+        inventory.append(InventoryEntry(art.rel, None, art.size, 0, art.rank, "not claimed by any reader"))
+    for skip in found.skipped:
+        inventory.append(InventoryEntry(skip.rel, None, skip.size, 0, None, skip.note))
+
+    tables = {name: _concat(parts[name], TABLES[name]) for name in TABLES}
+    scalars_all = tables["scalars"]
+    scalars, segments, restart_notes = _stitch(scalars_all)
+    diagnostics.extend(restart_notes)
+    scalars, conflict_notes = _one_value_per_step(scalars)
+    diagnostics.extend(conflict_notes)
+    tables["scalars"] = scalars.drop("_file_order", "_row").sort("tag", "rank", "step")
+    tables["events"] = _events(tables["events"], segments)
+    settings, setting_notes = _merge_settings(settings_found)
+    diagnostics.extend(setting_notes)
+    tables["checkpoints"], tables["events"] = _resolve_checkpoint_steps(
+        tables["checkpoints"], tables["events"], scalars_all, settings
+    )
+    tables["steps"] = _steps(tables["scalars"], segments)
+
+    ranks = sorted(
+        {r for name in ("scalars", "steps", "checkpoints", "profile_steps") for r in tables[name]["rank"].drop_nulls().unique()}
+    )
+    inventory.sort(key=lambda e: e.rel)
+    return Run(
+        root=str(Path(path)),
+        name=Path(path).resolve().name,
+        tables=tables,
+        settings=settings,
+        inventory=tuple(inventory),
+        segments=tuple(segments),
+        ranks=tuple(int(r) for r in ranks),
+        diagnostics=tuple(_dedupe(diagnostics)),
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_one(job: tuple[str, Artifact]) -> ReadResult:
+    reader_name, artifact = job
+    reader = next(r for r in all_readers() if r.name == reader_name)
+    return _safe_read(reader, artifact)
+
+
+def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
+    try:
+        return reader.read(artifact)
+    except OSError as exc:
+        slug = "file-unreadable"
+        message = f"cannot read: {exc.strerror or exc}"
+    except Exception as exc:  # a reader bug must not lose the rest of the run
+        slug = "reader-failed"
+        message = f"{reader.name} reader failed: {type(exc).__name__}: {exc}"
+    return ReadResult(reader=reader.name, diagnostics=[diag.error(slug, message, artifact.rel)])
+
+
+def _read_all(claimed: Sequence[Claimed], workers: int | None) -> list[ReadResult]:
+    total = sum(c.artifact.size for c in claimed)
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(claimed) >= _PARALLEL_MIN_FILES and total >= _PARALLEL_MIN_BYTES:
+        # Largest files first so one big file does not finish last on its own.
+        jobs = sorted(range(len(claimed)), key=lambda i: -claimed[i].artifact.size)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            out = pool.map(_read_one, [(claimed[i].reader.name, claimed[i].artifact) for i in jobs])
+            by_index = dict(zip(jobs, out))
+        return [by_index[i] for i in range(len(claimed))]
+    return [_safe_read(c.reader, c.artifact) for c in claimed]
+
+
+def _file_order(artifacts: Sequence[Artifact]) -> dict[str, int]:
+    """Launch order of files: summary files by the stamp in their name, the rest by path."""
+    from .readers.mindspore_summary import summary_stamp
+
+    def key(a: Artifact):
+        stamp = summary_stamp(Path(a.rel).name)
+        return (stamp if stamp is not None else 0, a.rel)
+
+    return {a.rel: i for i, a in enumerate(sorted(artifacts, key=key))}
+
+
+def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
+    if not frames:
+        return empty(schema)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+# --------------------------------------------------------------------------- restarts
+
+
+def _stitch(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Segment], list[Diagnostic]]:
+    """Find launches from steps that go back; keep the later launch's rows for repeated steps."""
+    if scalars.is_empty():
+        return scalars.with_columns(
+            pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+        ), [], []
+    scalars = scalars.with_columns(pl.col("rank").fill_null(0))
+    stream = _primary_stream(scalars)
+    segments = _segments(stream["step"].to_list())
+    # Later wins: within each stream, keep the last row (in launch order) for every step.
+    deduped = (
+        scalars.sort("_file_order", "_row")
+        .unique(subset=["source", "tag", "rank", "step"], keep="last", maintain_order=True)
+    )
+    notes = []
+    for seg in segments[1:]:
+        if seg.discarded:
+            lo, hi = seg.discarded
+            notes.append(
+                diag.info(
+                    "run-resumed",
+                    f"launch {seg.index + 1} resumed at step {seg.first_step}; steps {lo}-{hi} of the earlier launch were replaced",
+                )
+            )
+    return deduped, segments, notes
+
+
+def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
+    """The rows that best show launch order: loss (else anything) of the lowest rank, best source."""
+    rank0 = scalars.filter(pl.col("rank") == scalars["rank"].min())
+    for tag in ("loss", "step_time", "lr"):
+        rows = rank0.filter(pl.col("tag") == tag)
+        if not rows.is_empty():
+            break
+    else:
+        rows = rank0.filter(pl.col("tag") == rank0["tag"][0])
+    best = min(rows["source"].unique().to_list(), key=_source_rank)
+    return rows.filter(pl.col("source") == best).sort("_file_order", "_row")
+
+
+def _segments(steps: list[int]) -> list[Segment]:
+    """Split a launch-ordered step sequence where it goes back (a resume from a checkpoint).
+
+    A step equal to the last one is a duplicate write (the summary writer can emit a step twice),
+    not a restart: only going strictly back starts a new launch.
+    """
+    if not steps:
+        return []
+    bounds: list[tuple[int, int]] = []
+    first = seen_max = steps[0]
+    for step in steps[1:]:
+        if step < seen_max:
+            bounds.append((first, seen_max))
+            first = step
+        seen_max = step if step < seen_max else max(seen_max, step)
+    bounds.append((first, seen_max))
+    segments: list[Segment] = []
+    previous_last = None
+    for index, (lo, hi) in enumerate(bounds):
+        discarded = (lo, previous_last) if previous_last is not None and lo <= previous_last else None
+        segments.append(Segment(index=index, first_step=lo, last_step=hi, discarded=discarded))
+        previous_last = hi
+    return segments
+
+
+def _segment_of(step: pl.Expr, segments: Sequence[Segment]) -> pl.Expr:
+    """The last launch whose first step is <= step (later launches win overlapping steps)."""
+    expr = pl.lit(0, dtype=pl.Int32)
+    for seg in segments[1:]:
+        expr = pl.when(step >= seg.first_step).then(pl.lit(seg.index, dtype=pl.Int32)).otherwise(expr)
+    return expr
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _source_rank(source: str | None) -> int:
+    if source is None:
+        return len(SOURCE_PRIORITY) + 1
+    try:
+        return SOURCE_PRIORITY.index(source)
+    except ValueError:
+        return len(SOURCE_PRIORITY)
+
+
+def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]:
+    if scalars.is_empty():
+        return scalars, []
+    ranked = scalars.with_columns(
+        pl.col("source").map_elements(_source_rank, return_dtype=pl.Int32).alias("_prio")
+    )
+    notes = _conflicts(ranked)
+    chosen = ranked.sort("_prio").unique(subset=["tag", "rank", "step"], keep="first").drop("_prio")
+    return chosen, notes
+
+
+def _conflicts(ranked: pl.DataFrame) -> list[Diagnostic]:
+    """Steps where two per-step sources disagree on the same quantity (beyond print rounding)."""
+    per_step = ranked.filter(~pl.col("source").is_in(AVERAGED_SOURCES) & pl.col("value").is_finite())
+    best = per_step.sort("_prio").unique(subset=["tag", "rank", "step"], keep="first")
+    joined = per_step.join(best.select("tag", "rank", "step", pl.col("value").alias("_best"), pl.col("source").alias("_best_source")),
+                           on=["tag", "rank", "step"])
+    bad = joined.filter(
+        (pl.col("source") != pl.col("_best_source"))
+        & ((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), 5e-3 * pl.col("_best").abs()))
+    )
+    notes = []
+    for (tag, source, best_source), group in bad.group_by(["tag", "source", "_best_source"], maintain_order=True):
+        first = group.sort("step").row(0, named=True)
+        notes.append(
+            diag.warning(
+                "source-conflict",
+                f"{tag}: {source} disagrees with {best_source} at {group.height} step(s), first at step "
+                f"{first['step']} ({first['value']:.6g} vs {first['_best']:.6g}); {best_source} is used",
+                first["file"],
+            )
+        )
+    return notes
+
+
+# --------------------------------------------------------------------------- per-step table
+
+
+def _steps(scalars: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    frames = [_steps_of_rank(scalars.filter(pl.col("rank") == r), segments) for r in scalars["rank"].unique().sort()]
+    frames = [f for f in frames if not f.is_empty()]
+    return conform(pl.concat(frames) if frames else None, TABLES["steps"])
+
+
+def _steps_of_rank(scalars: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    seg = _segment_of(pl.col("step"), segments)
+    logged = (
+        scalars.filter((pl.col("tag") == "step_time") & ~pl.col("source").is_in(AVERAGED_SOURCES))
+        .select("step", "rank", pl.col("value").alias("step_time_s"), "source")
+    )
+    clock = _wall_clock_steps(scalars, segments)
+    if logged.height >= max(1, clock.height // 2):
+        steps = logged.join(clock.select("step", "wall_time"), on="step", how="left")
+    elif not clock.is_empty():
+        steps = clock
+    else:
+        # Only per-epoch averages: each step of the epoch gets the epoch's mean (marked by source).
+        steps = scalars.filter(pl.col("tag") == "step_time").select(
+            "step", "rank", pl.col("value").alias("step_time_s"), "source", pl.lit(None, pl.Float64).alias("wall_time")
+        )
+    data = scalars.filter(pl.col("tag") == "data_time").select("step", pl.col("value").alias("data_time_s"))
+    steps = steps.join(data, on="step", how="left") if not data.is_empty() else steps
+    return conform(steps.with_columns(seg.alias("segment")).sort("step"), TABLES["steps"])
+
+
+def _wall_clock_steps(scalars: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    """Step time as the gap between consecutive step ends, from the densest stream with wall times."""
+    timed = scalars.filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES))
+    if timed.is_empty():
+        return pl.DataFrame(schema={"step": pl.Int64, "rank": pl.Int32, "step_time_s": pl.Float64, "source": pl.Utf8, "wall_time": pl.Float64})
+    counts = timed.group_by("tag", "source").len().sort(["len", "tag"], descending=[True, False])
+    tag, source = counts.row(0)[:2]
+    stream = timed.filter((pl.col("tag") == tag) & (pl.col("source") == source)).sort("step")
+    seg = _segment_of(pl.col("step"), segments)
+    # Sampled streams (collect_freq > 1) give the mean time of the steps in between.
+    return (
+        stream.with_columns(seg.alias("_seg"))
+        .with_columns(
+            (
+                pl.col("wall_time").diff().over("_seg") / pl.col("step").diff().over("_seg")
+            ).alias("step_time_s")
+        )
+        .select("step", "rank", "step_time_s", pl.lit(f"wall-clock:{source}").alias("source"), "wall_time")
+    )
+
+
+# --------------------------------------------------------------------------- events, checkpoints, settings
+
+
+def _events(events: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    events = events.drop("_file_order", "_row", strict=False) if events.columns else events
+    restarts = [
+        {
+            "kind": "restart",
+            "step": seg.first_step,
+            "rank": 0,
+            "detail": f"launch {seg.index + 1} resumed at step {seg.first_step}"
+            + (f"; steps {seg.discarded[0]}-{seg.discarded[1]} of the earlier launch replaced" if seg.discarded else ""),
+            "source": "load",
+        }
+        for seg in segments[1:]
+    ]
+    extra = conform(pl.DataFrame(restarts), TABLES["events"]) if restarts else empty(TABLES["events"])
+    return pl.concat([conform(events, TABLES["events"]), extra]).sort("step", "kind", nulls_last=True)
+
+
+def _steps_per_epoch(scalars: pl.DataFrame, settings: dict[str, Setting]) -> int | None:
+    s = settings.get("steps_per_epoch")
+    if s is not None:
+        try:
+            return int(s.value)
+        except (TypeError, ValueError):
+            pass
+    size, batch = settings.get("train_dataset_size"), settings.get("batch_size")
+    try:
+        if size is not None and batch is not None and int(batch.value) > 0:
+            return int(size.value) // int(batch.value)
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def _resolve_checkpoint_steps(
+    checkpoints: pl.DataFrame, events: pl.DataFrame, scalars: pl.DataFrame, settings: dict[str, Setting]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Global step for checkpoints named by (epoch, step in epoch) only; saves get their step."""
+    if checkpoints.is_empty():
+        return checkpoints, events
+    per_epoch = _steps_per_epoch(scalars, settings)
+    if per_epoch:
+        checkpoints = checkpoints.with_columns(
+            pl.when(pl.col("step").is_null() & pl.col("epoch").is_not_null())
+            .then((pl.col("epoch") - 1) * per_epoch + pl.col("step_in_epoch"))
+            .otherwise(pl.col("step"))
+            .alias("step")
+        )
+    steps = checkpoints.select(pl.col("path").alias("file"), pl.col("step").alias("_ckpt_step"))
+    events = (
+        events.join(steps, on="file", how="left")
+        .with_columns(pl.coalesce("step", "_ckpt_step").alias("step"))
+        .drop("_ckpt_step")
+    )
+    return checkpoints.sort("rank", "step", "path", nulls_last=True), conform(events, TABLES["events"])
+
+
+def _setting_rank(source: str) -> int:
+    for i, prefix in enumerate(SETTING_PRIORITY):
+        if source.startswith(prefix):
+            return i
+    return len(SETTING_PRIORITY)
+
+
+def _merge_settings(found: list[tuple[str, Setting]]) -> tuple[dict[str, Setting], list[Diagnostic]]:
+    chosen: dict[str, Setting] = {}
+    notes = []
+    for key, setting in sorted(found, key=lambda kv: (kv[0], _setting_rank(kv[1].source), kv[1].source)):
+        if key not in chosen:
+            chosen[key] = setting
+        elif _differs(chosen[key].value, setting.value):
+            notes.append(
+                diag.info(
+                    "setting-conflict",
+                    f"{key}: {chosen[key].source} says {chosen[key].value!r}, {setting.source} says {setting.value!r}; "
+                    f"using {chosen[key].source}",
+                )
+            )
+    return dict(sorted(chosen.items())), notes
+
+
+def _differs(a, b) -> bool:
+    try:
+        return abs(float(a) - float(b)) > 1e-9 * max(1.0, abs(float(a)))
+    except (TypeError, ValueError):
+        return str(a) != str(b)
+
+
+def _dedupe(items: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for d in items:
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out

@@ -1,0 +1,358 @@
+"""The run model: tidy polars tables with fixed schemas, plus metadata and diagnostics.
+
+Every reader returns a ``ReadResult`` for one file; ``load.load_run`` joins them into one ``Run``.
+Tables always carry their full schema, also when empty, so analyzers never test for columns.
+
+Units: times in seconds, wall times as unix seconds (float), sizes in bytes, fractions 0-1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from .diagnostics import Diagnostic
+
+# --------------------------------------------------------------------------- table schemas
+
+SCALARS = {
+    "step": pl.Int64,  # global step, 1-based as the training counted it
+    "tag": pl.Utf8,  # canonical name: loss, lr, grad_norm, step_time, ... (see CANONICAL_TAGS)
+    "raw_tag": pl.Utf8,  # the name as the source wrote it
+    "value": pl.Float64,  # NaN / +-Inf are kept as data
+    "wall_time": pl.Float64,  # unix seconds when known, else null
+    "rank": pl.Int32,
+    "source": pl.Utf8,  # reader kind + flavour: "summary", "tensorboard", "log:lossmonitor", "log:mindformers", ...
+    "file": pl.Utf8,  # path relative to the run folder
+}
+
+HISTOGRAMS = {
+    "step": pl.Int64,
+    "tag": pl.Utf8,
+    "rank": pl.Int32,
+    "count": pl.Int64,
+    "min": pl.Float64,
+    "max": pl.Float64,
+    "sum": pl.Float64,
+    "nan_count": pl.Int64,
+    "pos_inf_count": pl.Int64,
+    "neg_inf_count": pl.Int64,
+    "file": pl.Utf8,
+}
+
+# One row per (rank, step) after joining sources; built by load.py from scalars and wall times.
+STEPS = {
+    "step": pl.Int64,
+    "rank": pl.Int32,
+    "step_time_s": pl.Float64,  # end-to-end: interval between consecutive step ends
+    "data_time_s": pl.Float64,  # time waiting for data, where a source gives it
+    "device_time_s": pl.Float64,  # device / compute time, where a source gives it
+    "wall_time": pl.Float64,  # when the step ended (unix seconds), where known
+    "segment": pl.Int32,  # restart segment this step belongs to (0 = first launch)
+    "source": pl.Utf8,  # which source the step time came from
+}
+
+EVENTS = {
+    "kind": pl.Utf8,  # see EVENT_KINDS
+    "step": pl.Int64,  # step at (or after) which it happened; null if unknown
+    "rank": pl.Int32,
+    "wall_time": pl.Float64,
+    "duration_s": pl.Float64,
+    "detail": pl.Utf8,
+    "source": pl.Utf8,
+    "file": pl.Utf8,
+}
+
+EVENT_KINDS = (
+    "checkpoint_save",  # a training checkpoint was written (duration = estimated save time)
+    "checkpoint_interrupted",  # a leftover .tmp: a save that never finished
+    "restart",  # a new launch resumed the run (steps repeat or a new summary file starts)
+    "compile",  # graph compilation / first step
+    "eval",  # evaluation pass
+    "overflow",  # loss-scale overflow: the update was skipped
+    "log_error",  # an ERROR / Traceback line in a log
+)
+
+CHECKPOINTS = {
+    "path": pl.Utf8,  # relative to the run folder
+    "rank": pl.Int32,
+    "step": pl.Int64,  # global step (append_info step_num / global_step, else from the name)
+    "epoch": pl.Int64,
+    "step_in_epoch": pl.Int64,
+    "step_source": pl.Utf8,  # "append_info", "name", "meta.json"
+    "bytes": pl.Int64,
+    "mtime": pl.Float64,  # when the save finished
+    "format": pl.Utf8,  # "ckpt", "safetensors"
+    "tensors": pl.Int64,  # number of parameters (split parts merged)
+    "model_params": pl.Int64,  # elements of model parameters
+    "optimizer_params": pl.Int64,  # elements of optimizer state and bookkeeping
+    "crc": pl.Boolean,  # written with crc_check=True
+    "kind": pl.Utf8,  # "train", "interrupted" (.tmp), "landscape" (SummaryCollector ckpt_dir)
+}
+
+CHECKPOINT_PARAMS = {
+    "path": pl.Utf8,
+    "name": pl.Utf8,
+    "shape": pl.List(pl.Int64),
+    "dtype": pl.Utf8,  # as written: Float32, BFloat16, ...
+    "elements": pl.Int64,
+    "role": pl.Utf8,  # "model", "optimizer", "bookkeeping" (global_step, epoch_num, ...)
+}
+
+PROFILE_STEPS = {
+    "rank": pl.Int32,
+    "step": pl.Int64,
+    "computing_s": pl.Float64,
+    "comm_not_overlapped_s": pl.Float64,
+    "overlapped_s": pl.Float64,
+    "communication_s": pl.Float64,
+    "free_s": pl.Float64,
+    "bubble_s": pl.Float64,
+    "preparing_s": pl.Float64,
+    "total_s": pl.Float64,  # step total where the source gives it, else null
+    "file": pl.Utf8,
+}
+
+PROFILE_COMM = {
+    "rank": pl.Int32,
+    "step": pl.Int64,
+    "op": pl.Utf8,  # e.g. hcom_allReduce__123@group
+    "kind": pl.Utf8,  # "collective" | "p2p"
+    "elapse_s": pl.Float64,
+    "wait_s": pl.Float64,
+    "transit_s": pl.Float64,
+    "bytes": pl.Float64,
+    "bandwidth_gbps": pl.Float64,
+    "file": pl.Utf8,
+}
+
+MEMORY = {
+    "rank": pl.Int32,
+    "time_s": pl.Float64,  # unix seconds if the source is absolute, else seconds from its start
+    "allocated_bytes": pl.Float64,
+    "reserved_bytes": pl.Float64,
+    "active_bytes": pl.Float64,
+    "component": pl.Utf8,
+    "file": pl.Utf8,
+}
+
+TABLES: dict[str, dict[str, pl.DataType]] = {
+    "scalars": SCALARS,
+    "histograms": HISTOGRAMS,
+    "steps": STEPS,
+    "events": EVENTS,
+    "checkpoints": CHECKPOINTS,
+    "checkpoint_params": CHECKPOINT_PARAMS,
+    "profile_steps": PROFILE_STEPS,
+    "profile_comm": PROFILE_COMM,
+    "memory": MEMORY,
+}
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def frame(columns: dict[str, Any], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Build a table from columns (lists / arrays); missing columns become null.
+
+    Readers collect plain Python lists per column while streaming and call this once at the end.
+    """
+    n = next((len(v) for v in columns.values() if not _is_scalar(v)), 0)
+    data = {}
+    for name, dtype in schema.items():
+        value = columns.get(name)
+        if value is None or _is_scalar(value):
+            data[name] = pl.repeat(value, n, dtype=dtype, eager=True)
+        else:
+            data[name] = pl.Series(name, value, dtype=dtype, strict=False)
+    return pl.DataFrame(data).select(list(schema))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Cast a frame to a schema: add missing columns as null, drop extra ones, order columns."""
+    if df is None or df.is_empty() and not df.columns:
+        return empty(schema)
+    exprs = [
+        (pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, dtype=t)).alias(c)
+        for c, t in schema.items()
+    ]
+    return df.select(exprs)
+
+
+# --------------------------------------------------------------------------- canonical names
+
+# Same quantity, different sources: one canonical tag. Values are converted to canonical units by
+# the reader (step_time in seconds, lr as a plain number, throughput in the unit its tag names).
+CANONICAL_TAGS: dict[str, str] = {
+    # MindSpore summary / ScalarSummary
+    "loss/auto": "loss",
+    "loss": "loss",
+    "lr": "lr",
+    "learning_rate": "lr",
+    "learning-rate": "lr",
+    "learning rate": "lr",
+    "grad_norm": "grad_norm",
+    "grad-norm": "grad_norm",
+    "global_norm": "grad_norm",
+    "gradnorm": "grad_norm",
+    "step_time": "step_time",
+    "iteration-time": "step_time",
+    "per_step_time": "step_time",
+    "step_ms": "step_time",  # converted ms -> s by the reader
+    "data_time": "data_time",
+    "data_ms": "data_time",
+    "throughput": "throughput",
+    "samples_per_s": "samples_per_s",
+    "tokens_per_s": "tokens_per_s",
+    "model-flops-throughput-per-npu": "tflops_per_device",
+    "train_throughput_per_npu": "tflops_per_device",
+    "loss_scale": "loss_scale",
+    "loss-scale": "loss_scale",
+    "overflow": "overflow",
+    "overflow cond": "overflow",
+    "mfu": "mfu",
+    "hfu": "hfu",
+    "lm_loss": "lm_loss",
+    "load_balancing_loss": "load_balancing_loss",
+    "mtp_loss": "mtp_loss",
+    "eval_loss": "eval_loss",
+    "smooth_loss": "smooth_loss",
+}
+
+
+def canonical_tag(raw: str) -> str:
+    """The canonical name of a tag; unknown tags keep their own (lower-cased, trimmed) name."""
+    key = raw.strip()
+    hit = CANONICAL_TAGS.get(key) or CANONICAL_TAGS.get(key.lower())
+    if hit:
+        return hit
+    # tensorboard-style prefixes: "train/loss", "Loss/train"
+    for part in reversed(key.replace("\\", "/").split("/")):
+        hit = CANONICAL_TAGS.get(part.lower())
+        if hit:
+            return hit
+    return key
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One configuration value and where it came from (lineage, config file, log, flag)."""
+
+    value: Any
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"value": _jsonable(self.value), "source": self.source}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+# Canonical setting keys. Readers put what they find under these names (others are kept as-is).
+SETTING_KEYS = (
+    "network", "optimizer", "loss_function", "learning_rate", "epoch", "batch_size",
+    "micro_batch_size", "global_batch_size", "seq_length", "train_dataset_size", "parallel_mode",
+    "device_num", "data_parallel", "model_parallel", "pipeline_stage", "micro_batch_num",
+    "gradient_accumulation_steps", "num_layers", "hidden_size", "num_heads", "vocab_size",
+    "ffn_hidden_size", "model_path", "model_size_bytes", "framework", "framework_version",
+    "mindformers_version", "device", "precision", "sink_size", "save_checkpoint_steps",
+    "last_loss", "dataset",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One file found under the run folder."""
+
+    path: str  # absolute path
+    rel: str  # posix path relative to the run folder
+    size: int
+    mtime: float
+    rank: int | None = None  # from rank_N/, worker_N.log, device id in a summary name
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What one reader got from one file. Tables may be None when the file has none of that kind."""
+
+    reader: str
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)  # keys from TABLES
+    settings: dict[str, Setting] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def rows(self) -> int:
+        return sum(t.height for t in self.tables.values())
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryEntry:
+    rel: str
+    reader: str | None  # None: not claimed by any reader
+    size: int
+    rows: int
+    rank: int | None
+    note: str = ""  # e.g. "skipped: symlink outside run folder"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A launch of the run. A resumed run has several; later data wins on overlapping steps."""
+
+    index: int
+    first_step: int
+    last_step: int
+    discarded: tuple[int, int] | None = None  # steps of the earlier launch replaced by this one
+
+
+@dataclass(frozen=True)
+class Run:
+    root: str
+    name: str  # folder name; the default run id
+    tables: dict[str, pl.DataFrame]  # every key of TABLES, always present
+    settings: dict[str, Setting]
+    inventory: tuple[InventoryEntry, ...]
+    segments: tuple[Segment, ...]
+    ranks: tuple[int, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def __getattr__(self, item: str) -> pl.DataFrame:
+        # run.scalars, run.steps, ... read as tables
+        tables = object.__getattribute__(self, "tables")
+        if item in tables:
+            return tables[item]
+        raise AttributeError(item)
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        s = self.settings.get(key)
+        return s.value if s is not None else default
+
+    def series(self, tag: str, rank: int | None = None) -> pl.DataFrame:
+        """(step, value, wall_time) of one canonical tag, one value per step (first rank if None)."""
+        df = self.tables["scalars"].filter(pl.col("tag") == tag)
+        if df.is_empty():
+            return df.select("step", "value", "wall_time")
+        r = rank if rank is not None else df["rank"].min()
+        return (
+            df.filter(pl.col("rank") == r)
+            .unique(subset="step", keep="last", maintain_order=True)
+            .sort("step")
+            .select("step", "value", "wall_time")
+        )

@@ -1,0 +1,183 @@
+"""The build pipeline: load -> analyze -> view -> render -> archive. The only place that writes.
+
+    run = load_run(RUN_DIR)                 # readers, one Run
+    baseline = resolve_baseline(...)        # a run folder, an archived run, or "prev"
+    analysis = analyze(run, baseline, ...)  # pure figures
+    view = build_view(analysis, ...)        # what the report shows, formatted once
+    files = render_*(view)                  # content only
+    archive.write_run(...)                  # staged, swapped into place; indexes under a lock
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import __version__, archive
+from .config import BuildSettings
+from .errors import InputError
+from .load import load_run
+from .model import Run
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    folder: Path
+    files: tuple[Path, ...]
+    headline: str
+    regressed: tuple[str, ...]  # figure families that regressed significantly
+    baseline_id: str | None
+
+
+def now() -> datetime:
+    """Generation time; SOURCE_DATE_EPOCH pins it so reports are byte-reproducible."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), UTC)
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildResult:
+    archive_root = Path(settings.out)
+    with _status(progress, "reading run folder"):
+        run = load_run(run_dir)
+    run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
+    experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
+    _refuse_inside_run(archive_root, Path(run_dir))
+    with _status(progress, "loading baseline"):
+        baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
+    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress)
+
+
+def render_and_archive(
+    run: Run, baseline: Run | None, baseline_id: str | None, settings: BuildSettings, run_id: str, experiment: str, progress=None
+) -> BuildResult:
+    from .analysis import analyze
+    from .analysis.metrics_json import to_metrics
+    from .analysis.types import AnalysisOptions
+
+    options = AnalysisOptions(
+        run_id=run_id, experiment=experiment, device=settings.device, peak_tflops=settings.peak_tflops,
+        precision=settings.precision, global_batch_size=settings.global_batch_size, seq_length=settings.seq_length,
+        devices=settings.devices, num_layers=settings.num_layers, hidden_size=settings.hidden_size,
+        num_heads=settings.num_heads, vocab_size=settings.vocab_size, target_loss=settings.target_loss,
+    )
+    with _status(progress, "analysing"):
+        analysis = analyze(run, baseline, options)
+    generated_at = now()
+    metrics = to_metrics(analysis)
+    metrics["generated_at"] = generated_at.isoformat()
+    metrics["generator"] = f"postmortem {__version__}"
+    if baseline_id:
+        metrics.setdefault("baseline", {}).setdefault("run", {})["id"] = baseline_id
+
+    files: dict[str, bytes | str] = {}
+    with _status(progress, "rendering"):
+        files.update(_render(analysis, settings, generated_at))
+    if "json" in settings.formats:
+        files["metrics.json"] = json.dumps(metrics, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
+    else:  # the archive needs it for indexes and baselines even when not asked for
+        files["metrics.json"] = json.dumps(metrics, ensure_ascii=False, allow_nan=False) + "\n"
+
+    archive_root = Path(settings.out)
+    meta = {"run_id": run_id, "experiment": experiment, "built_at": generated_at.isoformat(), "baseline_id": baseline_id}
+    with _status(progress, "writing"), archive.locked(archive_root):
+        folder = archive.write_run(archive_root, experiment, run_id, files, run, meta)
+        _update_indexes(archive_root, generated_at)
+    regressed = tuple(_regressed_families(metrics))
+    return BuildResult(
+        folder=folder,
+        files=tuple(folder / name for name in files),
+        headline=_headline(metrics, run_id, baseline_id),
+        regressed=regressed,
+        baseline_id=baseline_id,
+    )
+
+
+def _render(analysis, settings: BuildSettings, generated_at: datetime) -> dict[str, bytes | str]:
+    from .report.viewmodel import build_view
+
+    view = build_view(analysis, lang=settings.lang, generated_at=generated_at, version=__version__)
+    out: dict[str, bytes | str] = {}
+    if "html" in settings.formats:
+        from .report.html import render_html
+
+        out["report.html"] = render_html(view)
+    if "pdf" in settings.formats:
+        from .report.pdf import render_pdf
+
+        out["report.pdf"] = render_pdf(view)
+    if "md" in settings.formats:
+        from .report.markdown import render_markdown
+
+        out["summary.md"] = render_markdown(view)
+    return out
+
+
+def default_experiment(run: Run, run_dir: str) -> str:
+    """Experiment name when none is given: the config's, else the network's, else the parent folder's."""
+    for key in ("experiment", "network"):
+        value = run.setting(key)
+        if isinstance(value, str) and value.strip():
+            return archive.safe_name(value)
+    parent = Path(run_dir).resolve().parent.name
+    return archive.safe_name(parent or "default")
+
+
+def resolve_baseline(spec: str | None, archive_root: Path, experiment: str, run_id: str) -> tuple[Run | None, str | None]:
+    """A baseline from a run folder, an archived run folder, an archived run id, or "prev"."""
+    if not spec:
+        return None, None
+    if spec == "prev":
+        earlier = [r for r in archive.list_runs(archive_root, experiment) if r.run_id != run_id]
+        if not earlier:
+            raise InputError("baseline-not-found", f"--baseline prev: no earlier run of experiment {experiment!r} in the archive", archive_root)
+        run, meta = archive.load_archived_run(earlier[0].path)
+        return run, earlier[0].run_id
+    path = Path(spec)
+    if path.is_dir():
+        if archive.is_archived_run(path):
+            run, meta = archive.load_archived_run(path)
+            return run, meta.get("run_id") or path.name
+        return load_run(path), archive.safe_name(path.resolve().name)
+    if "/" in spec or "\\" in spec:
+        raise InputError("baseline-not-found", "baseline folder does not exist", spec)
+    found = archive.find_run(archive_root, spec, experiment)
+    run, meta = archive.load_archived_run(found.path)
+    return run, found.run_id
+
+
+def _refuse_inside_run(archive_root: Path, run_dir: Path) -> None:
+    """Nothing is ever written inside the run folder."""
+    out, run = archive_root.resolve(), run_dir.resolve()
+    if out == run or run in out.parents:
+        raise InputError("out-inside-run", "the output folder is inside the run folder; choose another --out", archive_root)
+
+
+def _update_indexes(archive_root: Path, generated_at: datetime) -> None:
+    from .index import write_indexes
+
+    write_indexes(archive_root, generated_at)
+
+
+def _regressed_families(metrics: dict) -> list[str]:
+    verdicts = (metrics.get("baseline") or {}).get("verdicts") or {}
+    return sorted(family for family, verdict in verdicts.items() if verdict == "regressed")
+
+
+def _headline(metrics: dict, run_id: str, baseline_id: str | None) -> str:
+    from .index import headline_figures
+
+    parts = [f"{label} {text}" for label, text in headline_figures(metrics)]
+    against = f" vs {baseline_id}" if baseline_id else ""
+    return f"{run_id}{against}: " + " · ".join(parts)
+
+
+def _status(progress, what: str):
+    if progress is None:
+        return nullcontext()
+    return progress.status(what + "…")

@@ -1,0 +1,20 @@
+"""One module per source. Order matters: the first reader that claims a file gets it."""
+
+from __future__ import annotations
+
+from .base import Reader
+
+
+def all_readers() -> tuple[Reader, ...]:
+    # Imported lazily so `postmortem --help` stays fast.
+    from . import checkpoints, configfile, lineage, mindspore_summary, profiler, tensorboard, textlog
+
+    return (
+        lineage.READER,
+        mindspore_summary.READER,
+        tensorboard.READER,
+        checkpoints.READER,
+        profiler.READER,
+        configfile.READER,
+        textlog.READER,
+    )
