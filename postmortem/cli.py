@@ -101,6 +101,122 @@ def build(
         raise typer.Exit(1)
 
 
+@app.command()
+def rebuild(
+    run: Annotated[str, typer.Argument(help="Archived run: RUN_ID or its folder under the archive.")],
+    archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
+    experiment: Annotated[Optional[str], typer.Option(help="Experiment, when the run id is in several.")] = None,
+    formats: Annotated[Optional[str], typer.Option("--format", help="Comma-separated: html,pdf,json,md.")] = None,
+    lang: Annotated[Optional[str], typer.Option(help="Report language: en or zh.")] = None,
+    config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
+) -> None:
+    """Re-render an archived run's report from its archived data (the raw run folder is not needed)."""
+    from pathlib import Path
+
+    from . import archive
+    from .config import load_settings
+    from .pipeline import rebuild_report
+
+    path = Path(run)
+    found = path if archive.is_archived_run(path) else archive.find_run(Path(archive_dir), run, experiment).path
+    settings = load_settings(config, dict(out=str(found.parent.parent), formats=formats, lang=lang))
+    result = rebuild_report(found, settings, progress=_progress())
+    for file in result.files:
+        out.print(f"wrote {file}")
+    out.print(result.headline)
+
+
+@archive_app.command("ls")
+def archive_ls(
+    experiment: Annotated[Optional[str], typer.Argument(help="Only this experiment.")] = None,
+    archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List archived runs, newest first."""
+    from pathlib import Path
+
+    from . import archive
+    from .index import index_row
+    from .report import format as fmt
+
+    if experiment is not None:
+        archive.validate_name(experiment, "experiment name")
+    rows = [index_row(r) for r in archive.list_runs(Path(archive_dir), experiment)]
+    if as_json:
+        sys.stdout.write(_json(rows) + "\n")
+        return
+    if not rows:
+        out.print(f"no archived runs in {archive_dir}" + (f" for {experiment}" if experiment else ""), markup=False)
+        return
+    t = Table(title=f"Runs in {archive_dir}", title_justify="left")
+    for col, just in (("experiment", "left"), ("run", "left"), ("finished", "left"), ("steps", "right"), ("tokens/s", "right"),
+                      ("MFU", "right"), ("final loss", "right"), ("baseline", "left"), ("verdict", "left")):
+        t.add_column(col, justify=just)
+    for r in rows:
+        verdict = ", ".join(f"{k}: {v}" for k, v in sorted(r["verdicts"].items())) or "—"
+        t.add_row(r["experiment"], r["run_id"], r["finished_at"] or "—", fmt.step(r["steps"]), fmt.tokens_per_s(r["tokens_per_s"]),
+                  fmt.percent(r["mfu"]), fmt.loss(r["final_loss"]), r["baseline"] or "—", verdict)
+    out.print(t)
+
+
+@archive_app.command("show")
+def archive_show(
+    run_id: Annotated[str, typer.Argument(help="Archived run id.")],
+    archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
+    experiment: Annotated[Optional[str], typer.Option(help="Experiment, when the run id is in several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics.json.")] = False,
+) -> None:
+    """Show one archived run: headline figures, findings and where its files are."""
+    from pathlib import Path
+
+    from . import archive
+    from .index import headline_figures
+
+    found = archive.find_run(Path(archive_dir), run_id, experiment)
+    if as_json:
+        sys.stdout.write(_json(found.metrics) + "\n")
+        return
+    out.print(f"[bold]{found.experiment}/{found.run_id}[/bold]  {found.path}", highlight=False)
+    for label, text in headline_figures(found.metrics):
+        out.print(f"  {label:12} {text}", markup=False)
+    for f in found.metrics.get("findings") or []:
+        out.print(f"  {f.get('severity', ''):8} {f.get('message', '')}", markup=False)
+    for name in ("report.html", "report.pdf", "metrics.json", "summary.md"):
+        if (found.path / name).exists():
+            out.print(f"  {found.path / name}", markup=False)
+
+
+@app.command()
+def weekly(
+    archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
+    week: Annotated[Optional[str], typer.Option(help="ISO week, e.g. 2026-W48.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="A period ending now, e.g. 7d or 36h (default 7d).")] = None,
+    formats: Annotated[str, typer.Option("--format", help="Comma-separated: html,pdf,md.")] = "html,pdf,md",
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed.")] = False,
+) -> None:
+    """Write the digest of the runs that finished in a period: OUT/weekly/<period>/digest.{html,pdf,md}."""
+    from pathlib import Path
+
+    from . import weekly as digest_mod
+    from .errors import InputError
+    from .pipeline import now
+
+    wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
+    bad = [f for f in wanted if f not in ("html", "pdf", "md")]
+    if bad:
+        raise InputError("bad-option", f"unknown format(s) {', '.join(bad)}; choose from html, pdf, md")
+    root = Path(archive_dir)
+    if not root.is_dir():
+        raise InputError("archive-missing", "archive folder does not exist", root)
+    period = digest_mod.parse_period(week, since, now())
+    digest = digest_mod.collect(root, period)
+    for path in digest_mod.write_digest(root, digest, wanted):
+        out.print(f"wrote {path}")
+    out.print(f"{period.label}: {digest.run_count} run(s), {digest.regression_count} regression(s)")
+    if fail_on_regression and digest.regression_count:
+        raise typer.Exit(1)
+
+
 def _progress():
     """Progress on a terminal; nothing when output is piped (automation, CI)."""
     if not err.is_terminal:

@@ -94,7 +94,9 @@ def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[
         inventory.append(InventoryEntry(skip.rel, None, skip.size, 0, None, skip.note))
 
     tables = {name: _concat(parts[name], TABLES[name]) for name in TABLES}
-    scalars_all = tables["scalars"]
+    tables = {name: _fill_rank(t) for name, t in tables.items()}
+    scalars_all, renumber_notes = _renumber_restarted_counters(tables["scalars"])
+    diagnostics.extend(renumber_notes)
     scalars, segments, restart_notes = _stitch(scalars_all)
     diagnostics.extend(restart_notes)
     scalars, conflict_notes = _one_value_per_step(scalars)
@@ -175,7 +177,86 @@ def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed")
 
 
+def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
+    """Files without a rank in their path belong to a single-rank run: rank 0."""
+    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns else table
+
+
 # --------------------------------------------------------------------------- restarts
+
+# Sources that open a new file per launch. When a resumed launch restarts its step counter
+# (MindSpore's Model.train with initial_epoch counts cur_step_num from 1 again, and so does the
+# summary it writes), its file's steps are local to the launch.
+_FILE_PER_LAUNCH = ("summary", "tensorboard")
+
+
+def _renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]:
+    """Map launch-local steps onto global steps by matching wall times with a global-step source.
+
+    A later file of a per-launch source whose steps go back is either a resume that repeats global
+    steps (kept as is: the later launch wins) or a restarted counter. Another source that logged
+    global steps at the same wall times tells which, and by how much to shift.
+    """
+    notes: list[Diagnostic] = []
+    if scalars.is_empty():
+        return scalars, notes
+    files = (
+        scalars.filter(pl.col("source").is_in(_FILE_PER_LAUNCH))
+        .group_by("source", "rank", "file")
+        .agg(pl.col("_file_order").first(), pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
+        .sort("source", "rank", "_file_order")
+    )
+    shifts: dict[str, int] = {}
+    for (source, rank), group in files.group_by(["source", "rank"], maintain_order=True):
+        seen_last = None
+        for row in group.iter_rows(named=True):
+            shift = 0
+            if seen_last is not None and row["first"] < seen_last:
+                shift = _offset_from_wall_time(scalars, source, rank, row["file"])
+                if shift > 0:
+                    shifts[row["file"]] = shift
+                    notes.append(diag.info(
+                        "step-counter-restarted",
+                        f"{source} steps in this file restart at {row['first']} (a resumed launch counting from 1); "
+                        f"shifted by {shift} to global steps by matching wall times with other sources",
+                        row["file"],
+                    ))
+            seen_last = max(seen_last or 0, row["last"] + shift)
+    if not shifts:
+        return scalars, notes
+    offset = pl.col("file").replace_strict(shifts, default=0, return_dtype=pl.Int64)
+    return scalars.with_columns((pl.col("step") + offset).alias("step")), notes
+
+
+def _offset_from_wall_time(scalars: pl.DataFrame, source: str, rank: int, file: str) -> int:
+    mine = (
+        scalars.filter((pl.col("file") == file) & pl.col("wall_time").is_not_null())
+        .group_by("step").agg(pl.col("wall_time").max()).sort("wall_time")
+    )
+    reference = (
+        scalars.filter(
+            (pl.col("source") != source) & (pl.col("rank") == rank) & pl.col("wall_time").is_not_null()
+            & ~pl.col("source").is_in(AVERAGED_SOURCES)
+        )
+        .group_by("step", "source").agg(pl.col("wall_time").max())
+        .sort("wall_time")
+    )
+    if mine.height < 3 or reference.is_empty():
+        return 0
+    gaps = mine["wall_time"].diff().drop_nulls()
+    tolerance = max(float(gaps.median() or 0.0) / 2, 0.002)
+    matched = mine.join_asof(
+        reference.select(pl.col("step").alias("ref_step"), "wall_time"), on="wall_time",
+        strategy="nearest", tolerance=tolerance,
+    ).drop_nulls("ref_step")
+    if matched.height < max(3, mine.height // 2):
+        return 0
+    offsets = (matched["ref_step"] - matched["step"]).value_counts(sort=True)
+    best, count = offsets.row(0)
+    # Accept only a clear answer: most matched steps agree on one shift.
+    return int(best) if count >= 0.6 * matched.height and best > 0 else 0
+
+
 
 
 def _stitch(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Segment], list[Diagnostic]]:
@@ -187,10 +268,19 @@ def _stitch(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Segment], list[Di
     scalars = scalars.with_columns(pl.col("rank").fill_null(0))
     stream = _primary_stream(scalars)
     segments = _segments(stream["step"].to_list())
-    # Later wins: within each stream, keep the last row (in launch order) for every step.
+    # Later wins: within each stream, keep the last row (in launch order) for every step. A log
+    # file is one stream whatever its line shapes (a resumed launch may print JSON where the first
+    # printed key=value); per-launch files of one source (summary, tensorboard) form one stream.
+    stream = (
+        pl.when(pl.col("source").is_in(AVERAGED_SOURCES)).then(pl.col("file") + "|" + pl.col("source"))
+        .when(pl.col("source").str.starts_with("log:")).then(pl.col("file"))
+        .otherwise(pl.col("source"))
+    )
     deduped = (
-        scalars.sort("_file_order", "_row")
-        .unique(subset=["source", "tag", "rank", "step"], keep="last", maintain_order=True)
+        scalars.with_columns(stream.alias("_stream"))
+        .sort("_file_order", "_row")
+        .unique(subset=["_stream", "tag", "rank", "step"], keep="last", maintain_order=True)
+        .drop("_stream")
     )
     notes = []
     for seg in segments[1:]:
@@ -369,40 +459,56 @@ def _events(events: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
     return pl.concat([conform(events, TABLES["events"]), extra]).sort("step", "kind", nulls_last=True)
 
 
-def _steps_per_epoch(scalars: pl.DataFrame, settings: dict[str, Setting]) -> int | None:
-    s = settings.get("steps_per_epoch")
-    if s is not None:
-        try:
+def _steps_per_epoch(checkpoints: pl.DataFrame, settings: dict[str, Setting]) -> int | None:
+    """Steps per epoch: a setting, else dataset size / batch, else what checkpoint names imply."""
+    for key in ("steps_per_epoch", "sink_size"):
+        s = settings.get(key)
+        if s is not None and _positive_int(s.value):
             return int(s.value)
-        except (TypeError, ValueError):
-            pass
     size, batch = settings.get("train_dataset_size"), settings.get("batch_size")
+    if size is not None and batch is not None and _positive_int(size.value) and _positive_int(batch.value):
+        return int(size.value) // int(batch.value)
+    # A checkpoint whose global step is known and whose name gives (epoch, step in epoch).
+    known = checkpoints.filter(
+        pl.col("step").is_not_null() & (pl.col("epoch") > 1) & pl.col("step_in_epoch").is_not_null()
+    ).select(((pl.col("step") - pl.col("step_in_epoch")) / (pl.col("epoch") - 1)).alias("spe"))
+    known = known.filter((pl.col("spe") > 0) & (pl.col("spe") == pl.col("spe").round()))
+    if known.is_empty():
+        return None
+    return int(known["spe"].mode().sort()[-1])
+
+
+def _positive_int(value) -> bool:
     try:
-        if size is not None and batch is not None and int(batch.value) > 0:
-            return int(size.value) // int(batch.value)
+        return int(value) > 0
     except (TypeError, ValueError):
-        pass
-    return None
+        return False
 
 
 def _resolve_checkpoint_steps(
     checkpoints: pl.DataFrame, events: pl.DataFrame, scalars: pl.DataFrame, settings: dict[str, Setting]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Global step for checkpoints named by (epoch, step in epoch) only; saves get their step."""
+    """Global step of each checkpoint; checkpoint saves get their step.
+
+    append_info's step_num counts from 1 again in a resumed launch (MindSpore's cur_step_num), so
+    where the name's (epoch, step in epoch) gives a later global step, the name wins.
+    """
     if checkpoints.is_empty():
         return checkpoints, events
-    per_epoch = _steps_per_epoch(scalars, settings)
+    per_epoch = _steps_per_epoch(checkpoints, settings)
     if per_epoch:
+        from_name = (pl.col("epoch") - 1) * per_epoch + pl.col("step_in_epoch")
+        use_name = from_name.is_not_null() & (pl.col("step").is_null() | (from_name > pl.col("step")))
         checkpoints = checkpoints.with_columns(
-            pl.when(pl.col("step").is_null() & pl.col("epoch").is_not_null())
-            .then((pl.col("epoch") - 1) * per_epoch + pl.col("step_in_epoch"))
-            .otherwise(pl.col("step"))
-            .alias("step")
+            pl.when(use_name).then(from_name).otherwise(pl.col("step")).alias("step"),
+            pl.when(use_name).then(pl.lit(f"name ({per_epoch} steps per epoch)")).otherwise(pl.col("step_source")).alias("step_source"),
         )
     steps = checkpoints.select(pl.col("path").alias("file"), pl.col("step").alias("_ckpt_step"))
     events = (
         events.join(steps, on="file", how="left")
-        .with_columns(pl.coalesce("step", "_ckpt_step").alias("step"))
+        .with_columns(
+            pl.when(pl.col("kind") == "checkpoint_save").then(pl.coalesce("_ckpt_step", "step")).otherwise(pl.col("step")).alias("step")
+        )
         .drop("_ckpt_step")
     )
     return checkpoints.sort("rank", "step", "path", nulls_last=True), conform(events, TABLES["events"])

@@ -70,6 +70,8 @@ def render_and_archive(
         analysis = analyze(run, baseline, options)
     generated_at = now()
     metrics = to_metrics(analysis)
+    started, finished = run_times(run)
+    metrics.setdefault("run", {}).update(started_at=started, finished_at=finished)
     metrics["generated_at"] = generated_at.isoformat()
     metrics["generator"] = f"postmortem {__version__}"
     if baseline_id:
@@ -116,6 +118,20 @@ def _render(analysis, settings: BuildSettings, generated_at: datetime) -> dict[s
 
         out["summary.md"] = render_markdown(view)
     return out
+
+
+def run_times(run: Run) -> tuple[str | None, str | None]:
+    """When the run started and finished (ISO, UTC), from step wall times, else checkpoint times."""
+    import polars as pl
+
+    times = pl.concat(
+        [run.tables["steps"]["wall_time"], run.tables["scalars"]["wall_time"], run.tables["checkpoints"]["mtime"]]
+    ).drop_nulls()
+    times = times.filter(times.is_finite())
+    if times.is_empty():
+        return None, None
+    iso = lambda t: datetime.fromtimestamp(float(t), UTC).isoformat(timespec="seconds")  # noqa: E731
+    return iso(times.min()), iso(times.max())
 
 
 def default_experiment(run: Run, run_dir: str) -> str:
@@ -181,3 +197,16 @@ def _status(progress, what: str):
     if progress is None:
         return nullcontext()
     return progress.status(what + "…")
+
+
+def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> BuildResult:
+    """Re-render an archived run from its archived tables, with the baseline it was built against."""
+    run, meta = archive.load_archived_run(folder)
+    run_id, experiment = meta.get("run_id") or folder.name, meta.get("experiment") or folder.parent.name
+    baseline, baseline_id = None, meta.get("baseline_id")
+    if baseline_id:
+        try:
+            baseline, baseline_id = resolve_baseline(baseline_id, Path(settings.out), experiment, run_id)
+        except InputError:
+            baseline, baseline_id = None, None  # the baseline left the archive: report without it
+    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress)

@@ -1,0 +1,161 @@
+"""The analysis layer: pure functions of a ``Run``; ``analyze`` is the one entry point.
+
+Single-rank series (step time, loss, ...) come from one rank: for step times the rank with the
+most steps (lowest id on ties); for scalars the lowest rank that logged the tag. Other ranks only
+feed ``ranks`` (slow-rank detection) and the profile/memory sums.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+
+from ..model import STEPS, Run
+from .compare import compare
+from .configcheck import config_checks
+from .convergence import AUX_TAGS, StepClock, convergence, smooth
+from .findings import findings
+from .mfu import mfu
+from .phases import phases
+from .ranks import ranks
+from .stability import stability
+from .throughput import global_batch_size, seq_length, throughput
+from .types import STEP_SERIES, Analysis, AnalysisOptions
+from .window import exclusion_reasons, steady_window
+
+__all__ = ["analyze", "Analysis", "AnalysisOptions"]
+
+
+def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
+    """One row per step of the rank with the most steps, sorted by step."""
+    steps = run.tables["steps"]
+    if steps.is_empty():
+        st = run.series("step_time")  # no joined steps table: fall back on a logged step time
+        if st.is_empty():
+            return steps, None
+        steps = pl.DataFrame({"step": st["step"], "step_time_s": st["value"], "wall_time": st["wall_time"]})
+        steps = steps.with_columns(pl.lit(0, pl.Int32).alias("segment"), pl.lit(0, pl.Int32).alias("rank"))
+        steps = steps.select([pl.col(c).cast(t) if c in steps.columns else pl.lit(None, t).alias(c)
+                              for c, t in STEPS.items()])
+    counts = steps.group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=True)
+    rank = counts["rank"][0]
+    one = steps.filter(pl.col("rank") == rank) if rank is not None else steps.filter(pl.col("rank").is_null())
+    return last_per_step(one), rank
+
+
+def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by step, the last row of each step (cheaper than unique(maintain_order=True))."""
+    df = df.sort("step", maintain_order=True)
+    return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
+
+
+def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.DataFrame]:
+    """(step, value, wall_time) per tag from its lowest rank, like Run.series but in one pass."""
+    df = scalars.filter(pl.col("tag").is_in(list(tags)))
+    df = df.filter(pl.col("rank").fill_null(-1) == pl.col("rank").fill_null(-1).min().over("tag"))
+    parts = {t: last_per_step(g).select("step", "value", "wall_time")
+             for (t,), g in df.partition_by("tag", as_dict=True).items()}
+    empty = scalars.select("step", "value", "wall_time").clear()
+    return {t: parts.get(t, empty) for t in tags}
+
+
+def _steps_of(df: pl.DataFrame) -> set[int]:
+    return set(df["step"].drop_nulls().to_list())
+
+
+def _event_steps(run: Run, kind: str) -> set[int]:
+    return _steps_of(run.tables["events"].filter(pl.col("kind") == kind))
+
+
+def analyze(run: Run, baseline: Run | None = None, options: AnalysisOptions = AnalysisOptions()) -> Analysis:
+    scalars = run.tables["scalars"]
+    steps, rank = primary_steps(run)
+    series_by_tag = tag_series(scalars, ("loss", "grad_norm", "lr", "overflow", "eval_loss", *AUX_TAGS))
+    loss, grad, lr = series_by_tag["loss"], series_by_tag["grad_norm"], series_by_tag["lr"]
+
+    nonfinite = (_steps_of(loss.filter(~pl.col("value").is_finite()))
+                 | _steps_of(grad.filter(~pl.col("value").is_finite())))
+    overflow = _event_steps(run, "overflow") | _steps_of(series_by_tag["overflow"].filter(pl.col("value") > 0))
+    ckpt_steps = _event_steps(run, "checkpoint_save") | _steps_of(
+        run.tables["checkpoints"].filter(pl.col("kind") == "train"))
+
+    reasons = exclusion_reasons(
+        steps, checkpoint_steps=ckpt_steps, eval_steps=_event_steps(run, "eval"),
+        compile_steps=_event_steps(run, "compile"), nonfinite_steps=nonfinite, overflow_steps=overflow,
+    )
+    window = steady_window(steps, reasons)
+    tp = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
+                    scalars, options, rank)
+    stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z)
+
+    # ---- the per-step series (union of timed steps and loss steps)
+    timed = steps.select(
+        "step", "segment", "step_time_s", "data_time_s", pl.col("wall_time").alias("wall"),
+        pl.Series("excluded", reasons, dtype=pl.Utf8).replace("", None),
+    )
+    sm = smooth(loss, options.smoothing_window).select("step", pl.col("smoothed").alias("loss_smoothed"))
+    per = (
+        timed.join(loss.select("step", pl.col("value").alias("loss")), on="step", how="full", coalesce=True)
+        .join(sm, on="step", how="left")
+        .join(grad.select("step", pl.col("value").alias("grad_norm")), on="step", how="left")
+        .join(lr.select("step", pl.col("value").alias("lr")), on="step", how="left")
+        .sort("step")
+    )
+    t = per["step_time_s"].fill_null(float("nan")).to_numpy()
+    wall = per["wall"].fill_null(float("nan")).to_numpy()
+    if np.isfinite(wall).sum() >= 2:
+        elapsed = wall - wall[np.isfinite(wall)][0]
+    else:
+        elapsed = np.cumsum(np.nan_to_num(t, nan=0.0))
+        elapsed = np.where(np.isfinite(t), elapsed - (t[np.isfinite(t)][0] if np.isfinite(t).any() else 0.0), np.nan)
+    tps = tp.tokens_per_step.value
+
+    def spike_steps(series: tuple) -> list[int]:
+        return [s for sp in series for s in range(sp.step, sp.end_step + 1)]
+
+    per = per.with_columns(
+        (pl.col("step").cast(pl.Float64) * tps if tps is not None else pl.lit(None, pl.Float64)).alias("tokens"),
+        pl.Series("elapsed_s", elapsed).fill_nan(None),
+        pl.col("step").is_in(pl.Series(spike_steps(stab.loss.spikes), dtype=pl.Int64).implode()).alias("loss_spike"),
+        pl.col("step").is_in(pl.Series(spike_steps(stab.grad_norm.spikes), dtype=pl.Int64).implode())
+        .alias("grad_norm_spike"),
+        pl.col("step").is_in(pl.Series(sorted(stab.nan_steps), dtype=pl.Int64).implode()).alias("nonfinite"),
+    )
+    series = per.select([pl.col(c).cast(t) for c, t in STEP_SERIES.items()])
+
+    base_analysis = None
+    if baseline is not None:
+        base_options = dataclasses.replace(options, run_id=None, experiment=None)
+        base_analysis = analyze(baseline, None, base_options)
+    clock = StepClock(series, tps)
+    aux = {tag: series_by_tag[tag] for tag in AUX_TAGS}
+    conv = convergence(loss, aux, series_by_tag["eval_loss"], clock, options,
+                       base_analysis.convergence.final_smoothed_loss.value if base_analysis else None)
+
+    device = options.device or run.setting("device")
+    ph = phases(per, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
+                run.tables["profile_steps"], run.tables["memory"], tps, tp.step_time_s.value,
+                str(device) if device else None)
+    kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
+    rk = ranks(run.tables["steps"], kept_steps)
+    saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
+    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None)
+    m = mfu(run, options, tp, window)
+
+    steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
+    step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
+    analysis = Analysis(
+        run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
+        step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
+        config_checks=checks, findings=(), diagnostics=tuple(run.diagnostics), baseline=base_analysis,
+    )
+    if base_analysis is not None:
+        analysis = dataclasses.replace(analysis, comparison=compare(analysis, base_analysis, run, baseline))
+    return dataclasses.replace(analysis, findings=findings(analysis, run))
+
+
+def reasons_for(per: pl.DataFrame, series: pl.DataFrame) -> np.ndarray:
+    """Exclusion reasons aligned with the per-step frame ("" = kept or untimed)."""
+    return series["excluded"].fill_null("").to_numpy().astype(str)

@@ -1,0 +1,86 @@
+"""Typed findings from the analysis results: what a reader should look at first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Recovery
+
+if TYPE_CHECKING:
+    from ..model import Run
+    from .types import Analysis
+
+LOW_MFU = 0.20
+CKPT_TAX = 0.05
+STALL_SHARE = 0.02
+
+
+def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
+    out: list[Finding] = []
+    W, C, I = FindingSeverity.WARNING, FindingSeverity.CRITICAL, FindingSeverity.INFO
+    st = a.stability
+    if st.nan_steps:
+        out.append(Finding(FindingKind.NAN_LOSS, C, f"{len(st.nan_steps)} steps with NaN/Inf loss or grad norm, "
+                           f"first at step {st.nan_steps[0]}",
+                           {"count": len(st.nan_steps), "first_step": st.nan_steps[0]}))
+    for series, kind in ((st.loss, FindingKind.LOSS_SPIKES), (st.grad_norm, FindingKind.GRAD_NORM_SPIKES)):
+        if series.spikes:
+            slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST)
+            out.append(Finding(kind, W if slow else I, f"{len(series.spikes)} {series.tag} spikes "
+                               f"({slow} without fast recovery)",
+                               {"count": len(series.spikes), "not_fast": slow, "height_max": series.height_max}))
+    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE:
+        s = st.loss.spikes[-1]
+        out.append(Finding(FindingKind.DIVERGENCE, C, f"loss spike at step {s.step} never recovered",
+                           {"step": s.step, "height": s.height}))
+    if st.overflow_steps:
+        out.append(Finding(FindingKind.OVERFLOWS, I, f"{len(st.overflow_steps)} loss-scale overflow steps",
+                           {"count": len(st.overflow_steps)}))
+    cv = a.convergence
+    if cv.final_smoothed_loss.value is not None and cv.convergence_step.value is None:
+        out.append(Finding(FindingKind.NOT_CONVERGED, I, cv.convergence_step.reason or "not converged", {}))
+    mf = a.mfu.mfu
+    if mf.value is not None and mf.value < LOW_MFU:
+        out.append(Finding(FindingKind.LOW_MFU, W, f"MFU {mf.value:.1%} is below {LOW_MFU:.0%}", {"mfu": mf.value}))
+    elif mf.value is None:
+        out.append(Finding(FindingKind.MFU_UNKNOWN, I, f"MFU unknown: {mf.reason}", {}))
+    ph = a.phases
+    if ph.profile is not None and ph.profile.comm_flag:
+        out.append(Finding(FindingKind.COMM_BOUND, W, f"exposed communication is {ph.profile.comm_share:.0%} "
+                           "of step time (> 25%)", {"comm_share": ph.profile.comm_share}))
+    if ph.triage.verdict != "unknown":
+        out.append(Finding(FindingKind.TRIAGE, I, f"{ph.triage.verdict}: {ph.triage.reason}",
+                           {k: v for k, v in ph.triage.evidence.items()}))
+    stalls = a.throughput.window.excluded_counts.get("data_stall", 0)
+    timed = a.steps.filter(pl.col("step_time_s").is_not_null()).height
+    if timed and stalls / timed > STALL_SHARE:
+        out.append(Finding(FindingKind.DATA_STALLS, W, f"{stalls} data-stall steps ({stalls / timed:.1%})",
+                           {"count": stalls, "share": stalls / timed}))
+    tax = ph.checkpoint_tax.value
+    if tax is not None and tax > CKPT_TAX:
+        out.append(Finding(FindingKind.CHECKPOINT_TAX, W, f"checkpoint saves take {tax:.1%} of wall time",
+                           {"checkpoint_tax": tax}))
+    events = run.tables["events"]
+    for kind, fk, sev in (("checkpoint_interrupted", FindingKind.INTERRUPTED_CHECKPOINT, W),
+                          ("restart", FindingKind.RESTARTS, I), ("log_error", FindingKind.LOG_ERRORS, W)):
+        n = events.filter(pl.col("kind") == kind).height
+        if n:
+            out.append(Finding(fk, sev, f"{n} {kind.replace('_', ' ')} event(s)", {"count": n}))
+    if a.ranks.slow_ranks:
+        out.append(Finding(FindingKind.SLOW_RANKS, W, f"slow ranks: {', '.join(map(str, a.ranks.slow_ranks))}",
+                           {"ranks": ",".join(map(str, a.ranks.slow_ranks))}))
+    for c in a.config_checks:
+        if c.status in (CheckStatus.FAIL, CheckStatus.WARN):
+            out.append(Finding(FindingKind.CONFIG, W if c.status == CheckStatus.FAIL else I, f"{c.name}: {c.message}",
+                               {k: v for k, v in c.evidence.items() if isinstance(v, (int, float, str, bool))}))
+    if a.comparison is not None:
+        for v in a.comparison.verdicts:
+            if v.verdict in ("regressed", "improved"):
+                kind = FindingKind.REGRESSION if v.verdict == "regressed" else FindingKind.IMPROVEMENT
+                out.append(Finding(kind, W if v.verdict == "regressed" else I,
+                                   f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(v.figures)}",
+                                   {d.figure: d.rel for d in a.comparison.deltas if d.figure in v.figures}))
+    order = {C: 0, W: 1, I: 2}
+    return tuple(sorted(out, key=lambda f: order[f.severity]))

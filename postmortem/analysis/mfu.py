@@ -1,0 +1,160 @@
+"""Model FLOPs utilisation (PaLM appendix B, as nanoGPT implements it).
+
+flops_per_token = 6 N + 12 L H Q T, with N the model parameters without position embeddings,
+L layers, H heads, Q head dim (H Q = hidden size), T sequence length. The attention term counts
+the full T x T score matrix; Megatron counts causal attention as half (6 L H Q T), given beside it
+as ``mfu_causal``. MFU = flops_per_token x tokens/s / (dense peak FLOP/s per device x devices).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from ..model import Run
+from .peaks import peak_flops
+from .throughput import logged_medians, setting_figure
+from .types import AnalysisOptions, Figure, ModelSize, Mfu, SteadyWindow, Throughput, missing
+
+_POSITION = re.compile(r"(position|pos_emb|wpe\b|\.wpe\.|positional)", re.I)
+_EMBEDDING = re.compile(r"(embed|wte\b|\.wte\.|tok_embeddings|word_embeddings|embedding_table)", re.I)
+
+
+def _arch(run: Run, options: AnalysisOptions, key: str) -> Figure:
+    given = getattr(options, key, None)
+    if given is not None:
+        return Figure(float(given), method="given", source="options")
+    f = setting_figure(run, key)
+    return f if f is not None else missing(f"{key} not in options or settings")
+
+
+def latest_train_checkpoint(run: Run) -> str | None:
+    """Path of the latest train checkpoint whose parameters were read (lowest rank on ties)."""
+    params = run.tables["checkpoint_params"]
+    if params.is_empty():
+        return None
+    with_params = params.filter(pl.col("role") == "model")["path"].unique()
+    ckpts = run.tables["checkpoints"].filter(
+        (pl.col("kind") == "train") & pl.col("path").is_in(with_params.implode())
+    )
+    if not ckpts.is_empty():
+        return ckpts.sort(["step", "rank", "path"], descending=[True, False, False], nulls_last=True)["path"][0]
+    return with_params.sort()[-1] if with_params.len() else None
+
+
+def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
+    path = latest_train_checkpoint(run)
+    if path is not None:
+        p = run.tables["checkpoint_params"].filter((pl.col("path") == path) & (pl.col("role") == "model"))
+        names = p["name"]
+        pos = p.filter(names.str.contains(_POSITION.pattern))["elements"].sum()
+        emb = p.filter(names.str.contains(_EMBEDDING.pattern) & ~names.str.contains(_POSITION.pattern))["elements"].sum()
+        total = p["elements"].sum()
+        src = f"checkpoint {path} (role=model)"
+        return ModelSize(
+            params=Figure(float(total - pos), method="model parameters in the checkpoint, without position "
+                          "embeddings (PaLM); token embeddings counted", source=src),
+            params_total=Figure(float(total), method="all model parameters in the checkpoint", source=src),
+            params_non_embedding=Figure(float(total - pos - emb), method="without token and position "
+                                        "embedding tables (by parameter name)", source=src),
+            embedding_params=Figure(float(emb), method="parameters named like a token embedding", source=src),
+            position_embedding_params=Figure(float(pos), method="parameters named like a position embedding",
+                                             source=src),
+            checkpoint=path,
+        )
+    layers, hidden, vocab = (_arch(run, options, k) for k in ("num_layers", "hidden_size", "vocab_size"))
+    if layers.value is None or hidden.value is None:
+        reason = "no checkpoint parameters and num_layers / hidden_size unknown"
+        return ModelSize(*(missing(reason) for _ in range(5)))
+    body = 12.0 * layers.value * hidden.value**2
+    emb = vocab.value * hidden.value if vocab.value is not None else None
+    note = "" if emb is not None else " (vocab_size unknown: token embeddings left out)"
+    method = "estimate 12 L h^2 + V h (no checkpoint parameters)" + note
+    return ModelSize(
+        params=Figure(body + (emb or 0.0), method=method, source="architecture"),
+        params_total=Figure(body + (emb or 0.0), method=method, source="architecture"),
+        params_non_embedding=Figure(body, method="estimate 12 L h^2", source="architecture"),
+        embedding_params=Figure(emb, method="estimate V h", source="architecture") if emb is not None
+        else missing("vocab_size unknown"),
+        position_embedding_params=missing("estimate assumes no learned position embeddings"),
+    )
+
+
+def devices(run: Run, options: AnalysisOptions) -> Figure:
+    if options.devices is not None:
+        return Figure(float(options.devices), method="given", source="options")
+    f = setting_figure(run, "device_num")
+    if f is not None:
+        return Figure(f.value, method="setting device_num", source=f.source)
+    if run.ranks:
+        return Figure(float(len(run.ranks)), method="number of ranks that left files (may undercount)",
+                      source="run.ranks")
+    return missing("device count unknown: no option, no device_num setting, no ranks")
+
+
+def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow) -> Mfu:
+    size = model_size(run, options)
+    arch = {k: _arch(run, options, k) for k in ("num_layers", "hidden_size", "num_heads", "vocab_size")}
+    arch["seq_length"] = tp.seq_length
+    layers, hidden, seq = arch["num_layers"].value, arch["hidden_size"].value, tp.seq_length.value
+
+    n = size.params.value
+    if n is None:
+        fpt = fpt_causal = missing(size.params.reason or "parameter count unknown", unit="FLOP/token")
+    elif layers is None or hidden is None or seq is None:
+        why = "attention term left out: num_layers, hidden_size or seq_length unknown"
+        fpt = Figure(6.0 * n, method="6 N (" + why + ")", unit="FLOP/token")
+        fpt_causal = fpt
+    else:
+        attn = 12.0 * layers * hidden * seq
+        fpt = Figure(6.0 * n + attn, method="6 N + 12 L H Q T (PaLM, full attention)", unit="FLOP/token")
+        fpt_causal = Figure(6.0 * n + attn / 2, method="6 N + 6 L H Q T (causal attention counted as half)",
+                            unit="FLOP/token")
+
+    device = options.device or run.setting("device")
+    if options.peak_tflops is not None:
+        peak = Figure(options.peak_tflops * 1e12, method="given", source="options.peak_tflops", unit="FLOP/s")
+    else:
+        precision = options.precision
+        value, note = peak_flops(str(device) if device else None, precision)
+        peak = (Figure(value, method="dense peak table", source=note, unit="FLOP/s") if value is not None
+                else missing(note + "; pass peak_tflops or a known device", unit="FLOP/s"))
+    devs = devices(run, options)
+    tps = tp.tokens_per_s
+
+    def util(f: Figure) -> Figure:
+        for part in (f, tps, peak, devs):
+            if part.value is None:
+                return missing(part.reason or "unknown", method="flops_per_token x tokens/s / (peak x devices)")
+        return Figure(f.value * tps.value / (peak.value * devs.value),
+                      method=f"({f.method}) x steady tokens/s / (peak x devices)", unit="fraction")
+
+    if fpt.value is not None and tps.value is not None and devs.value is not None:
+        achieved = Figure(fpt.value * tps.value / devs.value / 1e12,
+                          method="flops_per_token x tokens/s / devices", unit="TFLOPS")
+    else:
+        achieved = missing(fpt.reason or tps.reason or devs.reason or "unknown", unit="TFLOPS")
+
+    logged = logged_medians(run.tables["scalars"], window, ("mfu", "hfu", "tflops_per_device"))
+    for tag in ("mfu", "hfu"):  # some logs print percent; fractions are 0-1
+        f = logged.get(tag)
+        if f is not None and f.value is not None and f.value > 1.0:
+            logged[tag] = Figure(f.value / 100.0, method=f.method + ", percent / 100", source=f.source,
+                                 unit="fraction")
+    for key in ("full_model_flops", "shard_model_flops", "full_hardware_flops", "shard_hardware_flops"):
+        f = setting_figure(run, key)
+        if f is not None:
+            logged[key] = f
+    return Mfu(
+        model=size,
+        flops_per_token=fpt,
+        flops_per_token_causal=fpt_causal,
+        peak_flops=peak,
+        devices=devs,
+        mfu=util(fpt),
+        mfu_causal=util(fpt_causal),
+        achieved_tflops_per_device=achieved,
+        logged=logged,
+        architecture=arch,
+    )

@@ -1,0 +1,206 @@
+"""Training phases from the lr series, events inside them, resources, checkpoint tax, triage.
+
+Phases: startup = the leading compile steps of the first launch; warmup = up to the first step
+where lr reaches its peak (within 1e-6 relative); main = following steps while lr stays at the
+peak; decay = from the first step after that where lr is below the peak. Empty phases are left
+out (a cosine schedule right after warm-up has no main plateau). No lr -> one "main" phase.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .peaks import find_peak
+from .types import CheckpointSave, Figure, Phase, Phases, ProfileBreakdown, Triage, missing
+
+PEAK_RTOL = 1e-6
+COMM_FLAG = 0.25
+DATA_BOUND = 0.10
+MEMORY_BOUND = 0.90
+COMPUTE_BOUND = 0.70
+
+RULE = ("startup = leading compile steps; warmup = until lr first reaches its peak (1e-6 rel.); "
+        "main = while lr stays at the peak; decay = from the first step after that with lr below the peak")
+
+
+def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> list[tuple[str, int, int]]:
+    if steps.size == 0:
+        return []
+    first, last = int(steps[0]), int(steps[-1])
+    lead = 0
+    while lead < steps.size and reasons[lead] == "compile":  # a step or two
+        lead += 1
+    out: list[tuple[str, int, int]] = []
+    if lead:
+        out.append(("startup", first, int(steps[lead - 1])))
+    start = int(steps[lead]) if lead < steps.size else last + 1
+    if start > last:
+        return out
+    lr = lr.filter(pl.col("value").is_finite())
+    if lr.is_empty():
+        out.append(("main", start, last))
+        return out
+    s, v = lr["step"].to_numpy(), lr["value"].to_numpy()
+    peak = v.max()
+    at_peak = v >= peak * (1 - PEAK_RTOL)
+    ip = int(np.argmax(at_peak))
+    warm_end = int(s[ip]) if ip > 0 else start - 1
+    below = np.flatnonzero(~at_peak[ip:])
+    decay_start = int(s[ip + below[0]]) if below.size else last + 1
+    for name, a, b in (("warmup", start, warm_end), ("main", max(start, warm_end + 1), decay_start - 1),
+                       ("decay", max(start, decay_start), last)):
+        if a <= min(b, last):
+            out.append((name, a, min(b, last)))
+    return out
+
+
+def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, step_time: dict[int, float],
+                     median: float | None) -> tuple[CheckpointSave, ...]:
+    ev = events.filter(pl.col("kind") == "checkpoint_save")
+    ck = (checkpoints.filter(pl.col("kind") == "train").sort(["step", "rank", "path"], nulls_last=True)
+          .unique(subset="step", keep="first", maintain_order=True))
+    info = {s: (p, b) for s, p, b in ck.select("step", "path", "bytes").iter_rows() if s is not None}
+    rows: dict[int | None, float | None] = {}
+    if not ev.is_empty():
+        for s, dur in ev.sort(["step", "rank"], nulls_last=True).unique(subset="step", keep="first",
+                                                                          maintain_order=True).select("step", "duration_s").iter_rows():
+            rows[s] = dur
+    for s in info:
+        rows.setdefault(s, None)
+    saves = []
+    for s in sorted(rows, key=lambda k: (k is None, k or 0)):
+        dur = rows[s]
+        path, size = info.get(s, (None, None)) if s is not None else (None, None)
+        if dur is not None and np.isfinite(dur):
+            save_s, method = float(dur), "event duration"
+        elif s in step_time and median is not None and np.isfinite(step_time[s]):
+            save_s, method = max(0.0, step_time[s] - median), "step time of the save step minus median step time"
+        else:
+            save_s, method = None, "no duration and no step time at the save step"
+        saves.append(CheckpointSave(step=s, path=path, bytes=size, save_s=save_s, method=method))
+    return tuple(saves)
+
+
+def profile_breakdown(profile: pl.DataFrame) -> ProfileBreakdown | None:
+    if profile.is_empty():
+        return None
+    p = profile.fill_null(0.0)
+    parts = {"compute": "computing_s", "exposed_comm": "comm_not_overlapped_s", "overlapped": "overlapped_s",
+             "free": "free_s", "bubble": "bubble_s", "preparing": "preparing_s"}
+    sums = {k: float(p[c].sum()) for k, c in parts.items()}
+    given = profile["total_s"].drop_nulls()
+    if given.len() == profile.height:
+        total, how = float(given.sum()), "total_s as given"
+    else:
+        total = sums["compute"] + sums["exposed_comm"] + sums["free"]
+        how = "step = computing + communication(not overlapped) + free"
+    if total <= 0:
+        return None
+    shares = {k: v / total for k, v in sums.items()}
+    return ProfileBreakdown(steps=profile.select("rank", "step").n_unique(), shares=shares,
+                            comm_share=shares["exposed_comm"], comm_flag=shares["exposed_comm"] > COMM_FLAG,
+                            method=f"sums over all profiled (rank, step) rows; {how}; exposed comm share > "
+                                   f"{COMM_FLAG:.0%} flagged")
+
+
+def triage(profile: ProfileBreakdown | None, data_wait: float | None, max_alloc: float | None,
+           device: str | None) -> Triage:
+    cap = find_peak(device).memory_bytes if find_peak(device) else None
+    mem_share = max_alloc / cap if max_alloc is not None and cap else None
+    evidence: dict[str, float | str | None] = {
+        "data_wait_share": data_wait, "comm_share": profile.comm_share if profile else None,
+        "compute_share": profile.shares["compute"] if profile else None,
+        "bubble_share": profile.shares["bubble"] if profile else None,
+        "memory_share": mem_share, "max_allocated_bytes": max_alloc,
+    }
+    if data_wait is not None and data_wait > DATA_BOUND:
+        return Triage("data-bound", evidence, f"data wait is {data_wait:.0%} of step time (> {DATA_BOUND:.0%})")
+    if profile and profile.comm_share is not None and profile.comm_share > COMM_FLAG:
+        return Triage("communication-bound", evidence,
+                      f"exposed communication is {profile.comm_share:.0%} of step time (> {COMM_FLAG:.0%})")
+    if mem_share is not None and mem_share > MEMORY_BOUND:
+        return Triage("memory-bound", evidence, f"peak allocation is {mem_share:.0%} of device memory")
+    if profile and profile.shares["compute"] is not None and profile.shares["compute"] >= COMPUTE_BOUND:
+        return Triage("compute-bound", evidence, f"compute is {profile.shares['compute']:.0%} of step time: "
+                      "tune fusion / parallel strategy")
+    return Triage("unknown", evidence, "no profiler breakdown, data-wait or memory evidence decides it")
+
+
+def phases(
+    series: pl.DataFrame,
+    reasons: np.ndarray,
+    lr: pl.DataFrame,
+    events: pl.DataFrame,
+    checkpoints: pl.DataFrame,
+    profile: pl.DataFrame,
+    memory: pl.DataFrame,
+    tokens_per_step: float | None,
+    median_step_time: float | None,
+    device: str | None,
+) -> Phases:
+    """``series``: the per-step frame (STEP_SERIES) with wall times for memory mapping."""
+    steps = series["step"].to_numpy()
+    t = series["step_time_s"].fill_null(float("nan")).to_numpy()
+    d = series["data_time_s"].fill_null(float("nan")).to_numpy()
+    wall = series["wall"].fill_null(float("nan")).to_numpy() if "wall" in series.columns else np.full(steps.size, np.nan)
+    kept = reasons == ""
+    mem = memory.filter(pl.col("allocated_bytes").is_finite())
+    mem_t, mem_a = mem["time_s"].to_numpy(), mem["allocated_bytes"].to_numpy()
+    stalls = steps[reasons == "data_stall"]
+
+    out = []
+    for name, a, b in phase_bounds(steps, reasons, lr):
+        inside = (steps >= a) & (steps <= b)
+        use = inside & kept & np.isfinite(t)
+        if not use.any():
+            use = inside & np.isfinite(t)
+        med = float(np.median(t[use])) if use.any() else None
+        both = inside & np.isfinite(t) & np.isfinite(d)
+        share = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
+        ev = events.filter(pl.col("step").is_between(a, b))
+        counts = {k: n for k, n in ev.group_by("kind").len().sort("kind").iter_rows()}
+        n_stall = int(((stalls >= a) & (stalls <= b)).sum())
+        if n_stall:
+            counts["stall"] = n_stall
+        w = wall[inside & np.isfinite(wall)]
+        max_alloc = None
+        if mem_t.size and w.size and mem_t.min() > 1e9:  # absolute times: map samples to the phase
+            lo, hi = w.min() - (med or 0.0), w.max()
+            sel = mem_a[(mem_t >= lo) & (mem_t <= hi)]
+            max_alloc = float(sel.max()) if sel.size else None
+        prof = profile.filter(pl.col("step").is_between(a, b))
+        pb = profile_breakdown(prof)
+        out.append(Phase(
+            name=name, start_step=a, end_step=b, rule=RULE, events=counts, step_time_median_s=med,
+            tokens_per_s=tokens_per_step / med if tokens_per_step is not None and med else None,
+            max_allocated_bytes=max_alloc, data_wait_share=share,
+            comm_share=pb.comm_share if pb else None,
+        ))
+
+    step_time = dict(zip(steps.tolist(), t.tolist()))
+    saves = checkpoint_saves(events, checkpoints, step_time, median_step_time)
+    finite_w = wall[np.isfinite(wall)]
+    if finite_w.size >= 2:
+        first_t = t[np.isfinite(wall)][0]
+        total = float(finite_w.max() - finite_w.min()) + (first_t if np.isfinite(first_t) else 0.0)
+        total_how = "wall span of the step ends plus the first step"
+    else:
+        total, total_how = float(np.nansum(t)), "sum of step times"
+    known = [s.save_s for s in saves if s.save_s is not None]
+    if not saves:
+        tax = missing("no checkpoint saves found", unit="fraction")
+    elif not known or total <= 0:
+        tax = missing("save times unknown", unit="fraction")
+    else:
+        tax = Figure(sum(known) / total, unit="fraction",
+                     method=f"sum of {len(known)} save times / total wall time ({total_how})")
+
+    overall = profile_breakdown(profile)
+    both = np.isfinite(t) & np.isfinite(d)
+    data_wait = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
+    max_alloc = float(mem_a.max()) if mem_a.size else None
+    return Phases(phases=tuple(out), rule=RULE if lr.height else "no lr logged: one main phase",
+                  checkpoint_saves=saves, checkpoint_tax=tax, profile=overall,
+                  triage=triage(overall, data_wait, max_alloc, device),
+                  reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else "no lr logged")

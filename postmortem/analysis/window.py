@@ -1,0 +1,142 @@
+"""The steady window: which steps count for throughput, and why each other step does not.
+
+Every step gets at most one exclusion reason, the first that matches in ``ORDER``. The location
+``m`` and scale ``s`` used by the rules are the median and the scaled MAD (x 1.4826) of the e2e
+step time over all steps that are not compile/missing; the tolerance is ``max(3 s, 5% of m)`` so
+a perfectly constant run (MAD 0) still has a sensible band.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .stats import MAD_SCALE
+from .types import EXCLUDED, SteadyWindow
+
+WARMUP_RUN = 5  # consecutive in-band steps that end warm-up
+STALL_K = 5.0  # data-time excess over its median, in scaled MADs, that makes a data stall
+OUTLIER_K = 6.0  # slow-side step time outliers left after all other rules
+
+ORDER = ("missing", "compile", "nan", "overflow", "checkpoint", "eval", "resume", "warmup",
+         "data_stall", "outlier")
+
+RULES = {
+    "missing": "no finite e2e step time for the step",
+    "compile": "first step of each launch (segment), and steps with a compile event",
+    "nan": "loss or grad norm NaN/Inf at the step",
+    "overflow": "loss-scale overflow (update skipped): overflow event or overflow scalar > 0",
+    "checkpoint": "step with a checkpoint save (event or train checkpoint); the next step too "
+                  "if its step time is above median + tolerance (the save spilled over)",
+    "eval": "step with an eval event; the next step too if it is above median + tolerance",
+    "resume": "after a restart (segment > 0): steps before the first run of 5 consecutive steps "
+              "within median +- tolerance",
+    "warmup": "first launch: steps before the first run of 5 consecutive steps within "
+              "median +- tolerance (tolerance = max(3 x scaled MAD, 5% of median))",
+    "data_stall": "data_time_s above its median by more than max(5 x scaled MAD, 10% of the "
+                  "median step time)",
+    "outlier": "remaining steps slower than median + max(6 x scaled MAD, 10% of median) "
+               "(slow side only; fast steps are kept)",
+}
+
+
+def location_scale(step_time: np.ndarray, usable: np.ndarray) -> tuple[float, float, float]:
+    """(median, scaled MAD, tolerance) of the usable step times."""
+    x = step_time[usable]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(np.median(x))
+    s = float(np.median(np.abs(x - m))) * MAD_SCALE
+    return m, s, max(3.0 * s, 0.05 * m)
+
+
+def _first_settled(in_band: np.ndarray) -> int | None:
+    """Index of the first run of WARMUP_RUN in-band steps (shorter segments: all of them)."""
+    k = min(WARMUP_RUN, in_band.size)
+    if k == 0:
+        return None
+    runs = np.convolve(in_band.astype(np.int64), np.ones(k, dtype=np.int64), mode="valid")
+    hits = np.flatnonzero(runs == k)
+    return int(hits[0]) if hits.size else None
+
+
+def exclusion_reasons(
+    steps: pl.DataFrame,
+    *,
+    checkpoint_steps: set[int] | frozenset[int] = frozenset(),
+    eval_steps: set[int] | frozenset[int] = frozenset(),
+    compile_steps: set[int] | frozenset[int] = frozenset(),
+    nonfinite_steps: set[int] | frozenset[int] = frozenset(),
+    overflow_steps: set[int] | frozenset[int] = frozenset(),
+) -> np.ndarray:
+    """One reason per row of ``steps`` (sorted by step, one row per step); "" = kept."""
+    n = steps.height
+    step = steps["step"].to_numpy()
+    t = steps["step_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    d = steps["data_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    seg = steps["segment"].fill_null(0).to_numpy()
+
+    def member(values: set[int] | frozenset[int]) -> np.ndarray:
+        return np.isin(step, np.fromiter(values, dtype=np.int64, count=len(values)))
+
+    missing = ~np.isfinite(t)
+    first_of_segment = np.ones(n, dtype=bool)
+    first_of_segment[1:] = seg[1:] != seg[:-1]
+    compile_ = first_of_segment | member(compile_steps)
+    m, s, tol = location_scale(t, ~missing & ~compile_)
+    slow = np.isfinite(t) & (t > m + tol)
+    in_band = np.isfinite(t) & (np.abs(t - m) <= tol)
+
+    def with_spill(hit: np.ndarray) -> np.ndarray:
+        spill = np.zeros(n, dtype=bool)
+        spill[1:] = hit[:-1] & slow[1:]
+        return hit | spill
+
+    warmup = np.zeros(n, dtype=bool)
+    resume = np.zeros(n, dtype=bool)
+    starts = np.flatnonzero(first_of_segment)
+    ends = np.append(starts[1:], n)
+    for start, end in zip(starts, ends):  # a handful of segments
+        begin = start + 1  # after the compile step
+        settled = _first_settled(in_band[begin:end])
+        if settled:
+            target = resume if seg[start] > 0 else warmup
+            target[begin : begin + settled] = True
+
+    finite_d = d[np.isfinite(d)]
+    if finite_d.size:
+        md = float(np.median(finite_d))
+        sd = float(np.median(np.abs(finite_d - md))) * MAD_SCALE
+        stall = np.isfinite(d) & (d - md > max(STALL_K * sd, 0.10 * m if np.isfinite(m) else 0.0))
+    else:
+        stall = np.zeros(n, dtype=bool)
+    outlier = np.isfinite(t) & (t > m + max(OUTLIER_K * s, 0.10 * m))
+
+    masks = {
+        "missing": missing,
+        "compile": compile_,
+        "nan": member(nonfinite_steps),
+        "overflow": member(overflow_steps),
+        "checkpoint": with_spill(member(checkpoint_steps)),
+        "eval": with_spill(member(eval_steps)),
+        "resume": resume,
+        "warmup": warmup,
+        "data_stall": stall,
+        "outlier": outlier,
+    }
+    conditions = [masks[r] for r in ORDER]
+    return np.select(conditions, list(ORDER), default="")
+
+
+def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
+    step = steps["step"].to_numpy()
+    excluded_mask = reasons != ""
+    excluded = pl.DataFrame(
+        {"step": step[excluded_mask], "reason": reasons[excluded_mask].tolist()}, schema=EXCLUDED
+    )
+    counts = {r: c for r, c in excluded.group_by("reason").len().sort("reason").iter_rows()}
+    kept = step[~excluded_mask]
+    if kept.size == 0:
+        return SteadyWindow(None, None, 0, excluded, counts, dict(RULES),
+                            reason="no step time data" if steps.is_empty() else "every step was excluded")
+    return SteadyWindow(int(kept.min()), int(kept.max()), int(kept.size), excluded, counts, dict(RULES))

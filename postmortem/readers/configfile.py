@@ -1,0 +1,193 @@
+"""Run configuration files: MindFormers YAML and JSON training configs -> settings.
+
+Every setting has source ``config:<rel path>``; the global batch size, computed here, has source
+``derived from config:<rel path>``. YAML is read with ``yaml.safe_load`` only.
+
+JSON is claimed only when it looks like a training config (a known top-level section such as
+``model``/``runner_config``/``parallel_config``/``optimizer`` and not one of the names other readers
+own: ``meta.json``, ``train_metadata.json``, ``communication*.json``, profiler output).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import yaml
+
+from .. import diagnostics as dg
+from ..model import Artifact, ReadResult, Setting
+from .base import Reader
+
+_SECTIONS = ("model", "runner_config", "parallel_config", "optimizer", "lr_schedule", "trainer", "context")
+_NOT_CONFIG = re.compile(
+    r"(?:^|/)(?:meta\.json|train_metadata\.json|communication[^/]*\.json|profiler_info_\d+\.json"
+    r"|trace_view\.json|[^/]*lineage[^/]*)$"
+)
+_PROFILER_DIR = re.compile(r"(?:^|/)(?:[^/]*_ascend_ms|profiler|PROF_[^/]*)/", re.IGNORECASE)
+JSON_SNIFF_BYTES = 4096
+MAX_CONFIG_BYTES = 8 << 20  # a bigger file is data, not a config
+
+
+def _claims(artifact: Artifact) -> bool:
+    rel = artifact.rel
+    low = rel.lower()
+    if low.endswith((".yaml", ".yml")):
+        return not _PROFILER_DIR.search(rel) and artifact.size <= MAX_CONFIG_BYTES
+    if not low.endswith(".json") or _NOT_CONFIG.search(rel) or _PROFILER_DIR.search(rel):
+        return False
+    if artifact.size > MAX_CONFIG_BYTES:
+        return False
+    try:
+        with open(artifact.path, "rb") as fh:
+            head = fh.read(JSON_SNIFF_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(re.search(r'"(?:%s)"\s*:\s*\{' % "|".join(_SECTIONS), head))
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _first(d: Any, section: tuple[str, ...], names: tuple[str, ...]) -> Any:
+    base = _get(d, *section)
+    if not isinstance(base, dict):
+        return None
+    for n in names:
+        if base.get(n) is not None:
+            return base[n]
+    return None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v.strip())
+    return None
+
+
+def _num(v: Any) -> float | int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
+    """Settings from a parsed MindFormers-style config (also used for JSON configs)."""
+    out: dict[str, Setting] = {}
+
+    def put(key: str, value: Any) -> None:
+        if value is not None:
+            out[key] = Setting(value, source)
+
+    mc = ("model", "model_config")
+    put("num_layers", _int(_first(cfg, mc, ("num_layers", "num_hidden_layers", "n_layer"))))
+    put("hidden_size", _int(_first(cfg, mc, ("hidden_size", "n_embd", "dim"))))
+    put("num_heads", _int(_first(cfg, mc, ("num_heads", "num_attention_heads", "n_head"))))
+    put("seq_length", _int(_first(cfg, mc, ("seq_length", "max_position_embeddings", "seq_len"))))
+    put("vocab_size", _int(_first(cfg, mc, ("vocab_size",))))
+    put("ffn_hidden_size", _int(_first(cfg, mc, ("ffn_hidden_size", "intermediate_size"))))
+    dtype = _first(cfg, mc, ("compute_dtype",))
+    put("precision", str(dtype) if dtype is not None else None)
+
+    rc = ("runner_config",)
+    batch = _int(_first(cfg, rc, ("batch_size",)))
+    put("batch_size", batch)
+    put("micro_batch_size", batch)
+    put("epoch", _int(_first(cfg, rc, ("epochs",))))
+    put("sink_size", _int(_first(cfg, rc, ("sink_size",))))
+    accum = _int(_first(cfg, rc, ("gradient_accumulation_steps",)))
+    put("gradient_accumulation_steps", accum)
+
+    pc = ("parallel_config",)
+    dp = _int(_first(cfg, pc, ("data_parallel",)))
+    pp = _int(_first(cfg, pc, ("pipeline_stage",)))
+    mbn = _int(_first(cfg, pc, ("micro_batch_num",)))
+    put("data_parallel", dp)
+    put("model_parallel", _int(_first(cfg, pc, ("model_parallel",))))
+    put("pipeline_stage", pp)
+    put("micro_batch_num", mbn)
+    for key in ("vocab_emb_dp", "use_seq_parallel"):
+        v = _first(cfg, pc, (key,))
+        put(key, v if isinstance(v, bool) else None)
+
+    opt = _first(cfg, (), ("optimizer",))
+    put("optimizer", _get(opt, "type") if isinstance(opt, dict) else None)
+    lr = _get(cfg, "lr_schedule")
+    if isinstance(lr, dict):
+        put("lr_schedule", lr.get("type"))
+        put("learning_rate", _num(lr.get("learning_rate")))
+        put("warmup_steps", _int(lr.get("warmup_steps")))
+        put("warmup_ratio", _num(lr.get("warmup_ratio")))
+        put("total_steps", _int(lr.get("total_steps")))
+    callbacks = cfg.get("callbacks")
+    if isinstance(callbacks, list):
+        for cb in callbacks:
+            # "CheckpointMointor" is MindFormers' own historical spelling
+            if isinstance(cb, dict) and cb.get("type") in ("CheckpointMonitor", "CheckpointMointor"):
+                put("save_checkpoint_steps", _int(cb.get("save_checkpoint_steps")))
+    ctx = _get(cfg, "context")
+    if isinstance(ctx, dict):
+        put("device", ctx.get("device_target"))
+        mode = ctx.get("mode")
+        put("mode", {0: "GRAPH_MODE", 1: "PYNATIVE_MODE"}.get(mode, mode) if mode is not None else None)
+    put("network", _get(cfg, "trainer", "model_name"))
+
+    if batch and dp:
+        gbs = batch * dp * (accum or 1)
+        if pp and pp > 1 and mbn:
+            gbs *= mbn
+        out["global_batch_size"] = Setting(gbs, f"derived from {source}")
+    return out
+
+
+def read(artifact: Artifact) -> ReadResult:
+    result = ReadResult(reader="config")
+    rel = artifact.rel
+    with open(artifact.path, "rb") as fh:
+        raw = fh.read(MAX_CONFIG_BYTES + 1)
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        if rel.lower().endswith(".json"):
+            cfg = json.loads(text)
+        else:
+            cfg = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        result.diagnostics.append(dg.warning("config-unparseable", f"YAML error: {_short(exc)}", rel, line))
+        return result
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        result.diagnostics.append(dg.warning("config-unparseable", f"JSON error: {_short(exc)}", rel, line))
+        return result
+    if not isinstance(cfg, dict):
+        result.diagnostics.append(dg.info("config-not-mapping", "top level is not a mapping; nothing read", rel))
+        return result
+    result.settings.update(extract_settings(cfg, f"config:{rel}"))
+    return result
+
+
+def _short(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+READER = Reader(name="config", claims=_claims, read=read)
