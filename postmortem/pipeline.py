@@ -79,7 +79,7 @@ def render_and_archive(
 
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
-        files.update(_render(analysis, settings, generated_at))
+        files.update(_render(analysis, run, settings, generated_at))
     if "json" in settings.formats:
         files["metrics.json"] = json.dumps(metrics, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
     else:  # the archive needs it for indexes and baselines even when not asked for
@@ -100,10 +100,12 @@ def render_and_archive(
     )
 
 
-def _render(analysis, settings: BuildSettings, generated_at: datetime) -> dict[str, bytes | str]:
+def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime) -> dict[str, bytes | str]:
     from .report.viewmodel import build_view
 
-    view = build_view(analysis, lang=settings.lang, generated_at=generated_at, version=__version__)
+    view = build_view(
+        analysis, lang=settings.lang, generated_at=generated_at, version=__version__, inventory=run.inventory
+    )
     out: dict[str, bytes | str] = {}
     if "html" in settings.formats:
         from .report.html import render_html

@@ -1,0 +1,445 @@
+"""Altair charts from polars frames, returned as Vega-Lite spec dicts.
+
+The same spec renders interactively in HTML (tooltips, x-zoom bound to the scales) and as static
+SVG for the PDF (``to_svg``). Series are downsampled for DISPLAY only (min/max per bucket, about
+``MAX_POINTS`` per series); spike, NaN and exclusion markers are always drawn from the full data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import polars as pl
+import vl_convert
+
+from .format import Labels
+
+MAX_POINTS = 2000  # per displayed series
+MAX_MARKERS = 5000  # exclusion markers; spikes and NaN steps are never thinned
+WIDTH = 820
+HEIGHT = 220
+FONT = 'system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif'
+
+# Fixed colours so a reason or series means the same colour in every chart and report.
+REASON_COLORS = {
+    "compile": "#7b3294",
+    "warmup": "#c2a5cf",
+    "checkpoint": "#e66101",
+    "eval": "#fdb863",
+    "data_stall": "#b2182b",
+    "resume": "#2166ac",
+    "nan": "#000000",
+    "overflow": "#d6604d",
+    "outlier": "#878787",
+    "missing": "#bababa",
+}
+CURRENT = "#1f5fa8"
+BASELINE = "#8c8c8c"
+SPIKE = "#d62728"
+WINDOW = "#2ca02c"
+PHASE_COLORS = {"startup": "#e4dcf0", "warmup": "#fdeccf", "main": "#f4f4f4", "decay": "#d8e8f6"}
+PROFILE_COLORS = {
+    "compute": "#1f5fa8",
+    "exposed_comm": "#d62728",
+    "overlapped": "#ff9896",
+    "free": "#c7c7c7",
+    "bubble": "#9467bd",
+    "preparing": "#ffbb78",
+}
+
+
+# --------------------------------------------------------------------------- data helpers
+
+
+def downsample(df: pl.DataFrame, x: str, y: str, max_points: int = MAX_POINTS) -> pl.DataFrame:
+    """Keep the first, min and max row of each bucket of consecutive rows (display only).
+
+    Extremes survive, so a spike never disappears from a line; rows stay in x order.
+    """
+    df = df.filter(pl.col(y).is_not_null() & pl.col(y).is_finite())
+    if df.height <= max_points:
+        return df
+    buckets = max(max_points // 3, 1)
+    indexed = df.with_row_index("_i").with_columns((pl.col("_i") * buckets // df.height).alias("_b"))
+    keep = pl.concat(
+        [
+            indexed.group_by("_b").agg(pl.col("_i").first()),
+            indexed.group_by("_b").agg(pl.col("_i").get(pl.col(y).arg_min())),
+            indexed.group_by("_b").agg(pl.col("_i").get(pl.col(y).arg_max())),
+        ]
+    )["_i"].unique()
+    return indexed.filter(pl.col("_i").is_in(keep.implode())).drop("_i", "_b")
+
+
+def thin(df: pl.DataFrame, max_rows: int) -> pl.DataFrame:
+    """Evenly spaced rows, for marker layers that could otherwise be huge."""
+    if df.height <= max_rows:
+        return df
+    every = math.ceil(df.height / max_rows)
+    return df.gather_every(every)
+
+
+def values(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Rows for an inline Vega dataset: 5 significant digits, non-finite floats as null (valid JSON)."""
+    exprs = []
+    for name, dtype in df.schema.items():
+        if dtype.is_float():
+            col = pl.col(name)
+            exprs.append(pl.when(col.is_finite()).then(col.round_sig_figs(5)).otherwise(None).alias(name))
+        else:
+            exprs.append(pl.col(name))
+    return df.select(exprs).to_dicts()
+
+
+def _data(df: pl.DataFrame) -> alt.Data:
+    return alt.Data(values=values(df))
+
+
+def _zoom(name: str) -> alt.Parameter:
+    return alt.selection_interval(bind="scales", encodings=["x"], name=name)
+
+
+def _finish(chart: alt.TopLevelMixin, title: str) -> dict:
+    spec = (
+        chart.properties(title=title)
+        .configure(font=FONT)
+        .configure_axis(labelFontSize=11, titleFontSize=11, grid=True, gridColor="#eeeeee")
+        .configure_legend(orient="bottom", labelFontSize=11, titleFontSize=11, symbolLimit=20)
+        .configure_title(fontSize=13, anchor="start")
+        .configure_view(stroke=None)
+        .to_dict()
+    )
+    spec.pop("$schema", None)  # keeps every URL out of the report; vega-embed is told the mode
+    return spec
+
+
+def _x(field: str, title: str) -> alt.X:
+    return alt.X(f"{field}:Q", title=title, axis=alt.Axis(format="~s" if field == "tokens" else ",d"))
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def step_time_chart(
+    steps: pl.DataFrame,
+    window: tuple[int, int] | None,
+    labels: Labels,
+    phases: Sequence[tuple[str, int, int]] = (),
+) -> dict | None:
+    """Step time over steps: steady window shaded, phases as bands, excluded steps by reason.
+
+    The y axis stops at 1.5x the steady p99 so a 60 s compile step does not flatten the line;
+    markers above it sit on the top edge and their tooltip gives the real time.
+    """
+    df = steps.select("step", "step_time_s", "excluded").filter(
+        pl.col("step_time_s").is_not_null() & pl.col("step_time_s").is_finite()
+    )
+    if df.is_empty():
+        return None
+    steady = df.filter(pl.col("excluded").is_null())["step_time_s"]
+    ref = steady if steady.len() else df["step_time_s"]
+    top = float(ref.quantile(0.99) or 0) * 1.5 or float(df["step_time_s"].max() or 1)
+    y_title = f"{labels['step_time']} (s)"
+    y_scale = alt.Scale(domain=[0, top], nice=False)
+    layers: list[alt.Chart] = []
+
+    if phases:
+        bands = pl.DataFrame(
+            {"phase": [p[0] for p in phases], "start": [p[1] for p in phases], "end": [p[2] for p in phases]}
+        )
+        layers.append(
+            alt.Chart(_data(bands))
+            .mark_rect(opacity=0.5)
+            .encode(
+                x="start:Q",
+                x2="end:Q",
+                color=alt.Color(
+                    "phase:N",
+                    title=labels["phase"],
+                    scale=alt.Scale(domain=list(PHASE_COLORS), range=list(PHASE_COLORS.values())),
+                ),
+                tooltip=[alt.Tooltip("phase:N", title=labels["phase"]), "start:Q", "end:Q"],
+            )
+        )
+    if window is not None:
+        w = pl.DataFrame({"start": [window[0]], "end": [window[1]], "label": [labels["steady_window"]]})
+        layers.append(
+            alt.Chart(_data(w))
+            .mark_rect(opacity=0.08, color=WINDOW, stroke=WINDOW, strokeOpacity=0.8, strokeDash=[4, 3])
+            .encode(x="start:Q", x2="end:Q", tooltip=[alt.Tooltip("label:N", title=" ")])
+        )
+    line = downsample(df.select("step", "step_time_s"), "step", "step_time_s")
+    layers.append(
+        alt.Chart(_data(line))
+        .mark_line(color=CURRENT, strokeWidth=1, clip=True)
+        .encode(
+            x=_x("step", labels["step"]),
+            y=alt.Y("step_time_s:Q", title=y_title, scale=y_scale),
+            tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"),
+                     alt.Tooltip("step_time_s:Q", title=y_title, format=".4~s")],
+        )
+        .add_params(_zoom("zoom_step_time"))
+    )
+    excluded = thin(df.filter(pl.col("excluded").is_not_null()), MAX_MARKERS).with_columns(
+        pl.min_horizontal(pl.col("step_time_s"), pl.lit(top)).alias("y")
+    )
+    if not excluded.is_empty():
+        reasons = [r for r in REASON_COLORS if r in set(excluded["excluded"].to_list())]
+        reasons += sorted(set(excluded["excluded"].to_list()) - set(reasons))
+        layers.append(
+            alt.Chart(_data(excluded))
+            .mark_point(size=28, filled=True, opacity=0.85, clip=True)
+            .encode(
+                x="step:Q",
+                y=alt.Y("y:Q", scale=y_scale),
+                color=alt.Color(
+                    "excluded:N",
+                    title=labels["excluded_reason"],
+                    scale=alt.Scale(domain=reasons, range=[REASON_COLORS.get(r, "#444444") for r in reasons]),
+                ),
+                tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"),
+                         alt.Tooltip("step_time_s:Q", title=y_title, format=".4~s"),
+                         alt.Tooltip("excluded:N", title=labels["excluded_reason"])],
+            )
+        )
+    chart = alt.layer(*layers).resolve_scale(color="independent").properties(width=WIDTH, height=HEIGHT)
+    return _finish(chart, labels["step_time"])
+
+
+SMOOTH_POINTS = 1000  # smooth curves (smoothed loss, lr) lose nothing visible at this density
+
+
+def _series_long(steps: pl.DataFrame, x: str, cols: Mapping[str, tuple[int, int]]) -> pl.DataFrame:
+    """Long frame (x, v, k) from columns -> (series index, point cap), each downsampled on its own.
+
+    Series names are not repeated per row (that doubled the file); ``_named`` looks them up by ``k``.
+    """
+    parts = []
+    for col, (k, cap) in cols.items():
+        if col not in steps.columns:
+            continue
+        part = downsample(steps.select(pl.col(x).cast(pl.Float64), pl.col(col).alias("v")), x, "v", cap)
+        parts.append(part.with_columns(pl.lit(k, dtype=pl.Int64).alias("k")))
+    parts = [p for p in parts if not p.is_empty()]
+    if not parts:
+        return pl.DataFrame(schema={x: pl.Float64, "v": pl.Float64, "k": pl.Int64})
+    return pl.concat(parts)
+
+
+def _named(chart: alt.Chart, names: Sequence[str]) -> alt.Chart:
+    """Add the ``series`` field from a tiny lookup table keyed by ``k``."""
+    lookup = alt.Data(values=[{"k": i, "series": n} for i, n in enumerate(names)])
+    return chart.transform_lookup(lookup="k", from_=alt.LookupData(data=lookup, key="k", fields=["series"]))
+
+
+def loss_chart(
+    steps: pl.DataFrame,
+    baseline: pl.DataFrame | None,
+    labels: Labels,
+    x: str = "step",
+    baseline_name: str = "",
+) -> dict | None:
+    """Raw loss (faint) and smoothed, the baseline's smoothed loss, spikes and NaN steps."""
+    cur = steps.filter(pl.col(x).is_not_null())
+    if cur.filter(pl.col("loss").is_not_null()).is_empty():
+        return None
+    raw_name = f"{labels['loss']} ({labels['current']})"
+    smooth_name = f"{labels['loss']} ({labels['current']}, smoothed)" if labels.lang == "en" else f"{labels['loss']}（{labels['current']}，平滑）"
+    base_name = f"{labels['baseline']} {baseline_name}".strip()
+    # by tokens only the smoothed curves: it is there to compare with the baseline, and halves the size
+    own = {"loss": (0, MAX_POINTS), "loss_smoothed": (1, SMOOTH_POINTS)} if x == "step" else {"loss_smoothed": (1, SMOOTH_POINTS)}
+    long = _series_long(cur, x, own)
+    if baseline is not None and x in baseline.columns:
+        b = baseline.filter(pl.col(x).is_not_null())
+        if not b.is_empty():
+            long = pl.concat([long, _series_long(b, x, {"loss_smoothed": (2, SMOOTH_POINTS)})])
+    domain = [raw_name, smooth_name] + ([base_name] if long.filter(pl.col("k") == 2).height else [])
+    x_enc = _x(x, labels["tokens"] if x == "tokens" else labels["step"])
+    lines = _named(alt.Chart(_data(long)), domain)
+    lines = (
+        lines
+        .mark_line(clip=True)
+        .encode(
+            x=x_enc,
+            y=alt.Y("v:Q", title=labels["loss"], scale=alt.Scale(zero=False)),
+            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"), scale=alt.Scale(domain=domain, range=[CURRENT, CURRENT, BASELINE][: len(domain)])),
+            opacity=alt.Opacity("series:N", legend=None, scale=alt.Scale(domain=domain, range=[0.25, 1.0, 0.9][: len(domain)])),
+            strokeDash=alt.StrokeDash(
+                "series:N", legend=None, scale=alt.Scale(domain=domain, range=[[1, 0], [1, 0], [5, 3]][: len(domain)])
+            ),
+            tooltip=[alt.Tooltip(f"{x}:Q", format=",d" if x == "step" else ".4~s"),
+                     alt.Tooltip("v:Q", title=labels["loss"], format=".5~g"), alt.Tooltip("series:N", title=" ")],
+        )
+        .add_params(_zoom(f"zoom_loss_{x}"))
+    )
+    layers: list[alt.Chart] = [lines]
+    layers += _marker_layers(cur, x, "loss", "loss_spike", labels)
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+    title = labels["loss_by_tokens"] if x == "tokens" else labels["loss_by_step"]
+    return _finish(chart, title)
+
+
+def _marker_layers(steps: pl.DataFrame, x: str, col: str, spike_col: str, labels: Labels) -> list[alt.Chart]:
+    """Spikes as red points and NaN/Inf steps as vertical rules, from the full (not downsampled) data."""
+    layers: list[alt.Chart] = []
+    cols = list(dict.fromkeys([x, "step", col]))
+    spikes = steps.filter(pl.col(spike_col).fill_null(False)).select(cols)
+    if not spikes.is_empty():
+        layers.append(
+            alt.Chart(_data(spikes.with_columns(pl.lit("spike").alias("marker"))))
+            .mark_point(color=SPIKE, size=50, filled=True, shape="triangle-up", clip=True)
+            .encode(
+                x=f"{x}:Q",
+                y=f"{col}:Q",
+                tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip(f"{col}:Q", format=".5~g"), "marker:N"],
+            )
+        )
+    nonfinite = steps.filter(pl.col(col).is_not_null() & ~pl.col(col).is_finite()).select(list(dict.fromkeys([x, "step"])))
+    if not nonfinite.is_empty():
+        layers.append(
+            alt.Chart(_data(nonfinite.with_columns(pl.lit(f"{col} NaN/Inf").alias("marker"))))
+            .mark_rule(color="#000000", strokeDash=[2, 2], opacity=0.7)
+            .encode(x=f"{x}:Q", tooltip=[alt.Tooltip("step:Q", format=",d"), "marker:N"])
+        )
+    return layers
+
+
+def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
+    """Gradient norm with its spikes; drawn under the loss since it usually moves first."""
+    if steps.filter(pl.col("grad_norm").is_not_null()).is_empty():
+        return None
+    line = downsample(steps.select("step", "grad_norm"), "step", "grad_norm")
+    base = (
+        alt.Chart(_data(line))
+        .mark_line(color="#6a3d9a", strokeWidth=1, clip=True)
+        .encode(
+            x=_x("step", labels["step"]),
+            y=alt.Y("grad_norm:Q", title=labels["grad_norm"], scale=alt.Scale(zero=False)),
+            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("grad_norm:Q", format=".5~g")],
+        )
+        .add_params(_zoom("zoom_grad_norm"))
+    )
+    chart = alt.layer(base, *_marker_layers(steps, "step", "grad_norm", "grad_norm_spike", labels))
+    return _finish(chart.properties(width=WIDTH, height=160), labels["grad_norm"])
+
+
+def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels, baseline_name: str = "") -> dict | None:
+    if steps.filter(pl.col("lr").is_not_null()).is_empty():
+        return None
+    cur_name, base_name = labels["current"], f"{labels['baseline']} {baseline_name}".strip()
+    long = _series_long(steps, "step", {"lr": (0, SMOOTH_POINTS)})
+    if baseline is not None and not baseline.is_empty():
+        long = pl.concat([long, _series_long(baseline, "step", {"lr": (1, SMOOTH_POINTS)})])
+    names = [cur_name, base_name] if long.filter(pl.col("k") == 1).height else [cur_name]
+    chart = (
+        _named(alt.Chart(_data(long)), names)
+        .mark_line(strokeWidth=1.5, clip=True)
+        .encode(
+            x=_x("step", labels["step"]),
+            y=alt.Y("v:Q", title=labels["learning_rate"], axis=alt.Axis(format=".2~e")),
+            color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[CURRENT, BASELINE][: len(names)])),
+            strokeDash=alt.StrokeDash("series:N", legend=None, scale=alt.Scale(domain=names, range=[[1, 0], [5, 3]][: len(names)])),
+            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("v:Q", title=labels["learning_rate"], format=".3~e"), alt.Tooltip("series:N", title=" ")],
+        )
+        .add_params(_zoom("zoom_lr"))
+    )
+    return _finish(chart.properties(width=WIDTH, height=140), labels["learning_rate"])
+
+
+def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labels: Labels) -> dict | None:
+    """Distribution of spike heights (relative rise over the rolling median), coloured by recovery."""
+    if not heights:
+        return None
+    df = pl.DataFrame({"height": list(heights), "recovery": list(recoveries)})
+    domain = ["fast", "slow", "none"]
+    chart = (
+        alt.Chart(_data(df))
+        .mark_bar()
+        .encode(
+            x=alt.X("height:Q", bin=alt.Bin(maxbins=30), title=f"{labels['height']} (×)", axis=alt.Axis(format="%")),
+            y=alt.Y("count():Q", title=labels["count"], stack=True),
+            color=alt.Color("recovery:N", title=labels["recovery"],
+                            scale=alt.Scale(domain=domain, range=["#9ecae1", "#fd8d3c", "#d62728"])),
+            tooltip=[alt.Tooltip("count():Q", title=labels["count"]), "recovery:N"],
+        )
+    )
+    return _finish(chart.properties(width=WIDTH, height=160), labels["spike_heights"])
+
+
+def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
+    """Cost per checkpoint save (seconds) at the step it happened."""
+    df = saves.filter(pl.col("step").is_not_null() & pl.col("save_s").is_not_null())
+    if df.is_empty():
+        return None
+    title = f"{labels['save_time']} (s)"
+    chart = (
+        alt.Chart(_data(df))
+        .mark_bar(color="#e66101", width=4)
+        .encode(
+            x=_x("step", labels["step"]),
+            y=alt.Y("save_s:Q", title=title),
+            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("save_s:Q", title=title, format=".3~s"),
+                     alt.Tooltip("size:N", title=labels["size"])],
+        )
+        .add_params(_zoom("zoom_ckpt"))
+    )
+    return _finish(chart.properties(width=WIDTH, height=140), labels["checkpoints"])
+
+
+def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
+    """Median step time per rank; slow ranks in red."""
+    df = ranks.filter(pl.col("median_step_time_s").is_not_null())
+    if df.height < 2:
+        return None
+    title = f"{labels['step_time']} (s)"
+    chart = (
+        alt.Chart(_data(df))
+        .mark_bar()
+        .encode(
+            x=alt.X("rank:O", title=labels["rank"]),
+            y=alt.Y("median_step_time_s:Q", title=title, scale=alt.Scale(zero=False)),
+            color=alt.condition("datum.slow", alt.value(SPIKE), alt.value(CURRENT)),
+            tooltip=[alt.Tooltip("rank:O", title=labels["rank"]),
+                     alt.Tooltip("median_step_time_s:Q", title=title, format=".4~s"),
+                     alt.Tooltip("excess:Q", format="+.1%")],
+        )
+    )
+    return _finish(chart.properties(width=WIDTH, height=140), labels["per_rank"])
+
+
+def profile_chart(shares: Mapping[str, Mapping[str, float | None]], labels: Labels) -> dict | None:
+    """Stacked bars of the step-time breakdown, one bar per run (current, baseline)."""
+    rows = [
+        {"run": run, "part": part, "share": share}
+        for run, parts in shares.items()
+        for part, share in parts.items()
+        if share is not None
+    ]
+    if not rows:
+        return None
+    df = pl.DataFrame(rows)
+    domain = [p for p in PROFILE_COLORS if p in set(df["part"].to_list())]
+    chart = (
+        alt.Chart(_data(df))
+        .mark_bar()
+        .encode(
+            y=alt.Y("run:N", title=None, sort=list(shares)),
+            x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero"),
+            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=[PROFILE_COLORS[p] for p in domain])),
+            order=alt.Order("part_order:Q"),
+            tooltip=["run:N", "part:N", alt.Tooltip("share:Q", format=".1%")],
+        )
+        .transform_calculate(part_order=f"indexof({domain!r}, datum.part)")
+    )
+    return _finish(chart.properties(width=WIDTH, height=28 * len(shares)), labels["profile_breakdown"])
+
+
+# --------------------------------------------------------------------------- static output
+
+
+def to_svg(spec: dict) -> str:
+    """Static SVG for the PDF; zoom params are inert there."""
+    return vl_convert.vegalite_to_svg(spec)

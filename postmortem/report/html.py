@@ -1,0 +1,70 @@
+"""ReportView -> one self-contained HTML file (inline CSS, inline Vega JS, inline chart data).
+
+Nothing is loaded from the network: the vega / vega-lite / vega-embed bundle shipped by vl-convert
+is inlined, fonts are system fonts. jinja2 autoescape is on; chart specs go into
+``<script type="application/json">`` with ``<`` and ``&`` escaped so no string can close the tag.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+import vl_convert
+from markupsafe import Markup
+
+from .format import labels
+from .viewmodel import ReportView
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The shared jinja2 environment (autoescape on for every template, also .j2 ones)."""
+    root = files("postmortem.templates")
+
+    def load(name: str) -> str:
+        return (root / name).read_text(encoding="utf-8")
+
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(load),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+    )
+
+
+def read_template_file(name: str) -> str:
+    return (files("postmortem.templates") / name).read_text(encoding="utf-8")
+
+
+@cache
+def javascript_bundle() -> str:
+    """vega + vega-lite + vega-embed as one script, from the installed vl-convert (cached: ~1 s)."""
+    bundle = vl_convert.javascript_bundle()
+    # Inline <script> content must never contain "</script": the bundle has none, keep it so.
+    return bundle.replace("</script", "<\\/script")
+
+
+def json_for_script(value: Any) -> Markup:
+    """JSON safe inside a <script> element: '<', '>' and '&' become \\u escapes (valid JSON)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def render_html(view: ReportView) -> str:
+    """The interactive report as one HTML string. Same view -> same bytes."""
+    specs = {c.id: json_for_script(c.spec) for c in view.charts}
+    template = environment().get_template("report.html.j2")
+    return template.render(
+        view=view,
+        L=labels(view.lang),
+        css=Markup(read_template_file("report.css")),
+        bundle=Markup(javascript_bundle()),
+        specs=specs,
+    )

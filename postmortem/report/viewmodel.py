@@ -1,0 +1,703 @@
+"""Analysis -> ReportView: every string the renderers show, already formatted, never escaped.
+
+Renderers (html, pdf, markdown) only walk this structure; they make no decisions about numbers.
+Sections are lists of generic blocks (paragraph, table, chart, list) so other documents (e.g. a
+weekly digest) can reuse the same templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import polars as pl
+
+from ..analysis import types as t
+from ..model import InventoryEntry
+from . import charts, format as fmt
+from .format import MISSING, Labels
+
+Align = Literal["left", "right"]
+Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    reason: str = ""  # why the value is missing: a tooltip in HTML, a footnote in PDF
+    tone: Tone = ""
+    title: str = ""  # extra tooltip (e.g. the method behind a number)
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str
+    columns: tuple[str, ...]
+    align: tuple[Align, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    caption: str = ""
+    collapsed: bool = False  # HTML puts it in a <details>, closed
+    kind: str = "table"
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: str
+    title: str
+    spec: dict[str, Any]  # Vega-Lite, data inline
+    kind: str = "chart"
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    tone: Tone = ""
+    kind: str = "paragraph"
+
+
+@dataclass(frozen=True)
+class Item:
+    text: str
+    tone: Tone = ""
+    tag: str = ""  # short badge text before the item (severity)
+
+
+@dataclass(frozen=True)
+class ItemList:
+    items: tuple[Item, ...]
+    kind: str = "list"
+
+
+Block = Table | Chart | Paragraph | ItemList
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One big headline number with its change against the baseline."""
+
+    key: str
+    label: str
+    value: str
+    reason: str = ""
+    baseline: str = ""
+    delta: str = ""
+    rel: str = ""
+    verdict: str = ""  # localized: "better" / "worse" / "within noise" / "not comparable"
+    tone: Tone = ""
+
+
+@dataclass(frozen=True)
+class Badge:
+    label: str
+    verdict: str
+    tone: Tone
+
+
+@dataclass(frozen=True)
+class Summary:
+    badges: tuple[Badge, ...]
+    stats: tuple[Stat, ...]
+    findings: tuple[Item, ...]  # the most severe few
+    note: str = ""  # e.g. "no baseline"
+
+
+@dataclass(frozen=True)
+class ReportView:
+    lang: str
+    title: str
+    run_id: str
+    experiment: str
+    baseline_id: str
+    generated_at: str  # formatted; the only thing that differs between two renders of one analysis
+    version: str
+    labels: dict[str, str]
+    summary: Summary
+    sections: tuple[Section, ...]
+    meta: tuple[tuple[str, str], ...] = field(default=())  # key facts under the title
+
+    @property
+    def charts(self) -> tuple[Chart, ...]:
+        return tuple(b for s in self.sections for b in s.blocks if isinstance(b, Chart))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def cell(value: float | None, formatter: Callable[[Any], str], reason: str | None = "", title: str = "") -> Cell:
+    if value is None:
+        return Cell(MISSING, reason=reason or "", tone="muted", title=title)
+    return Cell(formatter(value), title=title)
+
+
+def fig_cell(figure: t.Figure, formatter: Callable[[Any], str]) -> Cell:
+    return cell(figure.value, formatter, figure.reason, figure.method)
+
+
+def text(value: Any) -> Cell:
+    if value is None or value == "":
+        return Cell(MISSING, tone="muted")
+    if isinstance(value, float):
+        return Cell(fmt.number(value, 4))
+    return Cell(str(value))
+
+
+def _table(id: str, columns: Sequence[str], align: str, rows: Sequence[Sequence[Cell]], **kw: Any) -> Table:
+    """``align`` is one letter per column: l or r."""
+    return Table(
+        id=id,
+        columns=tuple(columns),
+        align=tuple("right" if a == "r" else "left" for a in align),
+        rows=tuple(tuple(r) for r in rows),
+        **kw,
+    )
+
+
+def _pp(x: float) -> str:
+    return fmt.number(x * 100, 2)
+
+
+# figure name -> (label key, value formatter, delta formatter)
+FIGURES: dict[str, tuple[str, Callable[[Any], str], Callable[[float], str]]] = {
+    "tokens_per_s": ("fig_tokens_per_s", fmt.tokens_per_s, lambda d: fmt.delta(d, fmt.tokens_per_s)),
+    "samples_per_s": ("fig_samples_per_s", fmt.samples_per_s, lambda d: fmt.delta(d, fmt.samples_per_s)),
+    "step_time_s": ("fig_step_time_s", fmt.duration, lambda d: fmt.delta(d, fmt.duration)),
+    "mfu": ("fig_mfu", fmt.percent, lambda d: fmt.delta(d, _pp) + " pp"),
+    "final_smoothed_loss": ("fig_final_smoothed_loss", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
+    "loss_spikes": ("fig_loss_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
+    "grad_norm_spikes": ("fig_grad_norm_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
+    "loss_at_equal_tokens": ("fig_loss_at_equal_tokens", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
+    "nan_steps": ("fig_nan_steps", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
+    "checkpoint_tax": ("fig_checkpoint_tax", fmt.percent, lambda d: fmt.delta(d, _pp) + " pp"),
+    "convergence_step": ("fig_convergence_step", fmt.step, lambda d: fmt.delta(d, fmt.integer)),
+}
+HEADLINE = ("tokens_per_s", "step_time_s", "mfu", "final_smoothed_loss", "loss_spikes", "checkpoint_tax")
+
+
+def _current_figure(a: t.Analysis, name: str) -> t.Figure:
+    match name:
+        case "tokens_per_s":
+            return a.throughput.tokens_per_s
+        case "samples_per_s":
+            return a.throughput.samples_per_s
+        case "step_time_s":
+            return a.throughput.step_time_s
+        case "mfu":
+            return a.mfu.mfu
+        case "final_smoothed_loss":
+            return a.convergence.final_smoothed_loss
+        case "loss_spikes":
+            s = a.stability.loss
+            return t.Figure(float(len(s.spikes)) if s.reason is None else None, s.rule, s.reason)
+        case "nan_steps":
+            return t.Figure(float(len(a.stability.nan_steps)))
+        case "checkpoint_tax":
+            return a.phases.checkpoint_tax
+        case "convergence_step":
+            return a.convergence.convergence_step
+    return t.missing("unknown figure")
+
+
+def _figure_label(name: str, L: Labels) -> str:
+    return L.get("fig_" + name, name.replace("_", " "))
+
+
+def _fmt_value(name: str, value: float | None) -> str:
+    formatter = FIGURES.get(name, ("", lambda v: fmt.number(v, 4), None))[1]
+    return MISSING if value is None else formatter(value)
+
+
+def _fmt_delta(name: str, d: float | None) -> str:
+    if d is None:
+        return MISSING
+    entry = FIGURES.get(name)
+    return entry[2](d) if entry else fmt.delta(d)
+
+
+def _verdict(d: t.Delta | None, L: Labels) -> tuple[str, Tone]:
+    if d is None or d.delta is None:
+        return L["verdict_unknown"], "muted"
+    if d.significant is None:
+        return L["unknown"], "muted"
+    if not d.significant or d.delta == 0:
+        return L["within_noise"], ""
+    better = (d.delta > 0) == (d.better == "higher")
+    return (L["verdict_better"], "good") if better else (L["verdict_worse"], "bad")
+
+
+_SEVERITY_ORDER = {"critical": 0, "error": 0, "warning": 1, "info": 2}
+_VERDICT_TONE: dict[str, Tone] = {"improved": "good", "regressed": "bad", "mixed": "warning", "unknown": "muted"}
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _summary(a: t.Analysis, L: Labels) -> Summary:
+    comp = a.comparison
+    badges = tuple(
+        Badge(L.get("family_" + v.family, v.family), L.get("v_" + v.verdict, v.verdict), _VERDICT_TONE.get(v.verdict, ""))
+        for v in (comp.verdicts if comp else ())
+    )
+    stats = []
+    for name in HEADLINE:
+        f = _current_figure(a, name)
+        d = comp.delta(name) if comp else None
+        verdict, tone = _verdict(d, L) if comp else ("", "")
+        stats.append(
+            Stat(
+                key=name,
+                label=_figure_label(name, L),
+                value=_fmt_value(name, f.value),
+                reason=f.reason or (d.reason if d and d.reason else ""),
+                baseline=_fmt_value(name, d.baseline) if d else "",
+                delta=_fmt_delta(name, d.delta) if d and d.delta is not None else "",
+                rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
+                verdict=verdict,
+                tone=tone,
+            )
+        )
+    findings = sorted(a.findings, key=lambda f: _SEVERITY_ORDER.get(str(f.severity), 3))
+    items = tuple(_finding_item(f, L) for f in findings[:3])
+    return Summary(badges, tuple(stats), items, "" if comp else L["no_baseline"])
+
+
+def _finding_item(f: t.Finding, L: Labels) -> Item:
+    sev = str(f.severity)
+    return Item(f.message, tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
+
+
+def _headline_section(a: t.Analysis, L: Labels) -> Section:
+    comp = a.comparison
+    blocks: list[Block] = []
+    if comp is None:
+        rows = [[Cell(_figure_label(n, L)), fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v))] for n in HEADLINE]
+        blocks.append(_table("headline", [L["figure"], L["current"]], "lr", rows))
+        blocks.append(Paragraph(L["no_baseline"], "muted"))
+    else:
+        names = list(dict.fromkeys([*HEADLINE, *(d.figure for d in comp.deltas)]))
+        rows = []
+        for name in names:
+            d = comp.delta(name)
+            if d is None:
+                continue
+            verdict, tone = _verdict(d, L)
+            rows.append(
+                [
+                    Cell(_figure_label(name, L), title=d.alignment),
+                    cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
+                    cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason),
+                    cell(d.delta, lambda v, n=name: _fmt_delta(n, v), d.reason),
+                    cell(d.rel, fmt.rel_delta, d.reason),
+                    Cell(verdict, tone=tone, title=d.method),
+                    Cell(d.alignment),
+                ]
+            )
+        cols = [L["figure"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
+        blocks.append(_table("headline", cols, "lrrrrll", rows))
+    return Section("headline", L["headline"], tuple(blocks))
+
+
+def _data_quality(a: t.Analysis, L: Labels) -> Section:
+    if not a.diagnostics:
+        return Section("data-quality", L["data_quality"], (Paragraph(L["no_diagnostics"], "good"),))
+    diags = sorted(a.diagnostics, key=lambda d: (_SEVERITY_ORDER.get(str(d.severity), 3), d.path or "", d.offset or 0, d.slug))
+    rows = [
+        [
+            Cell(L.get(str(d.severity), str(d.severity)), tone=str(d.severity)),  # type: ignore[arg-type]
+            Cell(d.slug),
+            Cell(d.message),
+            text(d.path),
+            cell(d.offset, fmt.integer),
+        ]
+        for d in diags
+    ]
+    cols = [L["severity"], L["code"], L["message"], L["file"], L["location"]]
+    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "lllll", rows),))
+
+
+def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
+    tp = a.throughput
+    w = tp.window
+    blocks: list[Block] = []
+    if w.start_step is not None and w.end_step is not None:
+        blocks.append(
+            Paragraph(
+                L["window_summary"].format(
+                    start=fmt.step(w.start_step), end=fmt.step(w.end_step), kept=fmt.integer(w.steps_kept),
+                    excluded=fmt.integer(w.excluded.height),
+                )
+            )
+        )
+    else:
+        blocks.append(Paragraph(L["no_window"].format(reason=w.reason or L["unknown"]), "warning"))
+    phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
+    window = (w.start_step, w.end_step) if w.start_step is not None and w.end_step is not None else None
+    spec = charts.step_time_chart(a.steps, window, L, phases)
+    if spec:
+        blocks.append(Chart("chart-step-time", L["step_time"], spec))
+    # figures table, with the baseline beside when there is one
+    bt = base.throughput if base else None
+    figs: list[tuple[str, Callable[[t.Throughput], t.Figure], Callable[[Any], str]]] = [
+        ("fig_step_time_s", lambda x: x.step_time_s, fmt.duration),
+        ("fig_tokens_per_s", lambda x: x.tokens_per_s, fmt.tokens_per_s),
+        ("fig_samples_per_s", lambda x: x.samples_per_s, fmt.samples_per_s),
+        ("fig_steps_per_s", lambda x: x.steps_per_s, lambda v: fmt.number(v) + " steps/s"),
+        ("global_batch_size", lambda x: x.global_batch_size, fmt.integer),
+        ("seq_length", lambda x: x.seq_length, fmt.integer),
+        ("tokens_per_step", lambda x: x.tokens_per_step, fmt.integer),
+    ]
+    rows = []
+    for key, get, f in figs:
+        cur = get(tp)
+        row = [Cell(L.get(key, key.replace("_", " ")), title=cur.method), fig_cell(cur, f)]
+        if bt:
+            row.append(fig_cell(get(bt), f))
+        row.append(Cell(cur.source or cur.method, tone="muted"))
+        rows.append(row)
+    if tp.step_time:
+        s = tp.step_time
+        stat_rows = [
+            (L["median"], fmt.duration(s.median)),
+            (L["ci95"], f"{fmt.duration(s.median_ci_low)} – {fmt.duration(s.median_ci_high)}"),
+            (L["trimmed_mean"], fmt.duration(s.trimmed_mean)),
+            (L["p10_p90"], f"{fmt.duration(s.p10)} – {fmt.duration(s.p90)}"),
+            ("p99", fmt.duration(s.p99)),
+            ("MAD", fmt.duration(s.mad)),
+        ]
+        for label, value in stat_rows:
+            row = [Cell(f"{L['step_time']}: {label}"), Cell(value)]
+            if bt:
+                row.append(Cell(MISSING, tone="muted"))
+            row.append(Cell(f"n = {fmt.integer(s.count)}", tone="muted"))
+            rows.append(row)
+    for tag, f in sorted(tp.logged.items()):
+        row = [Cell(f"logged: {tag}"), fig_cell(f, lambda v: fmt.number(v, 4))]
+        if bt:
+            row.append(fig_cell(bt.logged[tag], lambda v: fmt.number(v, 4)) if tag in bt.logged else Cell(MISSING, tone="muted"))
+        row.append(Cell(f.source or f.method, tone="muted"))
+        rows.append(row)
+    cols = [L["figure"], L["current"]] + ([L["baseline"]] if bt else []) + [L["source"]]
+    blocks.append(_table("throughput", cols, "lr" + ("r" if bt else "") + "l", rows))
+    # excluded steps: counts by reason with the rule, then the steps (collapsed)
+    if w.excluded_counts:
+        rows = [[Cell(r), Cell(fmt.integer(c)), Cell(w.rules.get(r, ""), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        blocks.append(_table("excluded-counts", [L["excluded_reason"], L["steps"], L["rule"]], "lrl", rows, caption=L["excluded_steps"]))
+    if w.excluded.height:
+        ex = _ranges(w.excluded)
+        rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(r)] for s, e, r in ex]
+        blocks.append(_table("excluded-steps", [L["steps"], L["count"], L["excluded_reason"]], "rrl", rows, caption=L["excluded_steps"], collapsed=True))
+    return Section("throughput", L["throughput"], tuple(blocks))
+
+
+def _ranges(excluded: pl.DataFrame) -> list[tuple[int, int, str]]:
+    """Collapse consecutive excluded steps with the same reason into ranges (keeps the table short)."""
+    out: list[tuple[int, int, str]] = []
+    for step, reason in excluded.sort("step").iter_rows():
+        if out and out[-1][2] == reason and out[-1][1] == step - 1:
+            out[-1] = (out[-1][0], step, reason)
+        else:
+            out.append((step, step, reason))
+    return out
+
+
+def _mfu(a: t.Analysis, L: Labels) -> Section:
+    m = a.mfu
+    rows = [
+        ("MFU", m.mfu, fmt.percent),
+        ("MFU (causal attention ½)", m.mfu_causal, fmt.percent),
+        ("N (params for MFU)", m.model.params, fmt.si_count),
+        ("params (total)", m.model.params_total, fmt.si_count),
+        ("params (non-embedding)", m.model.params_non_embedding, fmt.si_count),
+        ("embedding params", m.model.embedding_params, fmt.si_count),
+        ("position embedding params", m.model.position_embedding_params, fmt.si_count),
+        ("FLOPs / token", m.flops_per_token, lambda v: fmt.si(v, "FLOP")),
+        ("FLOPs / token (causal)", m.flops_per_token_causal, lambda v: fmt.si(v, "FLOP")),
+        (f"{L['peak']} / device", m.peak_flops, fmt.flops),
+        ("devices", m.devices, fmt.integer),
+        ("achieved / device", m.achieved_tflops_per_device, lambda v: fmt.flops(v * 1e12)),
+    ]
+    rows += [(f"logged: {k}", f, lambda v: fmt.number(v, 4)) for k, f in sorted(m.logged.items())]
+    rows += [(k, f, lambda v: fmt.integer(v) if float(v).is_integer() else fmt.number(v, 4)) for k, f in sorted(m.architecture.items())]
+    table_rows = [
+        [Cell(label), fig_cell(f, ff), Cell(f.method, tone="muted"), Cell(f.source or (f.reason or ""), tone="muted")]
+        for label, f, ff in rows
+    ]
+    blocks: list[Block] = [
+        Paragraph("MFU = flops_per_token × tokens/s ÷ (peak FLOPS per device × devices); flops_per_token = 6N + 12·L·H·Q·T (PaLM, appendix B)."),
+        _table("mfu", [L["quantity"], L["value"], L["method"], L["source"]], "lrll", table_rows),
+    ]
+    if m.model.checkpoint:
+        blocks.append(Paragraph(f"N: {m.model.checkpoint}", "muted"))
+    return Section("mfu", L["mfu_derivation"], tuple(blocks))
+
+
+def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str) -> Section:
+    blocks: list[Block] = []
+    bsteps = base.steps if base else None
+    for x in ("step", "tokens"):
+        if x == "tokens" and a.steps.filter(pl.col("tokens").is_not_null()).is_empty():
+            continue
+        spec = charts.loss_chart(a.steps, bsteps, L, x=x, baseline_name=base_id)
+        if spec:
+            blocks.append(Chart(f"chart-loss-{x}", L[f"loss_by_{x}"], spec))
+    for make, cid, title in (
+        (lambda: charts.grad_norm_chart(a.steps, L), "chart-grad-norm", L["grad_norm"]),
+        (lambda: charts.lr_chart(a.steps, bsteps, L, base_id), "chart-lr", L["learning_rate"]),
+    ):
+        spec = make()
+        if spec:
+            blocks.append(Chart(cid, title, spec))
+    c = a.convergence
+    bc = base.convergence if base else None
+    figs: list[tuple[str, Callable[[t.Convergence], t.Figure], Callable[[Any], str]]] = [
+        (L["initial_loss"], lambda x: x.initial_loss, fmt.loss),
+        (L["fig_final_smoothed_loss"], lambda x: x.final_smoothed_loss, fmt.loss),
+        (L["min_loss"], lambda x: x.min_smoothed_loss, fmt.loss),
+        (L["fig_convergence_step"], lambda x: x.convergence_step, fmt.step),
+        (L["tokens"], lambda x: x.convergence_tokens, fmt.tokens),
+        (L["hours"], lambda x: x.convergence_hours, lambda v: fmt.duration(v * 3600)),
+        (L["eval_loss"], lambda x: x.eval_loss_last, fmt.loss),
+    ]
+    rows = []
+    for label, get, f in figs:
+        row = [Cell(label), fig_cell(get(c), f)] + ([fig_cell(get(bc), f)] if bc else []) + [Cell(get(c).method, tone="muted")]
+        rows.append(row)
+    cols = [L["figure"], L["current"]] + ([L["baseline"]] if bc else []) + [L["method"]]
+    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=c.smoothing))
+    if c.targets:
+        trows = [
+            [Cell(fmt.loss(tt.target) if tt.target is not None else MISSING), Cell(tt.target_source, tone="muted"),
+             fig_cell(tt.step, fmt.step), fig_cell(tt.tokens, fmt.tokens), fig_cell(tt.hours, lambda v: fmt.duration(v * 3600))]
+            for tt in c.targets
+        ]
+        blocks.append(_table("time-to-target", [L["target"], L["source"], L["step"], L["tokens"], L["duration"]], "rlrrr", trows, caption=L["time_to_target"]))
+    if c.aux_losses:
+        arows = [[Cell(x.tag), text(x.first), text(x.last), text(x.min), text(x.final_smoothed), Cell(fmt.integer(x.nonfinite))] for x in c.aux_losses]
+        blocks.append(_table("aux-losses", [L["loss"], "first", "last", "min", "final (smoothed)", "NaN/Inf"], "lrrrrr", arows))
+    return Section("convergence", L["convergence"], tuple(blocks))
+
+
+def _stability(a: t.Analysis, L: Labels) -> Section:
+    st = a.stability
+    blocks: list[Block] = []
+    facts = [
+        [Cell(L["nan_steps"]), Cell(fmt.integer(len(st.nan_steps))), Cell(_step_list(st.nan_steps), tone="muted")],
+        [Cell(L["overflow_steps"]), Cell(fmt.integer(len(st.overflow_steps))), Cell(_step_list(st.overflow_steps), tone="muted")],
+        [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent), Cell(f"≤ {st.lead_window_steps} steps", tone="muted")],
+    ]
+    blocks.append(_table("stability-facts", [L["figure"], L["value"], L["steps"]], "lrl", facts))
+    for series in (st.loss, st.grad_norm):
+        title = L["spikes_of"].format(tag=series.tag)
+        if series.reason:
+            blocks.append(Paragraph(f"{title}: {series.reason}", "muted"))
+            continue
+        if not series.spikes:
+            blocks.append(Paragraph(f"{title}: {L['no_spikes']} ({series.rule})", "good"))
+            continue
+        spec = charts.spike_height_chart([s.height for s in series.spikes], [str(s.recovery) for s in series.spikes], L)
+        if spec and series is st.loss:
+            blocks.append(Chart("chart-spike-heights", L["spike_heights"], spec))
+        summary = (
+            f"{title}: {fmt.integer(len(series.spikes))} · p50 {fmt.percent(series.height_p50)} · p90 {fmt.percent(series.height_p90)}"
+            f" · max {fmt.percent(series.height_max)} · {L['rule']}: {series.rule}"
+        )
+        blocks.append(Paragraph(summary))
+        rows = [
+            [Cell(fmt.step(s.step)), Cell(fmt.number(s.value, 4)), Cell(fmt.number(s.baseline, 4)), Cell(fmt.percent(s.height)),
+             Cell(fmt.number(s.score, 3)), Cell(fmt.integer(s.duration)), Cell(str(s.recovery), tone="bad" if s.recovery == t.Recovery.NONE else ""),
+             cell(s.recovery_steps, fmt.integer)]
+            for s in series.spikes
+        ]
+        cols = [L["step"], L["peak"], L["median"], L["height"], "z", L["duration"], L["recovery"], L["steps"]]
+        blocks.append(_table(f"spikes-{_slug(series.tag)}", cols, "rrrrrrlr", rows, collapsed=len(rows) > 20))
+    return Section("stability", L["stability"], tuple(blocks))
+
+
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in s.lower()).strip("-") or "x"
+
+
+def _step_list(steps: Sequence[int], limit: int = 12) -> str:
+    shown = ", ".join(fmt.step(s) for s in steps[:limit])
+    return shown + (f", … (+{len(steps) - limit})" if len(steps) > limit else "")
+
+
+def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
+    p = a.phases
+    blocks: list[Block] = []
+    if p.reason:
+        blocks.append(Paragraph(p.reason, "muted"))
+    if p.phases:
+        rows = [
+            [Cell(ph.name, title=ph.rule), Cell(fmt.step(ph.start_step)), Cell(fmt.step(ph.end_step)),
+             cell(ph.step_time_median_s, fmt.duration), cell(ph.tokens_per_s, fmt.tokens_per_s),
+             cell(ph.max_allocated_bytes, fmt.bytes_), cell(ph.data_wait_share, fmt.percent), cell(ph.comm_share, fmt.percent),
+             Cell(", ".join(f"{k} × {v}" for k, v in sorted(ph.events.items())), tone="muted")]
+            for ph in p.phases
+        ]
+        cols = [L["phase"], L["first_step"], L["last_step"], L["step_time"], L["fig_tokens_per_s"], L["max_memory"], L["wait_share"], L["comm_share"], L["events"]]
+        blocks.append(_table("phases", cols, "lrrrrrrrl", rows, caption=p.rule))
+    shares: dict[str, dict[str, float | None]] = {}
+    if p.profile:
+        shares[L["current"]] = dict(p.profile.shares)
+    if base and base.phases.profile:
+        shares[L["baseline"]] = dict(base.phases.profile.shares)
+    spec = charts.profile_chart(shares, L) if shares else None
+    if spec:
+        blocks.append(Chart("chart-profile", L["profile_breakdown"], spec))
+    if p.profile:
+        pr = p.profile
+        blocks.append(Paragraph(f"{L['comm_share']}: {fmt.percent(pr.comm_share)} ({pr.method}; {fmt.integer(pr.steps)} {L['steps']})", "bad" if pr.comm_flag else ""))
+    tri = p.triage
+    blocks.append(Paragraph(f"{L['triage']}: {tri.verdict} — {tri.reason}", "muted" if tri.verdict == "unknown" else "info"))
+    r = a.ranks
+    if r.reason:
+        blocks.append(Paragraph(f"{L['per_rank']}: {r.reason}", "muted"))
+    elif r.ranks:
+        rdf = pl.DataFrame(
+            [{"rank": x.rank, "median_step_time_s": x.median_step_time_s, "slow": x.slow, "excess": x.excess} for x in r.ranks],
+            schema={"rank": pl.Int64, "median_step_time_s": pl.Float64, "slow": pl.Boolean, "excess": pl.Float64},
+        )
+        spec = charts.rank_chart(rdf, L)
+        if spec:
+            blocks.append(Chart("chart-ranks", L["per_rank"], spec))
+        rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration), cell(x.excess, fmt.rel_delta),
+                 Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in r.ranks]
+        blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["excess"], ""], "rrrrl", rows, caption=r.rule, collapsed=len(rows) > 16))
+    return Section("phases", L["phases"], tuple(blocks))
+
+
+def _checkpoints(a: t.Analysis, L: Labels) -> Section:
+    saves = a.phases.checkpoint_saves
+    blocks: list[Block] = [Paragraph(f"{L['checkpoint_tax']}: {fmt.percent(a.phases.checkpoint_tax.value) if a.phases.checkpoint_tax.known else MISSING + ' ' + (a.phases.checkpoint_tax.reason or '')} · {fmt.integer(len(saves))} saves")]
+    if not saves:
+        return Section("checkpoints", L["checkpoints"], tuple(blocks))
+    df = pl.DataFrame(
+        [{"step": s.step, "save_s": s.save_s, "size": fmt.bytes_(s.bytes) if s.bytes is not None else MISSING} for s in saves],
+        schema={"step": pl.Int64, "save_s": pl.Float64, "size": pl.Utf8},
+    )
+    spec = charts.checkpoint_chart(df, L)
+    if spec:
+        blocks.append(Chart("chart-checkpoints", L["checkpoints"], spec))
+    rows = [[cell(s.step, fmt.step), text(s.path), cell(s.bytes, fmt.bytes_), cell(s.save_s, fmt.duration), Cell(s.method, tone="muted")] for s in saves]
+    blocks.append(_table("checkpoints", [L["step"], L["file"], L["size"], L["save_time"], L["method"]], "rlrrl", rows, collapsed=len(rows) > 20))
+    return Section("checkpoints", L["checkpoints"], tuple(blocks))
+
+
+_CHECK_TONE: dict[str, Tone] = {"pass": "good", "warn": "warning", "fail": "bad", "unknown": "muted"}
+_CHECK_LABEL = {"pass": "ok", "warn": "warn", "fail": "fail", "unknown": "unknown"}
+
+
+def _config_checks(a: t.Analysis, L: Labels) -> Section:
+    if not a.config_checks:
+        return Section("config", L["config_checks"], (Paragraph(L["section_empty"], "muted"),))
+    rows = [
+        [Cell(c.name), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(c.message),
+         Cell(", ".join(f"{k}={v}" for k, v in sorted(c.evidence.items())), tone="muted")]
+        for c in a.config_checks
+    ]
+    return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "llll", rows),))
+
+
+def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
+    comp = a.comparison
+    if comp is None:
+        return None
+    d = comp.settings
+    rows = [
+        [Cell(c.key), text(c.baseline), text(c.current), Cell(L[kind], tone="warning" if kind == "changed" else "")]
+        for kind, changes in (("changed", d.changed), ("added", d.added), ("removed", d.removed))
+        for c in changes
+    ]
+    if not rows:
+        return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
+    cols = [L["setting"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["change"]]
+    return Section("diff", L["diff"], (_table("settings-diff", cols, "llll", rows),))
+
+
+def _findings(a: t.Analysis, L: Labels) -> Section:
+    if not a.findings:
+        return Section("findings", L["findings"], (Paragraph(L["no_findings"], "good"),))
+    findings = sorted(a.findings, key=lambda f: _SEVERITY_ORDER.get(str(f.severity), 3))
+    return Section("findings", L["findings"], (ItemList(tuple(_finding_item(f, L) for f in findings)),))
+
+
+def _appendix(inventory: Sequence[InventoryEntry], L: Labels) -> Section:
+    claimed = [e for e in inventory if e.reader]
+    unclaimed = [e for e in inventory if not e.reader]
+    blocks: list[Block] = []
+    if claimed:
+        rows = [[Cell(e.rel), Cell(e.reader or ""), Cell(fmt.integer(e.rows)), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(e.note, tone="muted")] for e in claimed]
+        blocks.append(_table("inventory", [L["file"], L["reader"], L["rows"], L["size"], L["rank"], L["note"]], "llrrrl", rows, collapsed=len(rows) > 30))
+    elif not inventory:
+        blocks.append(Paragraph(L["section_empty"], "muted"))
+    if unclaimed:
+        rows = [[Cell(e.rel), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(e.note, tone="muted")] for e in unclaimed]
+        blocks.append(_table("unclaimed", [L["file"], L["size"], L["rank"], L["note"]], "lrrl", rows, caption=L["unclaimed"]))
+    elif inventory:
+        blocks.append(Paragraph(L["no_unclaimed"], "muted"))
+    return Section("appendix", L["appendix"], tuple(blocks))
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def build_view(
+    analysis: t.Analysis,
+    *,
+    lang: str = "en",
+    generated_at: datetime,
+    version: str,
+    inventory: Sequence[InventoryEntry] | None = None,
+) -> ReportView:
+    """The report's content for one analysis. ``inventory`` is the run's file list (Run.inventory);
+    it defaults to ``analysis.inventory`` when the analysis carries one."""
+    L = fmt.labels(lang)
+    a = analysis
+    if inventory is None:
+        inventory = getattr(a, "inventory", ()) or ()
+    base = a.baseline
+    base_id = a.comparison.baseline_id if a.comparison else (base.run_id if base else "")
+    sections = [
+        _headline_section(a, L),
+        _findings(a, L),
+        _data_quality(a, L),
+        _throughput(a, L, base),
+        _mfu(a, L),
+        _convergence(a, L, base, base_id),
+        _stability(a, L),
+        _phases(a, L, base),
+        _checkpoints(a, L),
+        _config_checks(a, L),
+        _settings_diff(a, L),
+        _appendix(inventory, L),
+    ]
+    meta = [(L["run"], a.run_id)]
+    if a.experiment:
+        meta.append(("experiment" if lang == "en" else "实验", a.experiment))
+    if base_id:
+        meta.append((L["baseline"], base_id))
+    if a.step_range:
+        first, last, count = a.step_range
+        meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)} ({fmt.integer(count)})"))
+    return ReportView(
+        lang=lang,
+        title=f"{L['report_title']}: {a.run_id}",
+        run_id=a.run_id,
+        experiment=a.experiment or "",
+        baseline_id=base_id,
+        generated_at=fmt.datetime_(generated_at),
+        version=version,
+        labels=dict(fmt.CATALOGS[lang]),
+        summary=_summary(a, L),
+        sections=tuple(s for s in sections if s is not None),
+        meta=tuple(meta),
+    )

@@ -1,0 +1,121 @@
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from postmortem.report.html import render_html
+from postmortem.report.viewmodel import Chart
+
+from conftest import view_of
+from fixtures import HOSTILE
+
+GOLD = Path(__file__).parent / "gold" / "report_small_en.html"
+
+
+class _Refs(HTMLParser):
+    """Collects URL-bearing attributes and the text of <style> elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.styles: list[str] = []
+        self._in_style = False
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_style = tag == "style"
+        for name, value in attrs:
+            if name in ("src", "href", "action", "poster", "data", "srcset") and value:
+                self.urls.append(value)
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if self._in_style:
+            self.styles.append(data)
+
+
+def test_no_network_references(html):
+    refs = _Refs()
+    refs.feed(html)
+    assert refs.urls, "expected in-page links (contents)"
+    assert all(u.startswith("#") for u in refs.urls), [u for u in refs.urls if not u.startswith("#")]
+    css = "".join(refs.styles)
+    assert "@import" not in css and not re.search(r"url\(", css)
+    assert "link" not in refs.tags and "iframe" not in refs.tags
+    # no script is loaded from anywhere: every <script> is inline
+    assert not re.search(r"<script[^>]*\bsrc=", html)
+
+
+def test_hostile_strings_appear_only_escaped(hostile_view):
+    html = render_html(hostile_view)
+    assert HOSTILE not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # run id, file name, config value, check name
+    # in chart JSON the '<' is a \u escape so it cannot close the <script type="application/json">
+    assert "alert(1)\\u003c/script" not in html or "\\u003cscript\\u003ealert(1)" in html
+    refs = _Refs()
+    refs.feed(html)
+    scripts = [t for t in refs.tags if t == "script"]
+    charts = len(hostile_view.charts)
+    assert len(scripts) == 2 + charts  # bundle + driver + one JSON block per chart
+
+
+def test_chart_json_is_script_safe():
+    from postmortem.report.html import json_for_script
+
+    text = str(json_for_script({"a": "</script><b>&"}))
+    assert "<" not in text and ">" not in text and "&" not in text
+    import json
+
+    assert json.loads(text) == {"a": "</script><b>&"}
+
+
+def test_deterministic_except_generation_time():
+    a = render_html(view_of(300))
+    b = render_html(view_of(300))
+    assert a == b
+
+
+def test_every_section_and_chart_present(view, html):
+    for section in view.sections:
+        assert f'<section id="{section.id}">' in html
+    for chart in view.charts:
+        assert f'id="spec-{chart.id}"' in html
+    assert "16.4k tokens/s" in html and "+5.0%" in html
+
+
+def test_size_normal_and_huge_runs():
+    assert len(render_html(view_of(2000)).encode()) < 1_500_000
+    huge = render_html(view_of(250_000, baseline=True))
+    assert len(huge.encode()) < 5_000_000
+
+
+def scrub(html: str) -> str:
+    from postmortem.report.html import javascript_bundle
+
+    html = html.replace(javascript_bundle(), "/* vega bundle */")
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "<generated>", html)
+
+
+def test_gold_file():
+    html = scrub(render_html(view_of(120)))
+    if os.environ.get("POSTMORTEM_UPDATE_GOLD") == "1" or not GOLD.exists():
+        GOLD.parent.mkdir(exist_ok=True)
+        GOLD.write_text(html, encoding="utf-8")
+    assert html == GOLD.read_text(encoding="utf-8"), "HTML changed; POSTMORTEM_UPDATE_GOLD=1 rewrites the gold"
+
+
+def test_zh_report_is_chinese():
+    view = view_of(200, lang="zh")
+    html = render_html(view)
+    assert '<html lang="zh-CN">' in html
+    assert "吞吐量" in html and "关键指标" in html and "数据质量" in html
+
+
+def test_no_baseline_report_says_so():
+    view = view_of(200, baseline=False)
+    html = render_html(view)
+    assert "No baseline" in html
+    assert not any(isinstance(c, Chart) and "Baseline" in str(c.spec.get("layer", "")) for c in view.charts)

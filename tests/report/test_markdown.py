@@ -1,0 +1,19 @@
+from postmortem.report.markdown import escape_md, render_markdown
+
+from conftest import view_of
+from fixtures import HOSTILE
+
+
+def test_summary_lists_headline_and_findings(view):
+    md = render_markdown(view)
+    assert "16\\.4k tokens/s" in md
+    assert "\\+5\\.0%" in md
+    assert "NaN loss at step 1,333" in md
+    assert len(md.splitlines()) < 25
+
+
+def test_user_strings_are_escaped():
+    md = render_markdown(view_of(200, hostile=True))
+    assert HOSTILE not in md and "<script>" not in md
+    assert "&lt;script&gt;" in md
+    assert escape_md("a_b*c [x](y)") == "a\\_b\\*c \\[x\\]\\(y\\)"

@@ -1,0 +1,62 @@
+import io
+
+import pytest
+from pypdf import PdfReader
+
+from postmortem.report.pdf import OfflineFetcher, render_pdf, render_pdf_html
+
+from conftest import view_of
+
+
+@pytest.fixture(scope="module")
+def pdf_text():
+    reader = PdfReader(io.BytesIO(render_pdf(view_of(600))))
+    return reader, "\n".join(p.extract_text() for p in reader.pages)
+
+
+def test_pdf_has_headline_figures_and_page_numbers(pdf_text):
+    reader, text = pdf_text
+    assert len(reader.pages) >= 3
+    for needle in ("Training postmortem", "16.4k tokens/s", "500 ms", "+5.0%", "Headline figures", "Appendix"):
+        assert needle in text, needle
+    assert f"1 / {len(reader.pages)}" in text
+
+
+def test_pdf_embeds_fonts(pdf_text):
+    reader, _ = pdf_text
+    fonts = set()
+    for page in reader.pages:
+        for font in (page.get("/Resources", {}).get("/Font") or {}).values():
+            desc = font.get_object().get("/DescendantFonts")
+            obj = desc[0].get_object() if desc else font.get_object()
+            fd = obj.get("/FontDescriptor")
+            if fd is not None:
+                fd = fd.get_object()
+                if any(k in fd for k in ("/FontFile", "/FontFile2", "/FontFile3")):
+                    fonts.add(str(obj.get("/BaseFont")))
+    assert fonts
+
+
+def test_zh_pdf_uses_cjk_font():
+    reader = PdfReader(io.BytesIO(render_pdf(view_of(200, lang="zh"))))
+    text = "\n".join(p.extract_text() for p in reader.pages)
+    assert "关键指标" in text and "吞吐量" in text
+    names = {str(f.get_object().get("/BaseFont")) for p in reader.pages for f in (p["/Resources"].get("/Font") or {}).values()}
+    assert any("WenQuanYi" in n or "wqy" in n.lower() for n in names), names
+
+
+def test_fetcher_refuses_everything_but_data_uris():
+    fetcher = OfflineFetcher()
+    fetcher.refused = []
+    for url in ("http://example.com/x.png", "https://example.com/a.css", "file:///etc/passwd"):
+        with pytest.raises(ValueError):
+            fetcher.fetch(url)
+    assert len(fetcher.refused) == 3
+    response = fetcher.fetch("data:text/plain;base64,aGk=")
+    assert response is not None
+
+
+def test_pdf_html_has_contents_with_page_counters():
+    html = render_pdf_html(view_of(200))
+    assert "target-counter(attr(href), page)" in html
+    assert 'src="data:image/svg+xml;base64,' in html

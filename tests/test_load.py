@@ -1,0 +1,135 @@
+"""load_run on the real sample runs: launches stitched, one value per step, checkpoint steps."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from postmortem.load import _segments, load_run
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+EVENTS = json.loads((SAMPLES / "injected_events.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def lr2x():
+    return load_run(SAMPLES / "gpt-tiny-lr2x")
+
+
+@pytest.fixture(scope="module")
+def base():
+    return load_run(SAMPLES / "gpt-tiny-base")
+
+
+def _json_lines(path: Path) -> dict[int, dict]:
+    """The resumed launch's own JSON lines, read independently of the text-log reader."""
+    rows = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("{") and '"step"' in line:
+            obj = json.loads(line)
+            rows[obj["step"]] = obj
+    return rows
+
+
+def test_every_file_of_the_samples_is_claimed(base, lr2x):
+    for run in (base, lr2x):
+        unclaimed = [e.rel for e in run.inventory if e.reader is None]
+        assert unclaimed == []
+
+
+def test_resumed_run_has_two_launches_with_the_replaced_span(lr2x):
+    resume = EVENTS["lr2x"]["resume"]
+    first, second = lr2x.segments
+    assert (first.first_step, first.last_step) == (1, EVENTS["lr2x"]["crash"]["after_step"])
+    assert (second.first_step, second.last_step) == (resume["first_step"], 300)
+    assert second.discarded == tuple(resume["repeated_steps"])
+    restarts = lr2x.events.filter(pl.col("kind") == "restart")
+    assert restarts["step"].to_list() == [resume["first_step"]]
+
+
+def test_summary_of_resumed_launch_is_moved_onto_global_steps(lr2x):
+    # MindSpore counts the resumed launch's summary steps from 1; aligned by wall time they are 201..
+    notes = [d for d in lr2x.diagnostics if d.slug == "step-counter-restarted"]
+    assert len(notes) == 1 and "shifted by 200" in notes[0].message
+    loss = lr2x.series("loss")
+    assert loss["step"].to_list() == list(range(1, 301))
+
+
+def test_later_launch_wins_on_repeated_steps(lr2x):
+    # Steps 201-260 ran twice; the values must be the resumed launch's (its JSON lines).
+    launch2 = _json_lines(SAMPLES / "gpt-tiny-lr2x" / "train.log")
+    loss = dict(zip(*lr2x.series("loss").select("step", "value").to_dict(as_series=False).values()))
+    for step in (201, 230, 260, 300):
+        assert math.isclose(loss[step], launch2[step]["loss"], rel_tol=1e-5)
+
+
+def test_one_value_per_tag_and_step(lr2x):
+    dupes = lr2x.scalars.group_by("tag", "rank", "step").len().filter(pl.col("len") > 1)
+    assert dupes.is_empty()
+    # the summary is preferred for loss; the sources agree elsewhere, so no conflict is reported
+    assert set(lr2x.scalars.filter(pl.col("tag") == "loss")["source"].unique()) == {"summary"}
+    assert not [d for d in lr2x.diagnostics if d.slug == "source-conflict"]
+
+
+def test_step_times_are_end_to_end_per_step(lr2x):
+    steps = lr2x.steps
+    assert steps["step"].to_list() == list(range(1, 301))
+    stall = EVENTS["lr2x"]["data_stall"]
+    row = steps.filter(pl.col("step") == stall["step"]).row(0, named=True)
+    assert math.isclose(row["step_time_s"], stall["observed_step_ms"] / 1000, rel_tol=1e-3)
+    assert math.isclose(row["data_time_s"], stall["observed_data_ms"] / 1000, rel_tol=1e-3)
+    assert steps.filter(pl.col("step") >= 201)["segment"].unique().to_list() == [1]
+
+
+def test_checkpoint_steps_are_global_even_when_append_info_counts_from_the_resume(lr2x):
+    expected = {c["file"]: c["global_step"] for c in EVENTS["lr2x"]["checkpoints"]}
+    got = dict(lr2x.checkpoints.select("path", "step").iter_rows())
+    assert got == expected
+    saves = lr2x.events.filter(pl.col("kind") == "checkpoint_save")
+    assert sorted(saves["step"].to_list()) == sorted(expected.values())
+
+
+def test_baseline_is_one_clean_launch(base):
+    assert len(base.segments) == 1
+    assert not [d for d in base.diagnostics if d.severity != "info"]
+    assert base.setting("seq_length") == 32 and base.setting("num_layers") == 2
+
+
+def test_nothing_is_written_into_the_run_folder(tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gpt-tiny-base", run)
+    before = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    load_run(run)
+    after = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    assert before == after
+
+
+@pytest.mark.parametrize(
+    "steps, expected",
+    [
+        ([1, 2, 3], [(1, 3, None)]),
+        ([1, 2, 2, 3], [(1, 3, None)]),  # a step written twice is not a restart
+        ([1, 2, 3, 4, 5, 3, 4, 5, 6], [(1, 5, None), (3, 6, (3, 5))]),
+        ([1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5], [(1, 3, None), (1, 4, (1, 3)), (2, 5, (2, 4))]),
+        ([10, 11, 12, 13, 20, 21], [(10, 21, None)]),  # a gap is not a restart
+    ],
+)
+def test_segments(steps, expected):
+    assert [(s.first_step, s.last_step, s.discarded) for s in _segments(steps)] == expected
+
+
+def test_conflicting_sources_are_a_diagnostic(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "a.log").write_text("".join(f"step={i} loss={5 - i * 0.1:.4f}\n" for i in range(1, 11)))
+    (run / "b.jsonl").write_text("".join(json.dumps({"step": i, "loss": 5 - i * 0.1 + (1 if i == 7 else 0)}) + "\n" for i in range(1, 11)))
+    r = load_run(run)
+    conflicts = [d for d in r.diagnostics if d.slug == "source-conflict"]
+    assert len(conflicts) == 1 and "1 step(s)" in conflicts[0].message and "step 7" in conflicts[0].message
