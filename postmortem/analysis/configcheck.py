@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from ..model import Run
 from .types import CheckStatus, ConfigCheck
 
@@ -71,9 +73,19 @@ def check_divisible(run: Run, key: str) -> ConfigCheck:
     return ConfigCheck(name, CheckStatus.FAIL, f"{v:g} is not divisible by {mp:g}", ev)
 
 
+def _interval_from_checkpoints(run: Run) -> float | None:
+    """Steps between saves as the checkpoints on disk show them (most common gap)."""
+    steps = (
+        run.tables["checkpoints"].filter(pl.col("kind") == "train")["step"].drop_nulls().unique().sort()
+    )
+    gaps = steps.diff().drop_nulls()
+    gaps = gaps.filter(gaps > 0)
+    return float(gaps.mode().min()) if not gaps.is_empty() else None
+
+
 def check_checkpoint_interval(run: Run, median_step_time_s: float | None, save_s: float | None) -> ConfigCheck:
     name = "checkpoint interval vs step time"
-    every = _num(run, "save_checkpoint_steps")
+    every = _num(run, "save_checkpoint_steps") or _interval_from_checkpoints(run)
     missing = [k for k, x in (("save_checkpoint_steps", every), ("step time", median_step_time_s)) if x is None]
     if missing:
         return _unknown(name, missing)

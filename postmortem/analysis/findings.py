@@ -17,6 +17,27 @@ CKPT_TAX = 0.05
 STALL_SHARE = 0.02
 
 
+# Plain names for figure keys in finding messages (the report has its own, translated labels).
+FIGURE_NAMES = {
+    "step_time_s": "step time", "tokens_per_s": "tokens/s", "samples_per_s": "samples/s", "mfu": "MFU",
+    "final_smoothed_loss": "final loss", "loss_at_equal_tokens": "loss at equal tokens",
+    "convergence_step": "convergence step", "loss_spikes": "loss spikes", "grad_norm_spikes": "grad-norm spikes",
+    "nan_steps": "NaN steps", "checkpoint_tax": "checkpoint tax", "loss": "loss", "grad_norm": "grad-norm",
+}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _change(d) -> str:
+    if d.rel is not None:
+        return f"{d.rel:+.1%}"
+    if d.baseline is not None and d.current is not None:
+        return f"{d.baseline:g} → {d.current:g}"
+    return "changed"
+
+
 def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     out: list[Finding] = []
     W, C, I = FindingSeverity.WARNING, FindingSeverity.CRITICAL, FindingSeverity.INFO
@@ -28,9 +49,13 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     for series, kind in ((st.loss, FindingKind.LOSS_SPIKES), (st.grad_norm, FindingKind.GRAD_NORM_SPIKES)):
         if series.spikes:
             slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST)
-            out.append(Finding(kind, W if slow else I, f"{len(series.spikes)} {series.tag} spikes "
-                               f"({slow} without fast recovery)",
-                               {"count": len(series.spikes), "not_fast": slow, "height_max": series.height_max}))
+            top = max(series.spikes, key=lambda s: s.height)
+            name = FIGURE_NAMES.get(series.tag, series.tag)
+            recovery = "all recovered fast" if not slow else f"{slow} without fast recovery"
+            out.append(Finding(kind, W if slow else I, f"{_count(len(series.spikes), name + ' spike')} ({recovery}); "
+                               f"largest at step {top.step}, {top.height:+.0%} over the running median",
+                               {"count": len(series.spikes), "not_fast": slow, "height_max": series.height_max,
+                                "largest_step": top.step}))
     if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE:
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, f"loss spike at step {s.step} never recovered",
@@ -62,12 +87,21 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     if tax is not None and tax > CKPT_TAX:
         out.append(Finding(FindingKind.CHECKPOINT_TAX, W, f"checkpoint saves take {tax:.1%} of wall time",
                            {"checkpoint_tax": tax}))
-    events = run.tables["events"]
-    for kind, fk, sev in (("checkpoint_interrupted", FindingKind.INTERRUPTED_CHECKPOINT, W),
-                          ("restart", FindingKind.RESTARTS, I), ("log_error", FindingKind.LOG_ERRORS, W)):
-        n = events.filter(pl.col("kind") == kind).height
-        if n:
-            out.append(Finding(fk, sev, f"{n} {kind.replace('_', ' ')} event(s)", {"count": n}))
+    events = run.tables["events"].sort("step", nulls_last=True)
+    for kind, fk, sev, what in (
+        ("checkpoint_interrupted", FindingKind.INTERRUPTED_CHECKPOINT, W, "interrupted checkpoint save"),
+        ("restart", FindingKind.RESTARTS, I, "restart"),
+        ("log_error", FindingKind.LOG_ERRORS, W, "error in the logs"),
+    ):
+        rows = events.filter(pl.col("kind") == kind)
+        if rows.height:
+            first = rows.row(0, named=True)
+            where = f" at step {first['step']}" if first["step"] is not None else ""
+            detail = f": {first['detail']}" if first["detail"] else (f": {first['file']}" if first["file"] else "")
+            plural = "errors in the logs" if kind == "log_error" else what + "s"
+            label = what if rows.height == 1 else plural
+            out.append(Finding(fk, sev, f"{rows.height} {label}; first{where}{detail}",
+                               {"count": rows.height, "first_step": first["step"], "file": first["file"]}))
     if a.ranks.slow_ranks:
         out.append(Finding(FindingKind.SLOW_RANKS, W, f"slow ranks: {', '.join(map(str, a.ranks.slow_ranks))}",
                            {"ranks": ",".join(map(str, a.ranks.slow_ranks))}))
@@ -79,8 +113,12 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         for v in a.comparison.verdicts:
             if v.verdict in ("regressed", "improved"):
                 kind = FindingKind.REGRESSION if v.verdict == "regressed" else FindingKind.IMPROVEMENT
+                changes = [
+                    f"{FIGURE_NAMES.get(d.figure, d.figure)} {_change(d)}"
+                    for d in a.comparison.deltas if d.figure in v.figures
+                ]
                 out.append(Finding(kind, W if v.verdict == "regressed" else I,
-                                   f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(v.figures)}",
+                                   f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(changes)}",
                                    {d.figure: d.rel for d in a.comparison.deltas if d.figure in v.figures}))
     order = {C: 0, W: 1, I: 2}
     return tuple(sorted(out, key=lambda f: order[f.severity]))

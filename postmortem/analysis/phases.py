@@ -24,6 +24,9 @@ RULE = ("startup = leading compile steps; warmup = until lr first reaches its pe
         "main = while lr stays at the peak; decay = from the first step after that with lr below the peak")
 
 
+MIN_MAIN_FRACTION = 0.01  # a plateau shorter than 1% of the run is not a phase
+
+
 def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> list[tuple[str, int, int]]:
     if steps.size == 0:
         return []
@@ -48,6 +51,9 @@ def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> li
     warm_end = int(s[ip]) if ip > 0 else start - 1
     below = np.flatnonzero(~at_peak[ip:])
     decay_start = int(s[ip + below[0]]) if below.size else last + 1
+    # A peak held for a step or two is the top of the schedule, not a plateau: no "main" phase.
+    if decay_start - 1 - warm_end < max(3, MIN_MAIN_FRACTION * (last - first + 1)):
+        decay_start = warm_end + 1
     for name, a, b in (("warmup", start, warm_end), ("main", max(start, warm_end + 1), decay_start - 1),
                        ("decay", max(start, decay_start), last)):
         if a <= min(b, last):

@@ -144,6 +144,8 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
             # "CheckpointMointor" is MindFormers' own historical spelling
             if isinstance(cb, dict) and cb.get("type") in ("CheckpointMonitor", "CheckpointMointor"):
                 put("save_checkpoint_steps", _int(cb.get("save_checkpoint_steps")))
+    elif isinstance(callbacks, dict):  # a flat mapping, as hand-written configs often have
+        put("save_checkpoint_steps", _int(callbacks.get("save_checkpoint_steps")))
     ctx = _get(cfg, "context")
     if isinstance(ctx, dict):
         put("device", ctx.get("device_target"))

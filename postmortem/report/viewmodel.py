@@ -503,7 +503,7 @@ def _stability(a: t.Analysis, L: Labels) -> Section:
             blocks.append(Paragraph(f"{title}: {L['no_spikes']} ({series.rule})", "good"))
             continue
         spec = charts.spike_height_chart([s.height for s in series.spikes], [str(s.recovery) for s in series.spikes], L)
-        if spec and series is st.loss:
+        if spec and series is st.loss and len(series.spikes) >= MIN_SPIKES_FOR_HISTOGRAM:
             blocks.append(Chart("chart-spike-heights", L["spike_heights"], spec))
         summary = (
             f"{title}: {fmt.integer(len(series.spikes))} · p50 {fmt.percent(series.height_p50)} · p90 {fmt.percent(series.height_p90)}"
@@ -593,6 +593,17 @@ def _checkpoints(a: t.Analysis, L: Labels) -> Section:
 
 
 _CHECK_TONE: dict[str, Tone] = {"pass": "good", "warn": "warning", "fail": "bad", "unknown": "muted"}
+def _evidence(value) -> str:
+    """Config evidence as people write it: 8, not 8.0; 0.0312, not 0.031234567."""
+    if isinstance(value, float) and value.is_integer():
+        return fmt.integer(value)
+    if isinstance(value, float):
+        return fmt.number(value)
+    return str(value)
+
+
+MIN_SPIKES_FOR_HISTOGRAM = 5
+
 _CHECK_LABEL = {"pass": "ok", "warn": "warn", "fail": "fail", "unknown": "unknown"}
 
 
@@ -601,7 +612,7 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
         return Section("config", L["config_checks"], (Paragraph(L["section_empty"], "muted"),))
     rows = [
         [Cell(c.name), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(c.message),
-         Cell(", ".join(f"{k}={v}" for k, v in sorted(c.evidence.items())), tone="muted")]
+         Cell(", ".join(f"{k}={_evidence(v)}" for k, v in sorted(c.evidence.items()) if v is not None), tone="muted")]
         for c in a.config_checks
     ]
     return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "llll", rows),))
