@@ -273,8 +273,9 @@ def _print_inventory(info: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code; never lets a traceback reach the user."""
     try:
-        app(args=argv, prog_name="postmortem", standalone_mode=False)
-        return 0
+        # Without standalone mode click returns typer.Exit's code instead of raising it.
+        result = app(args=argv, prog_name="postmortem", standalone_mode=False)
+        return result if isinstance(result, int) else 0
     except PostmortemError as exc:
         err.print(exc.one_line(), markup=False)
         return exc.exit_code

@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .types import Analysis, Figure, SpikeSeries
 
 SCHEMA_VERSION = "1.0"
@@ -42,9 +44,13 @@ def _clean(x: Any) -> Any:
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    if isinstance(x, float):
-        return _num(x)
-    if isinstance(x, (str, int, bool)) or x is None:
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (float, np.floating)):
+        return _num(float(x))
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, str) or x is None:
         return x
     return str(x)
 

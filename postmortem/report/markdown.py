@@ -7,14 +7,17 @@ import re
 from .format import labels
 from .viewmodel import ReportView
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
+# Characters that start emphasis, code, links or tables anywhere in a line. Hyphens, dots, "#"
+# and "+" only matter at the start of a line, and every line here starts with our own markup, so
+# they stay unescaped and readable ("gpt-tiny-lr2x", "-9.7%") in clients that show raw text.
+_MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
 
 
 def escape_md(text: str) -> str:
-    """Escape Markdown punctuation and HTML so user strings (run ids, messages) stay literal."""
+    """Escape Markdown and HTML in user strings (run ids, tags, messages) so they stay literal."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = " ".join(text.splitlines())
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_INLINE.sub(r"\\\1", text)
 
 
 def render_markdown(view: ReportView) -> str:

@@ -1,0 +1,117 @@
+"""TFRecord record framing shared by MindSpore summary, lineage and TensorBoard event files.
+
+Each record is ``u64le len | u32le masked_crc32c(len bytes) | data | u32le masked_crc32c(data)``
+with the mask ``((crc >> 15) | (crc << 17)) + 0xA282EAD8`` (mod 2^32) over CRC-32C (Castagnoli,
+computed in C by the ``crc32c`` package). Every CRC is checked.
+
+The file is read with one ``read()``: event files are written by one process, are at most a few
+hundred MB per rank, and one contiguous buffer lets the CRC and the decoders work on slices
+without per-record system calls.
+
+Bad input policy. ``scan`` never raises; it yields the good records and appends diagnostics whose
+slugs are ``{prefix}-{kind}`` with the reader's prefix ("summary", "lineage", "tensorboard"):
+
+* ``{prefix}-truncated`` (warning): the last record is cut short (a killed run). Everything
+  before it is kept. A length that points past the end of the file is treated the same way and is
+  never allocated.
+* ``{prefix}-record-crc`` (error): the CRC of the 8 length bytes does not match. Reading of the
+  file STOPS there. We do not try to resynchronise: with an untrusted length there is no record
+  boundary to continue from, and scanning byte by byte for the next plausible header would
+  invent records out of payload bytes (a float that happens to look like a header), which is
+  worse than losing the tail of a corrupted file. The offset tells the user where to look.
+* ``{prefix}-record-crc`` (error): the length CRC is good but the data CRC is not. The length is
+  trusted, so that one record is skipped and reading continues with the next one.
+* ``{prefix}-file-empty`` (warning): the file has no bytes at all.
+
+Offsets in diagnostics are byte offsets of the record header in the file.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+
+from crc32c import crc32c
+
+from ..diagnostics import Diagnostic, error, warning
+
+HEADER = 12  # u64 length + u32 masked CRC of the length
+FOOTER = 4  # u32 masked CRC of the data
+_MASK_DELTA = 0xA282EAD8
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
+_HEADER = struct.Struct("<QI")
+
+
+def masked_crc(data: bytes | memoryview) -> int:
+    """The masked CRC-32C TFRecord stores after a length and after the data."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def frame_record(data: bytes) -> bytes:
+    """One framed record (used by tests and by measurement scripts to write real framing)."""
+    length = _U64.pack(len(data))
+    return length + _U32.pack(masked_crc(length)) + data + _U32.pack(masked_crc(data))
+
+
+def read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def scan(
+    buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]
+) -> Iterator[tuple[int, int, int]]:
+    """Yield ``(record_offset, data_start, data_end)`` for every record whose CRCs check out.
+
+    Problems are appended to ``diagnostics`` as described in the module docstring.
+    """
+    size = len(buf)
+    if size == 0:
+        diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
+        return
+    view = memoryview(buf)
+    unpack_header = _HEADER.unpack_from
+    unpack_u32 = _U32.unpack_from
+    delta = _MASK_DELTA
+    pos = 0
+    bad_data = 0
+    while pos < size:
+        if pos + HEADER > size:
+            _truncated(diagnostics, prefix, rel, pos, size - pos)
+            return
+        length, length_crc = unpack_header(buf, pos)
+        crc = crc32c(view[pos:pos + 8])
+        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != length_crc:
+            diagnostics.append(error(
+                f"{prefix}-record-crc",
+                f"length CRC mismatch at byte {pos}: the record length cannot be trusted, "
+                f"stopped reading ({size - pos} bytes not read)",
+                rel, pos,
+            ))
+            return
+        start = pos + HEADER
+        end = start + length
+        if end + FOOTER > size:  # also catches absurd lengths: nothing is allocated for them
+            _truncated(diagnostics, prefix, rel, pos, size - pos)
+            return
+        crc = crc32c(view[start:end])
+        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != unpack_u32(buf, end)[0]:
+            bad_data += 1
+            diagnostics.append(error(
+                f"{prefix}-record-crc",
+                f"data CRC mismatch in the {length}-byte record at byte {pos}: record skipped",
+                rel, pos,
+            ))
+        else:
+            yield pos, start, end
+        pos = end + FOOTER
+
+
+def _truncated(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:
+    diagnostics.append(warning(
+        f"{prefix}-truncated",
+        f"last record is incomplete ({left} bytes at byte {pos}); everything before it was kept",
+        rel, pos,
+    ))

@@ -1,0 +1,359 @@
+"""MindSpore summary files (``SummaryRecord`` / ``SummaryCollector``): scalars and histograms.
+
+Claims ``...summary.{stamp}[.{device_id}.{host}]..._MS``; the ``_lineage`` files beside them belong
+to lineage.py. One call reads one file; ordering files and detecting restarts is load.py's job
+(``summary_stamp`` gives it the launch stamp from the name).
+
+What becomes data (formats.md section 1 has the field numbers):
+* every ``scalar_value`` (float32 widened to float64, NaN/Inf kept) -> SCALARS;
+* ``tensor`` values holding exactly one element -> SCALARS as well; larger tensors are counted;
+* ``histogram`` values -> HISTOGRAMS (summary statistics; buckets are not kept);
+* images, graphs, loss landscapes and explain events are counted, not decoded (one info diagnostic).
+The same (tag, step) written twice gives two rows; load.py deduplicates.
+
+Speed: most records of a long run are scalar-only Events. ``fast_scalars`` decodes exactly that
+byte layout (fields in number order, short tags, float values) straight from the file buffer and
+gives up (returns False, appending nothing) on anything else, which then goes through the general
+``protowire`` decoder. Both paths give the same result; tests check it against MindSpore's own
+``summary_pb2``.
+
+Diagnostic slugs: ``summary-truncated``, ``summary-record-crc``, ``summary-file-empty`` (framing.py),
+``summary-bad-record`` (a record whose CRC is good but whose protobuf does not parse),
+``summary-skipped`` (info: content counted, not decoded).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+import polars as pl
+
+from ..diagnostics import Diagnostic, info, warning
+from ..model import HISTOGRAMS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, frame
+from .base import Reader
+from .framing import FOOTER, HEADER, read_file, scan
+from .protowire import Message, WireError, parse, to_int64, varint
+
+NAME = "summary"
+_NAME_RE = re.compile(r"summary\.(\d+)")
+_DEVICE_RE = re.compile(r"summary\.\d+\.(\d+)\.")
+_F64 = struct.Struct("<d").unpack_from
+_F32 = struct.Struct("<f").unpack_from
+
+# anf_ir DataType -> struct format for raw_data (bfloat16 handled apart)
+_RAW_FORMATS = {1: "?", 2: "b", 3: "h", 4: "i", 5: "q", 6: "B", 7: "H", 8: "I", 9: "Q",
+                10: "e", 11: "f", 12: "d"}
+_DT_BFLOAT16 = 46
+
+
+def summary_stamp(name: str) -> int | None:
+    """The unix-seconds stamp in a summary file name (``...summary.1700000000.0.host_MS``)."""
+    m = _NAME_RE.search(name)
+    return int(m.group(1)) if m else None
+
+
+def device_id(name: str) -> int | None:
+    """The device id MindSpore >= 1.x puts after the stamp; None for older names."""
+    m = _DEVICE_RE.search(name)
+    return int(m.group(1)) if m else None
+
+
+def claims(artifact: Artifact) -> bool:
+    name = artifact.rel.rsplit("/", 1)[-1]
+    return name.endswith("_MS") and _NAME_RE.search(name) is not None
+
+
+class ScalarColumns:
+    """Columnar accumulators: one list per varying column, frames built once at the end."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.tags: list[str] = []
+        self.values: list[float] = []
+        self.walls: list[float] = []
+        self.h_steps: list[int] = []
+        self.h_tags: list[str] = []
+        self.h_stats: list[tuple[int, float, float, float, int, int, int]] = []
+        self.tag_cache: dict[bytes, str] = {}
+        self.skipped: dict[str, int] = {}
+        # Finished pieces in file order: the lists above (flushed) or numpy columns of a vector run.
+        self.chunks: list[tuple[pl.Series, pl.Series, pl.Series, pl.Series]] = []
+
+    def flush(self) -> None:
+        if self.steps:
+            self.chunks.append((pl.Series(self.steps, dtype=pl.Int64), pl.Series(self.tags, dtype=pl.Utf8),
+                                pl.Series(self.values, dtype=pl.Float64), pl.Series(self.walls, dtype=pl.Float64)))
+            self.steps, self.tags, self.values, self.walls = [], [], [], []
+
+    def columns(self) -> dict[str, pl.Series]:
+        """step, raw_tag, value, wall_time over everything decoded, in file order."""
+        self.flush()
+        names = ("step", "raw_tag", "value", "wall_time")
+        if not self.chunks:
+            return {name: [] for name in names}  # type: ignore[misc]
+        return {name: pl.concat([c[i] for c in self.chunks], rechunk=True) for i, name in enumerate(names)}
+
+    def skip(self, what: str) -> None:
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
+
+def fast_scalars(buf: bytes, start: int, end: int, cols: ScalarColumns, value_key: int = 0x1D) -> bool:
+    """Decode ``Event{wall_time=1, step=2, summary=5{value=1{tag=1, <float value>}*}}``.
+
+    ``value_key`` is the key byte of the float field: 0x1D for MindSpore's ``scalar_value = 3``,
+    0x15 for TensorBoard's ``simple_value = 2`` (the two Event layouts are otherwise the same).
+    Returns False, leaving ``cols`` unchanged, when the record has any other shape.
+    """
+    if end - start < 12 or buf[start] != 0x09 or buf[start + 9] != 0x10:
+        return False
+    wall = _F64(buf, start + 1)[0]
+    p = start + 10
+    step = buf[p]
+    if step < 0x80:
+        p += 1
+    else:
+        step, p = varint(buf, p)
+        step = to_int64(step)
+    if p + 2 > end or buf[p] != 0x2A:
+        return False
+    n = buf[p + 1]
+    if n < 0x80:
+        p += 2
+    else:
+        n, p = varint(buf, p + 1)
+    if p + n != end or n == 0:
+        return False
+    steps, tags, values, walls, cache = cols.steps, cols.tags, cols.values, cols.walls, cols.tag_cache
+    mark = len(steps)
+    while p < end:
+        vlen = buf[p + 1] if p + 1 < end else 0x80
+        vend = p + 2 + vlen
+        if buf[p] != 0x0A or vlen >= 0x80 or vlen < 7 or vend > end or buf[p + 2] != 0x0A:
+            break
+        tlen = buf[p + 3]
+        q = p + 4 + tlen
+        if tlen >= 0x80 or q + 5 != vend or buf[q] != value_key:
+            break
+        key = buf[p + 4:q]
+        tag = cache.get(key)
+        if tag is None:
+            tag = cache[key] = key.decode("utf-8", errors="replace")
+        steps.append(step)
+        tags.append(tag)
+        values.append(_F32(buf, q + 1)[0])
+        walls.append(wall)
+        p = vend
+    else:
+        return True
+    del steps[mark:], tags[mark:], values[mark:], walls[mark:]
+    return False
+
+
+_MIN_RUN = 32  # below this a run of same-length records is not worth vectorising
+
+
+def _layout(buf: bytes, start: int, end: int, value_key: int) -> tuple[int, int, list[tuple[str, int]]] | None:
+    """Where a scalar-only Event keeps its step and floats: (step offset, step bytes, [(tag, float offset)]).
+
+    Offsets are relative to the record start; None if the record is not of the fast layout.
+    """
+    probe = ScalarColumns()
+    if not fast_scalars(buf, start, end, probe, value_key):
+        return None
+    p = start + 10
+    while buf[p] >= 0x80:
+        p += 1
+    step_len = p + 1 - (start + 10)
+    offsets = []
+    q = end
+    for tag in reversed(probe.tags):  # each value ends with its 4 float bytes
+        offsets.append((tag, q - 4 - start))
+        q -= 2 + 2 + len(tag.encode("utf-8")) + 5
+    return 10, step_len, offsets[::-1]
+
+
+def _vector_run(buf: bytes, starts: list[int], length: int, cols: ScalarColumns, value_key: int) -> bool:
+    """Decode a run of equal-length records whose bytes match the first one's layout everywhere
+    except in the wall time, step and float values: then every record parses exactly like the
+    first, so those fields can be read column-wise with numpy. False (nothing appended) otherwise.
+    """
+    layout = _layout(buf, starts[0], starts[0] + length, value_key)
+    if layout is None:
+        return False
+    step_at, step_len, floats = layout
+    if step_len > 9:  # negative / huge steps: leave them to the per-record path
+        return False
+    # The run is contiguous (see decode_records): a zero-copy (records x bytes) view of the buffer.
+    stride = length + HEADER + FOOTER
+    base = np.frombuffer(buf, dtype=np.uint8, count=(len(starts) - 1) * stride + length, offset=starts[0])
+    rows = np.lib.stride_tricks.as_strided(base, shape=(len(starts), length), strides=(stride, 1), writeable=False)
+    fixed = np.ones(length, dtype=bool)
+    fixed[1:9] = False
+    fixed[step_at:step_at + step_len] = False
+    for _, at in floats:
+        fixed[at:at + 4] = False
+    if not (rows[:, fixed] == rows[0, fixed]).all():
+        return False
+    step_bytes = rows[:, step_at:step_at + step_len].astype(np.uint64)
+    cont = step_bytes >= 0x80
+    if not (cont[:, :-1].all() and not cont[:, -1].any()):
+        return False
+    steps = np.zeros(len(starts), dtype=np.uint64)
+    for i in range(step_len):
+        steps |= (step_bytes[:, i] & np.uint64(0x7F)) << np.uint64(7 * i)
+    walls = np.ascontiguousarray(rows[:, 1:9]).view("<f8")[:, 0]
+    values = np.stack([np.ascontiguousarray(rows[:, at:at + 4]).view("<f4")[:, 0] for _, at in floats], axis=1)
+    k = len(floats)
+    cols.flush()
+    tags = pl.Series([tag for tag, _ in floats], dtype=pl.Utf8)
+    cols.chunks.append((
+        pl.Series(np.repeat(steps.astype(np.int64), k)),
+        # tag codes 0..k-1 per record, mapped to the k tag strings in one vectorised step
+        pl.Series(np.tile(np.arange(k), len(starts))).replace_strict(dict(enumerate(tags)), return_dtype=pl.Utf8),
+        pl.Series(values.astype(np.float64).ravel()),
+        pl.Series(np.repeat(walls, k)),
+    ))
+    return True
+
+
+def decode_records(buf: bytes, spans: list[tuple[int, int, int]], cols: ScalarColumns, value_key: int,
+                   general) -> None:
+    """Decode records in file order: long runs of same-length scalar Events column-wise, the rest
+    with ``fast_scalars`` and, failing that, ``general(offset, start, end)``."""
+    i, n = 0, len(spans)
+    while i < n:
+        length = spans[i][2] - spans[i][1]
+        j = i + 1
+        # a run: back-to-back records of one length (a skipped bad record ends it)
+        while j < n and spans[j][2] - spans[j][1] == length and spans[j][0] == spans[j - 1][2] + FOOTER:
+            j += 1
+        if j - i >= _MIN_RUN and _vector_run(buf, [s[1] for s in spans[i:j]], length, cols, value_key):
+            i = j
+            continue
+        for offset, start, end in spans[i:j]:
+            if not fast_scalars(buf, start, end, cols, value_key):
+                general(offset, start, end)
+        i = j
+
+
+def _tensor_scalar(t: Message) -> float | None:
+    """The value of a one-element TensorProto (dims=1, data_type=2, float_data=3, ... raw_data=8)."""
+    dims = t.repeated_varint(1)
+    n = 1
+    for d in dims:
+        n *= d
+    if n != 1:
+        return None
+    for number, fmt in ((3, "f"), (6, "d")):
+        vals = t.repeated_fixed(number, fmt)
+        if vals:
+            return float(vals[0]) if len(vals) == 1 else None
+    for number in (4, 5, 7):
+        ints = t.repeated_varint(number)
+        if ints:
+            return float(ints[0] & 0xFFFFFFFFFFFFFFFF if number == 7 else ints[0]) if len(ints) == 1 else None
+    raw = t.raw(8)
+    dtype = t.int64(2)
+    if raw:
+        if dtype == _DT_BFLOAT16 and len(raw) == 2:
+            return struct.unpack("<f", b"\x00\x00" + raw)[0]
+        fmt = _RAW_FORMATS.get(dtype)
+        if fmt and struct.calcsize(fmt) == len(raw):
+            return float(struct.unpack("<" + fmt, raw)[0])
+    return None
+
+
+def _general(buf: bytes, start: int, end: int, cols: ScalarColumns) -> str | None:
+    """Decode any Event; returns its kind ('version', 'summary', 'graph', ...)."""
+    event = parse(memoryview(buf)[start:end])
+    if event.has(3):
+        return "version"
+    if event.has(4):
+        cols.skip("graph")
+        return "graph"
+    if event.has(6):
+        cols.skip("explain")
+        return "explain"
+    summary = event.message(5)
+    if summary is None:
+        return None
+    step = event.int64(2)
+    wall = event.f64(1)
+    for value in summary.messages(1):
+        tag = value.string(1)
+        if value.has(3):
+            cols.steps.append(step)
+            cols.tags.append(tag)
+            cols.values.append(value.f32(3))
+            cols.walls.append(wall)
+        elif value.has(8):
+            scalar = _tensor_scalar(value.message(8))  # type: ignore[arg-type]
+            if scalar is None:
+                cols.skip("tensor (more than one element)")
+            else:
+                cols.steps.append(step)
+                cols.tags.append(tag)
+                cols.values.append(scalar)
+                cols.walls.append(wall)
+        elif value.has(9):
+            h = value.message(9)
+            assert h is not None
+            cols.h_steps.append(step)
+            cols.h_tags.append(tag)
+            cols.h_stats.append((h.int64(8), h.f64(6), h.f64(5), h.f64(7), h.int64(2), h.int64(3), h.int64(4)))
+        elif value.has(4):
+            cols.skip("image")
+        elif value.has(10):
+            cols.skip("loss landscape")
+        else:
+            cols.skip("value of unknown kind")
+    return "summary"
+
+
+def read(artifact: Artifact) -> ReadResult:
+    result = ReadResult(reader=NAME)
+    diagnostics: list[Diagnostic] = result.diagnostics
+    buf = read_file(artifact.path)
+    cols = ScalarColumns()
+    kinds: set[str | None] = set()
+
+    def general(offset: int, start: int, end: int) -> None:
+        try:
+            kinds.add(_general(buf, start, end, cols))
+        except WireError as exc:
+            diagnostics.append(warning(
+                "summary-bad-record", f"record with a valid CRC does not decode as an Event: {exc}",
+                artifact.rel, offset,
+            ))
+
+    decode_records(buf, list(scan(buf, artifact.rel, NAME, diagnostics)), cols, 0x1D, general)
+    saw_version = "version" in kinds
+    if cols.skipped:
+        what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
+        diagnostics.append(info("summary-skipped", f"counted, not decoded: {what}", artifact.rel))
+    rank = artifact.rank if artifact.rank is not None else device_id(artifact.rel.rsplit("/", 1)[-1])
+    result.tables["scalars"] = scalars_frame(cols, rank, "summary", artifact.rel)
+    result.tables["histograms"] = _histograms_frame(cols, rank, artifact.rel)
+    if saw_version or result.tables["scalars"].height:
+        result.settings["framework"] = Setting("MindSpore", "summary")
+    return result
+
+
+def scalars_frame(cols: ScalarColumns, rank: int | None, source: str, rel: str) -> pl.DataFrame:
+    """SCALARS rows from the decoded columns; canonical tags are mapped once per distinct raw tag."""
+    columns = cols.columns()
+    df = frame({**columns, "rank": rank, "source": source, "file": rel}, SCALARS)
+    mapping = {raw: canonical_tag(raw) for raw in df["raw_tag"].unique().to_list()}
+    return df.with_columns(pl.col("raw_tag").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("tag"))
+
+
+def _histograms_frame(cols: ScalarColumns, rank: int | None, rel: str) -> pl.DataFrame:
+    names = ("count", "min", "max", "sum", "nan_count", "pos_inf_count", "neg_inf_count")
+    columns: dict[str, object] = dict(zip(names, map(list, zip(*cols.h_stats)))) if cols.h_stats else {}
+    columns.update(step=cols.h_steps, tag=cols.h_tags, rank=rank, file=rel)
+    return frame(columns, HISTOGRAMS)
+
+
+READER = Reader(name=NAME, claims=claims, read=read)

@@ -1,0 +1,165 @@
+"""TensorBoard event files (``events.out.tfevents.*``), as MindFormers writes them with tensorboardX
+under ``tensorboard_dir/rank_{id}/``.
+
+Decoded with the same wire decoder as the summary files rather than ``tensorboardX.proto.event_pb2``:
+the scalar fast path (shared with mindspore_summary.py) is faster than ``Event.FromString`` plus
+Python attribute access per value, and one decoder keeps both readers' behaviour on bad bytes alike.
+
+Field numbers (tensorboardX/TF ``event.proto``, ``summary.proto``, ``tensor.proto``):
+``Event{wall_time=1, step=2, file_version=3, graph_def=4, summary=5, ...}``;
+``Summary.Value{tag=1, simple_value=2, histo=5, image=4, audio=6, tensor=8, metadata=9}``;
+``TensorProto{dtype=1, tensor_shape=2{dim=2{size=1}}, tensor_content=4, float_val=5, double_val=6,
+int_val=7, int64_val=10, half_val=13}``; ``HistogramProto{min=1, max=2, num=3, sum=4}``.
+
+Scalars come from ``simple_value`` and from one-element tensors (tensorboardX ``new_style=True`` and
+TF2 write scalars that way). Tags go through ``model.canonical_tag`` plus the MindFormers spellings
+below. Units: MindFormers' MFLossMonitor computes ``per_step_seconds = (time.time() - start) * 1000``
+(milliseconds despite the name) and writes ``add_scalar('iteration-time', int(per_step_seconds))``,
+so ``iteration-time`` is integer milliseconds and is divided by 1000 to give ``step_time`` in
+seconds. ``throughput`` is samples/s per device; ``model-flops-throughput-per-npu`` is TFLOPS
+(``full_model_flops / per_step_ms / 1e9``). The ``... vs samples`` tags (x axis = samples) keep
+their own names and values.
+
+Diagnostic slugs: ``tensorboard-truncated``, ``tensorboard-record-crc``, ``tensorboard-file-empty``
+(framing.py), ``tensorboard-bad-record`` (CRC good, protobuf not), ``tensorboard-skipped`` (info).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import polars as pl
+
+from ..diagnostics import info, warning
+from ..model import HISTOGRAMS, Artifact, ReadResult, canonical_tag, frame
+from .base import Reader
+from .framing import read_file, scan
+from .mindspore_summary import ScalarColumns, decode_records, scalars_frame
+from .protowire import Message, WireError, parse
+
+NAME = "tensorboard"
+_SIMPLE_VALUE_KEY = 0x15  # field 2, wire type 5
+
+# MindFormers' dashed names that model.CANONICAL_TAGS does not cover.
+_ALIASES = {"lm-loss": "lm_loss", "mtp-loss": "mtp_loss", "aux-loss": "load_balancing_loss"}
+_MS_TO_S = {"iteration-time"}  # raw tags written in milliseconds
+
+# TF DataType -> struct format of tensor_content (bfloat16 = 14 handled apart)
+_CONTENT_FORMATS = {1: "f", 2: "d", 3: "i", 4: "B", 5: "h", 6: "b", 9: "q", 10: "?", 19: "e"}
+
+
+def claims(artifact: Artifact) -> bool:
+    return "events.out.tfevents." in artifact.rel.rsplit("/", 1)[-1]
+
+
+def _tensor_scalar(t: Message) -> float | None:
+    shape = t.message(2)
+    n = 1
+    if shape is not None:
+        for dim in shape.messages(2):
+            n *= dim.int64(1)
+    if n != 1:
+        return None
+    for number, fmt in ((5, "f"), (6, "d")):
+        vals = t.repeated_fixed(number, fmt)
+        if vals:
+            return float(vals[0]) if len(vals) == 1 else None
+    for number in (7, 10):
+        ints = t.repeated_varint(number)
+        if ints:
+            return float(ints[0]) if len(ints) == 1 else None
+    halves = t.repeated_varint(13)
+    if halves:
+        return struct.unpack("<e", struct.pack("<H", halves[0] & 0xFFFF))[0] if len(halves) == 1 else None
+    content = t.raw(4)
+    dtype = t.int64(1)
+    if content:
+        if dtype == 14 and len(content) == 2:
+            return struct.unpack("<f", b"\x00\x00" + content)[0]
+        fmt = _CONTENT_FORMATS.get(dtype)
+        if fmt and struct.calcsize(fmt) == len(content):
+            return float(struct.unpack("<" + fmt, content)[0])
+    return None
+
+
+def _general(buf: bytes, start: int, end: int, cols: ScalarColumns, hist: list[tuple]) -> None:
+    """Decode any Event: scalars to ``cols``, histograms to ``hist``, the rest counted."""
+    event = parse(memoryview(buf)[start:end])
+    if event.has(3):  # file_version header
+        return
+    summary = event.message(5)
+    if summary is None:
+        for number, what in ((4, "graph"), (6, "log message"), (7, "session log"),
+                             (8, "run metadata"), (9, "meta graph")):
+            if event.has(number):
+                cols.skip(what)
+        return
+    step = event.int64(2)
+    wall = event.f64(1)
+    for value in summary.messages(1):
+        tag = value.string(1)
+        scalar: float | None = None
+        if value.has(2):
+            scalar = value.f32(2)
+        elif value.has(8):
+            scalar = _tensor_scalar(value.message(8))  # type: ignore[arg-type]
+            if scalar is None:
+                cols.skip("tensor (not one number)")
+                continue
+        elif value.has(5):
+            h = value.message(5)
+            assert h is not None
+            hist.append((step, tag, round(h.f64(3)), h.f64(1), h.f64(2), h.f64(4)))
+            continue
+        else:
+            cols.skip("image" if value.has(4) else "audio" if value.has(6) else "other value")
+            continue
+        cols.steps.append(step)
+        cols.tags.append(tag)
+        cols.values.append(scalar)
+        cols.walls.append(wall)
+
+
+def read(artifact: Artifact) -> ReadResult:
+    result = ReadResult(reader=NAME)
+    buf = read_file(artifact.path)
+    cols = ScalarColumns()
+    hist: list[tuple] = []
+
+    def general(offset: int, start: int, end: int) -> None:
+        try:
+            _general(buf, start, end, cols, hist)
+        except WireError as exc:
+            result.diagnostics.append(warning(
+                "tensorboard-bad-record", f"record does not decode as an Event: {exc}", artifact.rel, offset,
+            ))
+
+    spans = list(scan(buf, artifact.rel, NAME, result.diagnostics))
+    decode_records(buf, spans, cols, _SIMPLE_VALUE_KEY, general)
+    if cols.skipped:
+        what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
+        result.diagnostics.append(info("tensorboard-skipped", f"counted, not decoded: {what}", artifact.rel))
+    scalars = scalars_frame(cols, artifact.rank, "tensorboard", artifact.rel)
+    result.tables["scalars"] = _mindformers_units(scalars)
+    result.tables["histograms"] = frame({
+        "step": [h[0] for h in hist], "tag": [h[1] for h in hist], "count": [h[2] for h in hist],
+        "min": [h[3] for h in hist], "max": [h[4] for h in hist], "sum": [h[5] for h in hist],
+        "rank": artifact.rank, "file": artifact.rel,
+    }, HISTOGRAMS)
+    return result
+
+
+def _mindformers_units(df: pl.DataFrame) -> pl.DataFrame:
+    raw = pl.col("raw_tag")
+    return df.with_columns(
+        tag=pl.when(raw.is_in(list(_ALIASES))).then(raw.replace_strict(_ALIASES, default=None)).otherwise(pl.col("tag")),
+        value=pl.when(raw.is_in(list(_MS_TO_S))).then(pl.col("value") / 1000.0).otherwise(pl.col("value")),
+    )
+
+
+def canonical(raw: str) -> str:
+    """The canonical tag this reader gives a raw TensorBoard tag (for callers and tests)."""
+    return _ALIASES.get(raw) or canonical_tag(raw)
+
+
+READER = Reader(name=NAME, claims=claims, read=read)

@@ -1,0 +1,210 @@
+"""End to end: `postmortem build` on the real samples into a temporary archive, then the archive
+commands, rebuild without the raw folders, and the weekly digest."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from pypdf import PdfReader
+
+from postmortem.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+EPOCH = "1796040000"  # pins the generation time: reports become byte-reproducible
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """Both samples built into one archive, the changed run against `--baseline prev`."""
+    root = tmp_path_factory.mktemp("e2e")
+    runs = root / "runs"
+    for name in ("gpt-tiny-base", "gpt-tiny-lr2x"):
+        shutil.copytree(SAMPLES / name, runs / name)
+    out = root / "out"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    assert main(["build", str(runs / "gpt-tiny-base"), "--out", str(out), "--experiment", "gpt-tiny"]) == 0
+    assert main(["build", str(runs / "gpt-tiny-lr2x"), "--out", str(out), "--experiment", "gpt-tiny", "--baseline", "prev"]) == 0
+    yield out, runs
+    mp.undo()
+
+
+def run_dir(archive, run_id):
+    out, _ = archive
+    return out / "gpt-tiny" / run_id
+
+
+def test_report_files_are_written(archive):
+    folder = run_dir(archive, "gpt-tiny-lr2x")
+    for name in ("report.html", "report.pdf", "metrics.json", "summary.md", "data/run.json", "data/scalars.parquet"):
+        assert (folder / name).is_file(), name
+    assert not list(folder.parent.glob(".staging-*"))
+
+
+def test_metrics_json_is_valid_and_states_its_figures(archive):
+    from postmortem.analysis.metrics_json import load_schema
+
+    metrics = json.loads((run_dir(archive, "gpt-tiny-lr2x") / "metrics.json").read_text())
+    jsonschema.validate(metrics, load_schema())
+    events = json.loads((SAMPLES / "injected_events.json").read_text())["lr2x"]
+    assert metrics["run"]["id"] == "gpt-tiny-lr2x" and metrics["run"]["experiment"] == "gpt-tiny"
+    assert metrics["baseline"]["run"]["id"] == "gpt-tiny-base"
+    assert [s["step"] for s in metrics["stability"]["loss_spikes"]] == [events["loss_spike"]["step"]]
+    excluded = {e["step"]: e["reason"] for e in metrics["throughput"]["excluded"]}
+    assert excluded[1] == "compile" and excluded[events["resume"]["first_step"]] == "compile"
+    assert excluded[events["data_stall"]["step"]] == "data_stall"
+    assert metrics["model"]["params_total"] == 30592
+    assert metrics["throughput"]["steady"]["tokens_per_s"] > 0
+    assert set(metrics["baseline"]["verdicts"]) == {"throughput", "efficiency", "convergence", "stability"}
+
+
+def test_pdf_has_the_headline_figures_and_page_numbers(archive):
+    folder = run_dir(archive, "gpt-tiny-lr2x")
+    text = "\n".join(page.extract_text() for page in PdfReader(folder / "report.pdf").pages)
+    metrics = json.loads((folder / "metrics.json").read_text())
+    from postmortem.report import format as fmt
+
+    assert fmt.tokens_per_s(metrics["throughput"]["steady"]["tokens_per_s"]) in text
+    assert fmt.loss(metrics["convergence"]["smoothed_final_loss"]) in text
+    pages = len(PdfReader(folder / "report.pdf").pages)
+    assert f"1 / {pages}" in text and pages > 2
+
+
+def test_summary_md_names_run_baseline_and_spike(archive):
+    md = (run_dir(archive, "gpt-tiny-lr2x") / "summary.md").read_text()
+    assert "gpt-tiny-lr2x" in md and "gpt-tiny-base" in md
+    assert "150" in md  # the injected loss spike's step
+
+
+def test_same_inputs_give_the_same_files(archive, tmp_path, monkeypatch):
+    out, runs = archive
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    again = tmp_path / "again"
+    assert main(["build", str(runs / "gpt-tiny-base"), "--out", str(again), "--experiment", "gpt-tiny", "--format", "html,json,md"]) == 0
+    for name in ("report.html", "metrics.json", "summary.md"):
+        assert (again / "gpt-tiny" / "gpt-tiny-base" / name).read_bytes() == (run_dir(archive, "gpt-tiny-base") / name).read_bytes(), name
+
+
+def test_index_lists_runs_newest_first(archive):
+    out, _ = archive
+    index = json.loads((out / "index.json").read_text())
+    assert [r["run_id"] for r in index["runs"]] == ["gpt-tiny-lr2x", "gpt-tiny-base"]
+    assert index["runs"][0]["baseline"] == "gpt-tiny-base"
+    html = (out / "gpt-tiny" / "index.html").read_text()
+    assert 'href="../gpt-tiny/gpt-tiny-lr2x/report.html"' in html or 'href="gpt-tiny-lr2x/report.html"' in html or "gpt-tiny-lr2x/report.html" in html
+
+
+def test_archive_ls_and_show(archive, capsys):
+    out, _ = archive
+    assert main(["archive", "ls", "--archive", str(out), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in rows] == ["gpt-tiny-lr2x", "gpt-tiny-base"]
+    assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "tokens/s" in shown and "report.html" in shown
+    assert main(["archive", "show", "no-such-run", "--archive", str(out)]) == 2
+    assert "error[run-not-archived]" in capsys.readouterr().err
+
+
+def test_baseline_by_run_id_and_by_archived_folder(archive, tmp_path, capsys):
+    out, runs = archive
+    for baseline in ("gpt-tiny-base", str(run_dir(archive, "gpt-tiny-base"))):
+        assert main(["build", str(runs / "gpt-tiny-lr2x"), "--out", str(out), "--experiment", "gpt-tiny",
+                     "--run-id", "lr2x-again", "--baseline", baseline, "--format", "json"]) == 0
+        metrics = json.loads((out / "gpt-tiny" / "lr2x-again" / "metrics.json").read_text())
+        assert metrics["baseline"]["run"]["id"] == "gpt-tiny-base"
+    shutil.rmtree(out / "gpt-tiny" / "lr2x-again")
+
+
+def test_rebuild_without_the_raw_run_folder(archive, tmp_path, monkeypatch):
+    out, runs = archive
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    before = (copy / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text()
+    html_before = (copy / "gpt-tiny" / "gpt-tiny-lr2x" / "report.html").read_text()
+    moved = tmp_path / "gone"
+    shutil.move(runs, moved)  # the raw folders are deleted
+    try:
+        assert main(["rebuild", "gpt-tiny-lr2x", "--archive", str(copy), "--format", "html,json"]) == 0
+    finally:
+        shutil.move(moved, runs)
+    after = (copy / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text()
+    assert json.loads(after) == json.loads(before)
+    assert (copy / "gpt-tiny" / "gpt-tiny-lr2x" / "report.html").read_text() == html_before
+
+
+def test_weekly_digest(archive, tmp_path, monkeypatch, capsys):
+    out, _ = archive
+    finished = json.loads((run_dir(archive, "gpt-tiny-lr2x") / "metrics.json").read_text())["run"]["finished_at"]
+    from datetime import datetime
+
+    week = "{}-W{:02d}".format(*datetime.fromisoformat(finished).isocalendar()[:2])
+    assert main(["weekly", "--archive", str(out), "--week", week]) == 0
+    folder = out / "weekly" / week
+    md = (folder / "digest.md").read_text()
+    assert "gpt-tiny-lr2x" in md and "gpt-tiny-base" in md and "## gpt-tiny" in md
+    html = (folder / "digest.html").read_text()
+    assert 'href="../../gpt-tiny/gpt-tiny-lr2x/report.html"' in html
+    assert html.count("<svg") >= 2  # trend charts across the runs
+    first = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert main(["weekly", "--archive", str(out), "--week", week, "--format", "html,md"]) == 0
+    assert {n: (folder / n).read_bytes() for n in ("digest.html", "digest.md")} == {n: first[n] for n in ("digest.html", "digest.md")}
+    assert main(["weekly", "--archive", str(out), "--week", "2019-W01", "--format", "md"]) == 0
+    assert "0 run(s) finished" in (out / "weekly" / "2019-W01" / "digest.md").read_text()
+    assert main(["weekly", "--archive", str(out), "--week", "2026-W99"]) == 2
+    assert "error[bad-option]" in capsys.readouterr().err
+
+
+def test_fail_on_regression_exit_code(archive, tmp_path):
+    out, runs = archive
+    metrics = json.loads((run_dir(archive, "gpt-tiny-lr2x") / "metrics.json").read_text())
+    regressed = "regressed" in metrics["baseline"]["verdicts"].values()
+    code = main(["build", str(runs / "gpt-tiny-lr2x"), "--out", str(tmp_path / "o"), "--experiment", "gpt-tiny",
+                 "--baseline", str(runs / "gpt-tiny-base"), "--format", "json", "--fail-on-regression"])
+    assert code == (1 if regressed else 0)
+
+
+@pytest.mark.parametrize(
+    "args, slug",
+    [
+        (["build", "/nonexistent/run"], "run-dir-missing"),
+        (["build", "{sample}", "--run-id", "../escape"], "bad-run-id"),
+        (["build", "{sample}", "--experiment", "a/b"], "bad-experiment-name"),
+        (["build", "{sample}", "--baseline", "no-such-run"], "run-not-archived"),
+        (["build", "{sample}", "--lang", "fr"], "bad-option"),
+        (["inspect", "/nonexistent/run"], "run-dir-missing"),
+    ],
+)
+def test_bad_input_is_one_line_with_exit_2(args, slug, tmp_path, capsys):
+    args = [a.replace("{sample}", str(SAMPLES / "gpt-tiny-base")) for a in args] + (["--out", str(tmp_path / "o")] if args[0] == "build" else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error[{slug}]") and "\n" not in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "gpt-tiny").exists()
+
+
+def test_out_inside_the_run_folder_is_refused(tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gpt-tiny-base", run)
+    assert main(["build", str(run), "--out", str(run / "out")]) == 2
+    assert "error[out-inside-run]" in capsys.readouterr().err
+    assert not (run / "out").exists()
+
+
+def test_old_archive_schema_names_both_versions(archive, tmp_path, capsys):
+    out, _ = archive
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    run_json = copy / "gpt-tiny" / "gpt-tiny-base" / "data" / "run.json"
+    doc = json.loads(run_json.read_text())
+    doc["archive_schema_version"] = 99
+    run_json.write_text(json.dumps(doc))
+    assert main(["rebuild", "gpt-tiny-base", "--archive", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "error[archive-version]" in err and "99" in err and "1" in err
