@@ -33,7 +33,7 @@ import polars as pl
 from ..diagnostics import Diagnostic, info, warning
 from ..model import HISTOGRAMS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, frame
 from .base import Reader
-from .framing import FOOTER, HEADER, read_file, scan
+from .framing import FOOTER, HEADER, read_file, spans
 from .protowire import Message, WireError, parse, to_int64, varint
 
 NAME = "summary"
@@ -174,12 +174,13 @@ def _layout(buf: bytes, start: int, end: int, value_key: int) -> tuple[int, int,
     return 10, step_len, offsets[::-1]
 
 
-def _vector_run(buf: bytes, starts: list[int], length: int, cols: ScalarColumns, value_key: int) -> bool:
+def _vector_run(buf: bytes, starts: np.ndarray, length: int, cols: ScalarColumns, value_key: int) -> bool:
     """Decode a run of equal-length records whose bytes match the first one's layout everywhere
     except in the wall time, step and float values: then every record parses exactly like the
     first, so those fields can be read column-wise with numpy. False (nothing appended) otherwise.
     """
-    layout = _layout(buf, starts[0], starts[0] + length, value_key)
+    first = int(starts[0])
+    layout = _layout(buf, first, first + length, value_key)
     if layout is None:
         return False
     step_at, step_len, floats = layout
@@ -187,7 +188,7 @@ def _vector_run(buf: bytes, starts: list[int], length: int, cols: ScalarColumns,
         return False
     # The run is contiguous (see decode_records): a zero-copy (records x bytes) view of the buffer.
     stride = length + HEADER + FOOTER
-    base = np.frombuffer(buf, dtype=np.uint8, count=(len(starts) - 1) * stride + length, offset=starts[0])
+    base = np.frombuffer(buf, dtype=np.uint8, count=(len(starts) - 1) * stride + length, offset=first)
     rows = np.lib.stride_tricks.as_strided(base, shape=(len(starts), length), strides=(stride, 1), writeable=False)
     fixed = np.ones(length, dtype=bool)
     fixed[1:9] = False
@@ -218,24 +219,25 @@ def _vector_run(buf: bytes, starts: list[int], length: int, cols: ScalarColumns,
     return True
 
 
-def decode_records(buf: bytes, spans: list[tuple[int, int, int]], cols: ScalarColumns, value_key: int,
-                   general) -> None:
+def decode_records(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int, general) -> None:
     """Decode records in file order: long runs of same-length scalar Events column-wise, the rest
-    with ``fast_scalars`` and, failing that, ``general(offset, start, end)``."""
-    i, n = 0, len(spans)
-    while i < n:
-        length = spans[i][2] - spans[i][1]
-        j = i + 1
-        # a run: back-to-back records of one length (a skipped bad record ends it)
-        while j < n and spans[j][2] - spans[j][1] == length and spans[j][0] == spans[j - 1][2] + FOOTER:
-            j += 1
-        if j - i >= _MIN_RUN and _vector_run(buf, [s[1] for s in spans[i:j]], length, cols, value_key):
-            i = j
+    with ``fast_scalars`` and, failing that, ``general(offset, start, end)``.
+
+    ``spans`` holds ``(record_offset, data_start, data_end)`` rows from ``framing.spans``.
+    """
+    n = len(spans)
+    if n == 0:
+        return
+    lengths = spans[:, 2] - spans[:, 1]
+    # A run is back-to-back records of one length (a skipped bad record or a new length ends it).
+    breaks = np.flatnonzero((lengths[1:] != lengths[:-1]) | (spans[1:, 0] != spans[:-1, 2] + FOOTER)) + 1
+    bounds = np.concatenate(([0], breaks, [n])).tolist()
+    for i, j in zip(bounds[:-1], bounds[1:]):
+        if j - i >= _MIN_RUN and _vector_run(buf, spans[i:j, 1], int(lengths[i]), cols, value_key):
             continue
-        for offset, start, end in spans[i:j]:
+        for offset, start, end in spans[i:j].tolist():
             if not fast_scalars(buf, start, end, cols, value_key):
                 general(offset, start, end)
-        i = j
 
 
 def _tensor_scalar(t: Message) -> float | None:
@@ -328,7 +330,7 @@ def read(artifact: Artifact) -> ReadResult:
                 artifact.rel, offset,
             ))
 
-    decode_records(buf, list(scan(buf, artifact.rel, NAME, diagnostics)), cols, 0x1D, general)
+    decode_records(buf, spans(buf, artifact.rel, NAME, diagnostics), cols, 0x1D, general)
     saw_version = "version" in kinds
     if cols.skipped:
         what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))

@@ -33,7 +33,7 @@ import polars as pl
 from ..diagnostics import info, warning
 from ..model import HISTOGRAMS, Artifact, ReadResult, canonical_tag, frame
 from .base import Reader
-from .framing import read_file, scan
+from .framing import read_file, spans
 from .mindspore_summary import ScalarColumns, decode_records, scalars_frame
 from .protowire import Message, WireError, parse
 
@@ -134,8 +134,7 @@ def read(artifact: Artifact) -> ReadResult:
                 "tensorboard-bad-record", f"record does not decode as an Event: {exc}", artifact.rel, offset,
             ))
 
-    spans = list(scan(buf, artifact.rel, NAME, result.diagnostics))
-    decode_records(buf, spans, cols, _SIMPLE_VALUE_KEY, general)
+    decode_records(buf, spans(buf, artifact.rel, NAME, result.diagnostics), cols, _SIMPLE_VALUE_KEY, general)
     if cols.skipped:
         what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
         result.diagnostics.append(info("tensorboard-skipped", f"counted, not decoded: {what}", artifact.rel))
