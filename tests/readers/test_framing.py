@@ -117,3 +117,47 @@ def test_any_damage_never_raises_and_yields_only_real_records(cut, flip, bit):
 def test_random_bytes_never_raise(data):
     got, diags = _scan(data)
     assert got == [] or all(e <= len(data) for _, _, e in got)
+
+
+def _damaged_copies(buf: bytes):
+    """The real file, and the kinds of damage the policy distinguishes."""
+    records, _ = _scan(buf)
+    mid_offset, mid_start, _ = records[len(records) // 2]
+    yield "clean", buf
+    yield "truncated", buf[:-7]
+    yield "data-crc", buf[:mid_start + 2] + bytes([buf[mid_start + 2] ^ 0x40]) + buf[mid_start + 3:]
+    yield "length-crc", buf[:mid_offset + 1] + bytes([buf[mid_offset + 1] ^ 0x01]) + buf[mid_offset + 2:]
+    yield "absurd-length", buf[:mid_offset] + struct.pack("<Q", 2**60) + buf[mid_offset + 8:]
+    yield "garbage-appended", buf + b"\x00garbage\xff" * 3
+    yield "empty", b""
+
+
+def test_c_and_python_framing_agree_on_real_and_damaged_files():
+    from postmortem.readers import framing
+
+    if framing._c_scan is None:
+        import pytest
+
+        pytest.skip("C framing helper not built (no compiler at install)")
+    for path in (SUMMARY, TFEVENTS):
+        for what, buf in _damaged_copies(path.read_bytes()):
+            c_diags, py_diags = [], []
+            c = framing.spans(buf, "x/file", "summary", c_diags, use_c=True)
+            py = framing.spans(buf, "x/file", "summary", py_diags, use_c=False)
+            assert c.tolist() == py.tolist(), what
+            assert c_diags == py_diags, what
+
+
+def test_c_crc_matches_the_crc32c_package():
+    from postmortem.readers import framing
+
+    if framing._c_scan is None:
+        import pytest
+
+        pytest.skip("C framing helper not built")
+    from crc32c import crc32c
+
+    from postmortem.readers._framing import crc32c as c_crc32c
+
+    for data in (b"", b"a", b"123456789", bytes(range(256)) * 7, SUMMARY.read_bytes()):
+        assert c_crc32c(data) == crc32c(data)
