@@ -68,13 +68,17 @@ def safe_name(text: str) -> str:
 
 
 def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, bytes | str], run: Run, meta: dict) -> Path:
-    """Write a run's files into archive/experiment/run_id/, replacing an earlier build of it."""
+    """Write a run's files into archive/experiment/run_id/, replacing an earlier build of it.
+
+    The caller holds ``locked(archive)``: leftovers of killed builds of this run are removed first.
+    """
     validate_name(experiment, "experiment name")
     validate_name(run_id, "run id")
     exp_dir = archive / experiment
     target = exp_dir / run_id
     try:
         exp_dir.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(exp_dir, run_id)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{run_id}-", dir=exp_dir))
     except OSError as exc:
         raise OutputError("out-unwritable", f"cannot create the archive folder: {exc.strerror}", exp_dir) from None
@@ -95,6 +99,11 @@ def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, b
 
 
 def _swap_into_place(staging: Path, target: Path) -> None:
+    """Put the staged folder at target. With Linux's renameat2(RENAME_EXCHANGE) there is no moment
+    without a complete report; elsewhere the old folder is moved aside first (a short window)."""
+    if target.exists() and _exchange(staging, target):
+        shutil.rmtree(staging, ignore_errors=True)  # staging now holds the previous report
+        return
     old = None
     if target.exists():
         old = target.with_name(f".old-{target.name}-{os.getpid()}")
@@ -102,6 +111,24 @@ def _swap_into_place(staging: Path, target: Path) -> None:
     os.replace(staging, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _remove_leftovers(exp_dir: Path, run_id: str) -> None:
+    """Folders a killed build left behind (the caller holds the archive lock, so none is live)."""
+    for pattern in (f".staging-{run_id}-*", f".old-{run_id}-*"):
+        for leftover in exp_dir.glob(pattern):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def save_run_data(run: Run, folder: Path, meta: dict) -> None:

@@ -51,7 +51,8 @@ def check_run_dir(path: str | Path) -> Path:
         raise InputError("run-dir-missing", "run folder does not exist", root)
     if not root.is_dir():
         raise InputError("run-dir-not-a-directory", "expected a run folder, got a file", root)
-    if not os.access(root, os.R_OK | os.X_OK):
+    # effective ids: a build run under a dropped/setuid identity is checked as the user it runs as
+    if not os.access(root, os.R_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
         raise InputError("run-dir-unreadable", "run folder cannot be read (permissions)", root)
     return root
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import __version__, archive
 from .config import BuildSettings
-from .errors import InputError
+from .errors import InputError, OutputError
 from .load import load_run
 from .model import Run
 
@@ -79,7 +79,10 @@ def render_and_archive(
 
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
-        files.update(_render(analysis, run, settings, generated_at))
+        try:
+            files.update(_render(analysis, run, settings, generated_at))
+        except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
+            raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
     if "json" in settings.formats:
         files["metrics.json"] = json.dumps(metrics, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
     else:  # the archive needs it for indexes and baselines even when not asked for

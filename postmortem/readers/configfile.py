@@ -150,7 +150,9 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
     if isinstance(ctx, dict):
         put("device", ctx.get("device_target"))
         mode = ctx.get("mode")
-        put("mode", {0: "GRAPH_MODE", 1: "PYNATIVE_MODE"}.get(mode, mode) if mode is not None else None)
+        if isinstance(mode, int) and not isinstance(mode, bool):
+            mode = {0: "GRAPH_MODE", 1: "PYNATIVE_MODE"}.get(mode, mode)
+        put("mode", mode)
     put("network", _get(cfg, "trainer", "model_name"))
 
     if batch and dp:
@@ -176,6 +178,9 @@ def read(artifact: Artifact) -> ReadResult:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         result.diagnostics.append(dg.warning("config-unparseable", f"YAML error: {_short(exc)}", rel, line))
+        return result
+    except RecursionError:  # hostile nesting ([[[[... thousands deep): not a config
+        result.diagnostics.append(dg.warning("config-unparseable", "nested too deeply to parse", rel))
         return result
     except ValueError as exc:
         line = getattr(exc, "lineno", None)

@@ -177,7 +177,7 @@ def _communication(artifact: Artifact, rank: int | None, diags: list) -> object:
     try:
         with open(artifact.path, encoding="utf-8", errors="replace") as fh:
             data = json.load(fh)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         diags.append(dg.warning("profiler-json", f"communication.json does not parse: {exc}", artifact.rel))
         return frame({}, PROFILE_COMM)
     out: dict[str, list] = {k: [] for k in ("step", "op", "kind", "elapse_s", "wait_s", "transit_s", "bytes", "bandwidth_gbps")}

@@ -334,7 +334,7 @@ def _json(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
         a, b = line.find("{"), line.rfind("}")
         try:
             obj = json.loads(line[a : b + 1])
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             if first_bad is None:
                 first_bad = line_no
             continue
