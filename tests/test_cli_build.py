@@ -208,3 +208,28 @@ def test_old_archive_schema_names_both_versions(archive, tmp_path, capsys):
     assert main(["rebuild", "gpt-tiny-base", "--archive", str(copy)]) == 2
     err = capsys.readouterr().err
     assert "error[archive-version]" in err and "99" in err and "1" in err
+
+
+def test_concurrent_builds_into_one_archive_both_land(archive, tmp_path):
+    """Two builds at once: the lock serialises the writes; the index lists both, valid JSON."""
+    import subprocess
+    import sys
+
+    _, runs = archive
+    out = tmp_path / "shared"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "postmortem", "build", str(runs / "gpt-tiny-base"), "--out", str(out),
+             "--experiment", "gpt-tiny", "--run-id", f"r{i}", "--format", "json,md"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        for i in range(3)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    index = json.loads((out / "index.json").read_text())
+    assert sorted(r["run_id"] for r in index["runs"]) == ["r0", "r1", "r2"]
+    exp_index = json.loads((out / "gpt-tiny" / "index.json").read_text())
+    assert len(exp_index["runs"]) == 3
+    assert not [p.name for p in (out / "gpt-tiny").iterdir() if p.name.startswith(".")]
