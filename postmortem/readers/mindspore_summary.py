@@ -66,9 +66,14 @@ def claims(artifact: Artifact) -> bool:
 
 
 class ScalarColumns:
-    """Columnar accumulators: one list per varying column, frames built once at the end."""
+    """Columnar accumulators: one list per varying column, frames built once at the end.
+
+    Every row remembers the ordinal of the record it came from (``ords``), so records decoded in
+    groups (see ``decode_records``) and one by one can be put back in file order at the end.
+    """
 
     def __init__(self) -> None:
+        self.ords: list[int] = []
         self.steps: list[int] = []
         self.tags: list[str] = []
         self.values: list[float] = []
@@ -78,14 +83,15 @@ class ScalarColumns:
         self.h_stats: list[tuple[int, float, float, float, int, int, int]] = []
         self.tag_cache: dict[bytes, str] = {}
         self.skipped: dict[str, int] = {}
-        # Finished pieces in file order: the lists above (flushed) or numpy columns of a vector run.
-        self.chunks: list[tuple[pl.Series, pl.Series, pl.Series, pl.Series]] = []
+        # Finished pieces: the lists above (flushed) or numpy columns of a vectorised group.
+        self.chunks: list[tuple[pl.Series, ...]] = []
 
     def flush(self) -> None:
         if self.steps:
-            self.chunks.append((pl.Series(self.steps, dtype=pl.Int64), pl.Series(self.tags, dtype=pl.Utf8),
-                                pl.Series(self.values, dtype=pl.Float64), pl.Series(self.walls, dtype=pl.Float64)))
-            self.steps, self.tags, self.values, self.walls = [], [], [], []
+            self.chunks.append((pl.Series(self.ords, dtype=pl.Int64), pl.Series(self.steps, dtype=pl.Int64),
+                                pl.Series(self.tags, dtype=pl.Utf8), pl.Series(self.values, dtype=pl.Float64),
+                                pl.Series(self.walls, dtype=pl.Float64)))
+            self.ords, self.steps, self.tags, self.values, self.walls = [], [], [], [], []
 
     def columns(self) -> dict[str, pl.Series]:
         """step, raw_tag, value, wall_time over everything decoded, in file order."""
@@ -93,7 +99,11 @@ class ScalarColumns:
         names = ("step", "raw_tag", "value", "wall_time")
         if not self.chunks:
             return {name: [] for name in names}  # type: ignore[misc]
-        return {name: pl.concat([c[i] for c in self.chunks], rechunk=True) for i, name in enumerate(names)}
+        df = pl.DataFrame({name: pl.concat([c[i] for c in self.chunks], rechunk=True)
+                           for i, name in enumerate(("_ord", *names))})
+        if not df["_ord"].is_sorted():
+            df = df.sort("_ord", maintain_order=True)  # stable: values of one record keep their order
+        return {name: df[name] for name in names}
 
     def skip(self, what: str) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + 1
@@ -174,70 +184,89 @@ def _layout(buf: bytes, start: int, end: int, value_key: int) -> tuple[int, int,
     return 10, step_len, offsets[::-1]
 
 
-def _vector_run(buf: bytes, starts: np.ndarray, length: int, cols: ScalarColumns, value_key: int) -> bool:
-    """Decode a run of equal-length records whose bytes match the first one's layout everywhere
-    except in the wall time, step and float values: then every record parses exactly like the
-    first, so those fields can be read column-wise with numpy. False (nothing appended) otherwise.
+_MAX_TEMPLATES = 64  # distinct record layouts tried per length (one per tag or tag set, in practice)
+
+
+def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndarray, length: int,
+                  cols: ScalarColumns, value_key: int) -> np.ndarray:
+    """Decode same-length records column-wise; return which of them were decoded.
+
+    Records whose bytes equal a template record's everywhere except in the wall time, step and
+    float values parse exactly like the template, so those fields can be read with numpy. Each
+    template is one layout (one tag, or one set of tags); records matching none are left for the
+    per-record path.
     """
-    first = int(starts[0])
-    layout = _layout(buf, first, first + length, value_key)
-    if layout is None:
-        return False
-    step_at, step_len, floats = layout
-    if step_len > 9:  # negative / huge steps: leave them to the per-record path
-        return False
-    # The run is contiguous (see decode_records): a zero-copy (records x bytes) view of the buffer.
-    stride = length + HEADER + FOOTER
-    base = np.frombuffer(buf, dtype=np.uint8, count=(len(starts) - 1) * stride + length, offset=first)
-    rows = np.lib.stride_tricks.as_strided(base, shape=(len(starts), length), strides=(stride, 1), writeable=False)
-    fixed = np.ones(length, dtype=bool)
-    fixed[1:9] = False
-    fixed[step_at:step_at + step_len] = False
-    for _, at in floats:
-        fixed[at:at + 4] = False
-    if not (rows[:, fixed] == rows[0, fixed]).all():
-        return False
-    step_bytes = rows[:, step_at:step_at + step_len].astype(np.uint64)
-    cont = step_bytes >= 0x80
-    if not (cont[:, :-1].all() and not cont[:, -1].any()):
-        return False
-    steps = np.zeros(len(starts), dtype=np.uint64)
-    for i in range(step_len):
-        steps |= (step_bytes[:, i] & np.uint64(0x7F)) << np.uint64(7 * i)
-    walls = np.ascontiguousarray(rows[:, 1:9]).view("<f8")[:, 0]
-    values = np.stack([np.ascontiguousarray(rows[:, at:at + 4]).view("<f4")[:, 0] for _, at in floats], axis=1)
-    k = len(floats)
-    cols.flush()
-    tags = pl.Series([tag for tag, _ in floats], dtype=pl.Utf8)
-    cols.chunks.append((
-        pl.Series(np.repeat(steps.astype(np.int64), k)),
-        # tag codes 0..k-1 per record, mapped to the k tag strings in one vectorised step
-        pl.Series(np.tile(np.arange(k), len(starts))).replace_strict(dict(enumerate(tags)), return_dtype=pl.Utf8),
-        pl.Series(values.astype(np.float64).ravel()),
-        pl.Series(np.repeat(walls, k)),
-    ))
-    return True
+    rows = arr[starts[:, None] + np.arange(length)]  # (records x bytes), gathered from the file
+    decoded = np.zeros(len(starts), dtype=bool)
+    open_rows = np.ones(len(starts), dtype=bool)
+    for _ in range(_MAX_TEMPLATES):
+        candidates = np.flatnonzero(open_rows)
+        if candidates.size < _MIN_RUN:
+            break
+        t = int(candidates[0])
+        layout = _layout(buf, int(starts[t]), int(starts[t]) + length, value_key)
+        open_rows[t] = False
+        if layout is None or layout[1] > 9:  # other record kinds; negative / huge steps
+            continue
+        step_at, step_len, floats = layout
+        fixed = np.ones(length, dtype=bool)
+        fixed[1:9] = False
+        fixed[step_at:step_at + step_len] = False
+        for _, at in floats:
+            fixed[at:at + 4] = False
+        sub = candidates[(rows[candidates][:, fixed] == rows[t, fixed]).all(axis=1)]
+        step_bytes = rows[sub, step_at:step_at + step_len].astype(np.uint64)
+        cont = step_bytes >= 0x80
+        sub = sub[cont[:, :-1].all(axis=1) & ~cont[:, -1]]  # the step varint has the template's length
+        open_rows[sub] = False
+        if sub.size == 0:
+            continue
+        mine = rows[sub]
+        steps = np.zeros(len(sub), dtype=np.uint64)
+        for i in range(step_len):
+            steps |= (mine[:, step_at + i].astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * i)
+        walls = np.ascontiguousarray(mine[:, 1:9]).view("<f8")[:, 0]
+        values = np.stack([np.ascontiguousarray(mine[:, at:at + 4]).view("<f4")[:, 0] for _, at in floats], axis=1)
+        k = len(floats)
+        tags = dict(enumerate(tag for tag, _ in floats))
+        cols.flush()
+        cols.chunks.append((
+            pl.Series(np.repeat(ords[sub], k)),
+            pl.Series(np.repeat(steps.astype(np.int64), k)),
+            # tag codes 0..k-1 per record, mapped to the k tag strings in one vectorised step
+            pl.Series(np.tile(np.arange(k), len(sub))).replace_strict(tags, return_dtype=pl.Utf8),
+            pl.Series(values.astype(np.float64).ravel()),
+            pl.Series(np.repeat(walls, k)),
+        ))
+        decoded[sub] = True
+    return decoded
 
 
 def decode_records(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int, general) -> None:
-    """Decode records in file order: long runs of same-length scalar Events column-wise, the rest
-    with ``fast_scalars`` and, failing that, ``general(offset, start, end)``.
+    """Decode every record: same-length scalar Events in groups with numpy, the rest one by one with
+    ``fast_scalars`` and, failing that, ``general(offset, start, end)``. Rows end up in file order.
 
-    ``spans`` holds ``(record_offset, data_start, data_end)`` rows from ``framing.spans``.
+    ``spans`` holds ``(record_offset, data_start, data_end)`` rows from ``framing.spans``. Grouping
+    by length (not only by adjacency) matters for TensorBoard files, where each record holds one
+    scalar and the tags of a step alternate.
     """
     n = len(spans)
     if n == 0:
         return
     lengths = spans[:, 2] - spans[:, 1]
-    # A run is back-to-back records of one length (a skipped bad record or a new length ends it).
-    breaks = np.flatnonzero((lengths[1:] != lengths[:-1]) | (spans[1:, 0] != spans[:-1, 2] + FOOTER)) + 1
-    bounds = np.concatenate(([0], breaks, [n])).tolist()
-    for i, j in zip(bounds[:-1], bounds[1:]):
-        if j - i >= _MIN_RUN and _vector_run(buf, spans[i:j, 1], int(lengths[i]), cols, value_key):
-            continue
-        for offset, start, end in spans[i:j].tolist():
-            if not fast_scalars(buf, start, end, cols, value_key):
-                general(offset, start, end)
+    done = np.zeros(n, dtype=bool)
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    values, counts = np.unique(lengths, return_counts=True)
+    for length in values[counts >= _MIN_RUN].tolist():
+        members = np.flatnonzero(lengths == length)
+        decoded = _vector_group(buf, arr, spans[members, 1], members, int(length), cols, value_key)
+        done[members[decoded]] = True
+    for k in np.flatnonzero(~done).tolist():
+        offset, start, end = spans[k].tolist()
+        before = len(cols.steps)
+        if not fast_scalars(buf, start, end, cols, value_key):
+            general(offset, start, end)
+        cols.ords.extend([k] * (len(cols.steps) - before))
 
 
 def _tensor_scalar(t: Message) -> float | None:

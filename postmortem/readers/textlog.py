@@ -2,11 +2,15 @@
 
 How it stays fast (a 1M-line log must read at 200+ MB/s on one core):
 
-1. The file is read in big binary chunks; only whole lines are decoded (one ``decode`` per chunk).
-2. Candidate lines are found with ``str.find`` on a few literal anchors ("loss is", "step:[",
-   "step=", ...) over the whole chunk, so noise lines never reach Python code one by one.
+1. The file is read in big binary chunks of whole lines; polars checks the UTF-8 and splits the
+   lines (Python decodes a chunk only when it is not valid UTF-8).
+2. Candidate lines are picked with one vectorised regex over literal anchors ("loss is",
+   "step:[", "step=", ...), so noise lines never reach Python code one by one.
 3. The candidate lines go into one polars frame; every field is extracted with vectorised
-   regexes (``str.extract``) and cast to numbers in bulk. Only JSON lines are parsed one by one.
+   regexes and cast to numbers in bulk. Capture passes are the main cost, so the common line
+   shapes are matched by one anchored regex each (``_fields``), and timestamps by an ASCII
+   regex; other lines take the per-field patterns. Flat JSON objects are split into pairs by
+   regexes too; only other JSON lines are parsed one by one with ``json.loads``.
 
 Line shapes (formats.md section 4), each with its ``source``:
 
@@ -61,6 +65,11 @@ _ANCHORS = (
 # Start-of-line timestamp; groups: date, time, fraction, zone.
 _TS_RE = (
     r"^\s*\[?(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
+)
+# _TS_RE for ASCII text: \s and \d of the regex engine are Unicode classes.
+_TS_ASCII_RE = (
+    r"^[\t\n\x0b\x0c\r ]*\[?([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})"
+    r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?"
 )
 _NUM = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|[Nn]a[Nn]|-?[Ii]nf(?:inity)?))"
 _KV_RE = r"([A-Za-z_][\w.\-/]*)=([^\s,;]+)"
@@ -132,13 +141,19 @@ def _note_long(scan: _Scan, line_no: int) -> None:
 def _scan_body(scan: _Scan, body: bytes) -> None:
     """Keep the candidate lines of ``body`` (whole lines, without the final newline)."""
     first_line = scan.lines_total + 1
+    # Fast path: polars checks the UTF-8 and splits the lines itself, about 3x cheaper than
+    # ``bytes.decode`` + ``str.split`` + a Series built from a million Python strings.
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if scan.bad_encoding_line is None:
-            scan.bad_encoding_line = first_line + body.count(b"\n", 0, exc.start)
-        text = body.decode("utf-8", errors="replace")
-    lines = pl.Series("line", text.split("\n"), dtype=pl.Utf8)
+        text = pl.Series([body], dtype=pl.Binary).cast(pl.Utf8)
+    except pl.exceptions.ComputeError:  # invalid UTF-8: Python finds the line and replaces bytes
+        try:
+            decoded = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if scan.bad_encoding_line is None:
+                scan.bad_encoding_line = first_line + body.count(b"\n", 0, exc.start)
+            decoded = body.decode("utf-8", errors="replace")
+        text = pl.Series([decoded], dtype=pl.Utf8)
+    lines = text.str.split("\n").explode().alias("line")
     scan.lines_total += lines.len()
     # One vectorised pass (literal alternation, SIMD in the regex engine) picks candidate lines.
     df = pl.DataFrame(
@@ -159,13 +174,28 @@ _ANCHOR_RE = "|".join(re.escape(a) for a in _ANCHORS)
 # --------------------------------------------------------------------------- parsing
 
 
-def _wall_time(line: pl.Expr) -> pl.Expr:
+def _wall_time(lines: pl.Series) -> pl.Series:
     """Unix seconds from a timestamp at the line start, null when there is none."""
-    g = line.str.extract_groups(_TS_RE)
-    stamp = pl.concat_str([g.struct.field("1"), pl.lit(" "), g.struct.field("2")])
+    # The capture regex is the costly part. An ASCII spelling of _TS_RE captures ~2x faster than
+    # its Unicode classes and matches the same where the text it looks at is ASCII: a match ends
+    # by char 52 when at most 16 whitespace lead, so lines ASCII in their first 64 chars are safe.
+    # Only the other lines take _TS_RE itself.
+    out = _stamp_seconds(lines.str.extract_groups(_TS_ASCII_RE).struct.unnest()).alias("wall_time")
+    head = lines.str.slice(0, 64)
+    non_ascii = head.str.len_bytes() != head.str.len_chars()
+    other = (non_ascii | head.str.contains(r"^[\t\n\x0b\x0c\r ]{17}")).arg_true()
+    if other.len():
+        slow = lines.gather(other).str.extract_groups(_TS_RE).struct.unnest()
+        out = out.scatter(other, _stamp_seconds(slow))
+    return out
+
+
+def _stamp_seconds(g: pl.DataFrame) -> pl.Series:
+    """Unix seconds from the groups of _TS_RE: date, time, fraction, zone."""
+    stamp = pl.concat_str([pl.col("1"), pl.lit(" "), pl.col("2")])
     secs = stamp.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S", strict=False).dt.epoch("s")
-    frac = pl.concat_str([pl.lit("0."), g.struct.field("3")]).cast(pl.Float64, strict=False).fill_null(0.0)
-    zone = g.struct.field("4").fill_null("Z")
+    frac = pl.concat_str([pl.lit("0."), pl.col("3")]).cast(pl.Float64, strict=False).fill_null(0.0)
+    zone = pl.col("4").fill_null("Z")
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     digits = zone.str.replace(":", "", literal=True)
     offset = (
@@ -179,7 +209,7 @@ def _wall_time(line: pl.Expr) -> pl.Expr:
             )
         )
     )
-    return secs.cast(pl.Float64) + frac - offset.cast(pl.Float64)
+    return g.select(secs.cast(pl.Float64) + frac - offset.cast(pl.Float64)).to_series()
 
 
 def _num(line: pl.Expr, pattern: str) -> pl.Expr:
@@ -205,8 +235,9 @@ def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str) -> 
     ]
     if not parts:
         return _EMPTY_LONG
-    out = pl.concat(parts).filter(pl.col("value").is_not_null())
-    return out.with_columns(pl.lit(source).alias("source"))
+    # Drop nulls per part: most columns have none or only nulls, so little is copied.
+    parts = [p if p["value"].null_count() == 0 else p.filter(pl.col("value").is_not_null()) for p in parts]
+    return pl.concat(parts).with_columns(pl.lit(source).alias("source"))
 
 
 _EMPTY_LONG = pl.DataFrame(
@@ -222,31 +253,106 @@ _EMPTY_LONG = pl.DataFrame(
 )
 
 
-def _mindformers(df: pl.DataFrame) -> pl.DataFrame:
+def _float(text: pl.Expr) -> pl.Expr:
+    return text.cast(pl.Float64, strict=False)
+
+
+def _int(text: pl.Expr) -> pl.Expr:
+    return text.cast(pl.Int64, strict=False)
+
+
+def _fields(df: pl.DataFrame, specs: dict, fast_re: str) -> pl.DataFrame:
+    """``df`` plus one typed column per spec ``name: (convert, pattern, ...)``: the converted group 1
+    of each pattern, the first non-null one (each pattern is a ``str.extract``: its first match).
+
+    A capture regex pass costs about as much whatever it captures, so the lines of the common
+    shape are matched once by ``fast_re``, anchored at both ends, with one named group per
+    spec it fills. It must give what the patterns give: every key in it occurs once, nothing
+    before it can match a pattern, and every value is followed by a character it cannot
+    contain. Other lines (``fast_re``'s first group is null) take the patterns one by one.
+    ``df`` must be sorted by a unique ``pos``.
+    """
     line = pl.col("line")
-    ms = 1e-3
-    out = df.with_columns(
-        epoch=line.str.extract(r"Epoch:\[\s*(\d+)/", 1).cast(pl.Int64, strict=False),
-        step_in=line.str.extract(r"step:\[\s*(\d+)/", 1).cast(pl.Int64, strict=False),
-        steps_total=line.str.extract(r"step:\[\s*\d+/\s*(\d+)\]", 1).cast(pl.Int64, strict=False),
-        loss=_num(line, r"[\s,{]loss:\s*\[?\s*" + _NUM),
-        lm_loss=_num(line, r"lm_loss:\s*" + _NUM),
-        load_balancing_loss=_num(line, r"load_balancing_loss:\s*" + _NUM),
-        mtp_loss=_num(line, r"mtp_loss:\s*" + _NUM),
-        step_time=pl.coalesce(
-            _num(line, r"per_step_time:\s*" + _NUM + r"\s*ms"),
-            _num(line, r"[\s,{]time:\s*" + _NUM + r"\s*ms"),  # r0.3 - r0.6
-        )
-        * ms,
-        lr=_num(line, r"[\s,{]lr:\s*" + _NUM),
-        overflow=line.str.extract(r"overflow cond:\s*(True|False)", 1)
-        .replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64),
-        loss_scale=_num(line, r"loss_scale:\s*" + _NUM),
-        global_norm=_num(line, r"global_norm:\s*\[?\s*" + _NUM),
-        grad_norm=_num(line, r"[\s,{]grad_norm:\s*" + _NUM),
-        tflops_npu=_num(line, r"train_throughput_per_npu:\s*" + _NUM + r"\s*T"),
-        tflops_py=_num(line, r"[\s,{]throughput:\s*" + _NUM + r"\s*T"),
-    ).filter(pl.col("step_in").is_not_null())
+    groups = df["line"].str.extract_groups(fast_re).struct.unnest()
+    hit = groups.to_series(0).is_not_null()
+    fast = pl.concat([df.filter(hit), groups.filter(hit)], how="horizontal").select(
+        *df.columns,
+        **{
+            name: convert(pl.col(name) if name in groups.columns else pl.lit(None, pl.Utf8))
+            for name, (convert, *_) in specs.items()
+        },
+    )
+    if fast.height == df.height:
+        return fast
+    slow = df.filter(~hit).with_columns(
+        **{
+            name: pl.coalesce([convert(line.str.extract(p, 1)) for p in patterns])
+            if len(patterns) > 1
+            else convert(line.str.extract(patterns[0], 1))
+            for name, (convert, *patterns) in specs.items()
+        }
+    )
+    return slow if fast.is_empty() else pl.concat([fast, slow]).sort("pos")
+
+
+# Fast-path pieces (see _fields): ASCII only, and written so the regex is one-pass (at each
+# byte one way on), which lets the regex engine capture groups with its one-pass DFA, ~3x cheaper
+# than the general engine. A number here is a subset of _NUM's (no "--inf"): other lines go slow.
+_FAST_NUM = r"(?:[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|[Ii]nf(?:inity)?))"
+_MF_SPECS = {
+    "epoch": (_int, r"Epoch:\[\s*(\d+)/"),
+    "step_in": (_int, r"step:\[\s*(\d+)/"),
+    "steps_total": (_int, r"step:\[\s*\d+/\s*(\d+)\]"),
+    "loss": (_float, r"[\s,{]loss:\s*\[?\s*" + _NUM),
+    "lm_loss": (_float, r"lm_loss:\s*" + _NUM),
+    "load_balancing_loss": (_float, r"load_balancing_loss:\s*" + _NUM),
+    "mtp_loss": (_float, r"mtp_loss:\s*" + _NUM),
+    "step_time": (
+        lambda t: _float(t) * 1e-3,
+        r"per_step_time:\s*" + _NUM + r"\s*ms",
+        r"[\s,{]time:\s*" + _NUM + r"\s*ms",  # r0.3 - r0.6
+    ),
+    "lr": (_float, r"[\s,{]lr:\s*" + _NUM),
+    "overflow": (
+        lambda t: t.replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64),
+        r"overflow cond:\s*(True|False)",
+    ),
+    "loss_scale": (_float, r"loss_scale:\s*" + _NUM),
+    "global_norm": (_float, r"global_norm:\s*\[?\s*" + _NUM),
+    "grad_norm": (_float, r"[\s,{]grad_norm:\s*" + _NUM),
+    "tflops_npu": (_float, r"train_throughput_per_npu:\s*" + _NUM + r"\s*T"),
+    "tflops_py": (_float, r"[\s,{]throughput:\s*" + _NUM + r"\s*T"),
+}
+# r0.7 - r1.6 sink line with the logger's prefix. The source path has no "_" and no space, so
+# no pattern can match in it; the keys are checked in the order MindFormers prints them.
+_MF_FAST_RE = (
+    r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3} - \[[A-Za-z0-9/.\-]*:[0-9]+\] - [A-Z]+ - )?"
+    r"\{ Epoch:\[ *(?P<epoch>[0-9]+)/ *[0-9]+\], step:\[ *(?P<step_in>[0-9]+)/ *(?P<steps_total>[0-9]+)\], "
+    rf"loss: (?P<loss>{_FAST_NUM}), per_step_time: (?P<step_time>{_FAST_NUM})ms, (?:lr: (?P<lr>{_FAST_NUM}), )?"
+    rf"overflow cond: (?P<overflow>True|False), loss_scale: (?P<loss_scale>{_FAST_NUM})"
+    rf"(?:, global_norm: \[(?P<global_norm>{_FAST_NUM})\]"
+    rf"(?:, train_throughput_per_npu: (?P<tflops_npu>{_FAST_NUM})T)?)?$"
+)
+
+
+_LM_SPECS = {
+    "epoch": (lambda t: t.cast(pl.Int64), r"epoch:\s*(\d+)"),
+    "step_in": (lambda t: t.cast(pl.Int64), r"step:\s*(\d+),"),
+    "loss": (_float, r"loss is\s*(?:Tensor\(.*?value=\s*)?" + _NUM),
+}
+_LM_FAST_RE = rf"^epoch: (?P<epoch>[0-9]+) step: (?P<step_in>[0-9]+), loss is (?P<loss>{_FAST_NUM})$"
+_FS_SPECS = {
+    "step_time": (lambda t: _float(t) * 1e-3, r"per step time:\s*" + _NUM),
+    "mfu": (lambda t: _float(t) / 100.0, r"mfu:\s*" + _NUM),
+    "hfu": (lambda t: _float(t) / 100.0, r"hfu:\s*" + _NUM),
+}
+_FS_FAST_RE = (
+    rf"^Train per step time: (?P<step_time>{_FAST_NUM}) ms,? mfu:(?P<mfu>{_FAST_NUM})% hfu:(?P<hfu>{_FAST_NUM})%$"
+)
+
+
+def _mindformers(df: pl.DataFrame) -> pl.DataFrame:
+    out = _fields(df, _MF_SPECS, _MF_FAST_RE).filter(pl.col("step_in").is_not_null())
     return out.with_columns(
         step=pl.when(pl.col("epoch").is_not_null())
         .then((pl.col("epoch") - 1) * pl.col("steps_total") + pl.col("step_in"))
@@ -324,7 +430,72 @@ def _with_step(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _json(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
-    """JSON lines -> the same long shape as _kv; also the line number of the first bad line."""
+    """JSON lines -> the same long shape as _kv; also the line number of the first bad line.
+
+    Fast path: flat objects of plain numbers and escape-free strings (what training scripts print)
+    are split into pairs with vectorised regexes; ``json.loads`` per line costs ~10 us. Every
+    other line (nesting, escapes, NaN, repeated keys, a time key to read) takes ``_json_lines``,
+    the per-line reference path; both give identical pairs (tests/readers/test_textlog.py).
+    """
+    obj = df.select(
+        "pos",
+        "wall_time",
+        # json.loads refuses ints of over 4300 digits (sys.int_info): long lines go the slow way
+        pl.when(pl.col("line").str.len_bytes() < 4000)
+        .then(pl.col("line").str.extract(_JSON_FLAT_RE, 1))
+        .alias("obj"),
+    )
+    pairs = (
+        obj.filter(pl.col("obj").is_not_null())
+        .select("pos", "wall_time", pl.col("obj").str.extract_all(_JSON_PAIR_RE).alias("pair"))
+        .explode("pair")
+        .filter(pl.col("pair").is_not_null())  # {} has no pairs
+        # '"key" : value' -> key, value: keys hold no quote, values start with no space or colon
+        .select("pos", "wall_time", pl.col("pair").str.splitn('"', 3).struct.rename_fields(["_", "key", "val"]))
+        .unnest("pair")
+        .select("pos", "wall_time", "key", pl.col("val").str.strip_chars_start(": \t\r\n"))
+    )
+    slow_pos = pairs.filter(
+        pl.struct("pos", "key").is_duplicated()  # dict semantics: last value at the first place
+        | (pl.col("wall_time").is_null() & pl.col("key").is_in(_JSON_TIME_KEYS))
+    )["pos"].unique().implode()
+    fast = (
+        pairs.filter(~pl.col("pos").is_in(slow_pos) & ~pl.col("val").is_in(("true", "false", "null")))
+        .select(
+            "pos",
+            "wall_time",
+            "key",
+            raw=pl.when(pl.col("val").str.starts_with('"'))
+            .then(pl.col("val").str.slice(1, pl.col("val").str.len_chars() - 2))
+            # numbers keep their text: only casts read ``raw``, and they read it as json would
+            # (the one difference: json turns the int -0 into 0)
+            .when(pl.col("val") == "-0")
+            .then(pl.lit("0"))
+            .otherwise(pl.col("val")),
+        )
+    )
+    slow = df.filter(obj["obj"].is_null() | df["pos"].is_in(slow_pos))
+    slow_pairs, first_bad = _json_lines(slow)
+    if slow_pairs.is_empty():
+        pairs = fast
+    elif fast.is_empty():
+        pairs = slow_pairs
+    else:
+        pairs = pl.concat([fast, slow_pairs]).sort("pos", maintain_order=True)
+    return _with_step(pairs), first_bad
+
+
+# A flat JSON object that json.loads accepts, from the first "{" to the last "}" of the line (group 1).
+_JS_WS = r"[ \t\r\n]*"
+_JS_STR = r'"[^"\\\x00-\x1f]*"'
+_JS_NUM = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_JS_PAIR = rf"{_JS_STR}{_JS_WS}:{_JS_WS}(?:{_JS_NUM}|{_JS_STR}|true|false|null)"
+_JSON_FLAT_RE = rf"^[^{{]*(\{{{_JS_WS}(?:{_JS_PAIR}{_JS_WS}(?:,{_JS_WS}{_JS_PAIR}{_JS_WS})*)?\}})[^}}]*$"
+_JSON_PAIR_RE = _JS_PAIR
+
+
+def _json_lines(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
+    """Pairs of JSON lines parsed one by one with json.loads; also the first bad line number."""
     pos_out: list[int] = []
     wall_out: list[float | None] = []
     keys: list[str] = []
@@ -353,7 +524,7 @@ def _json(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
         {"pos": pos_out, "wall_time": wall_out, "key": keys, "raw": raws},
         schema={"pos": pl.Int64, "wall_time": pl.Float64, "key": pl.Utf8, "raw": pl.Utf8},
     )
-    return _with_step(pairs), first_bad
+    return pairs, first_bad
 
 
 _JSON_TIME_KEYS = ("time", "timestamp", "ts", "wall_time", "datetime")
@@ -419,7 +590,7 @@ def read(artifact: Artifact) -> ReadResult:
     # "pos" orders lines; the line number does.
     df = scan.frame().with_columns(pos=pl.col("lineno"))
     line = pl.col("line")
-    df = df.with_columns(wall_time=_wall_time(line))
+    df = df.with_columns(_wall_time(df["line"]))
     # One shape per line, first match wins.
     # One shape per line, first match wins. Literal tests only: the extraction below checks the
     # full shape (a line whose fields do not parse yields no values).
@@ -454,11 +625,7 @@ def read(artifact: Artifact) -> ReadResult:
     spe_mf = mf["steps_total"].max() if mf.height and mf["epoch"].null_count() < mf.height else None
 
     # ---- LossMonitor: step within the epoch -> global step
-    lm = df.filter(pl.col("kind") == "lm").with_columns(
-        epoch=line.str.extract(r"epoch:\s*(\d+)", 1).cast(pl.Int64),
-        step_in=line.str.extract(r"step:\s*(\d+),", 1).cast(pl.Int64),
-        loss=_num(line, r"loss is\s*(?:Tensor\(.*?value=\s*)?" + _NUM),
-    )
+    lm = _fields(df.filter(pl.col("kind") == "lm"), _LM_SPECS, _LM_FAST_RE)
     spe = _steps_per_epoch(lm, spe_mf, rel, diags)
     lm = lm.with_columns(
         step=(pl.col("epoch") - 1) * spe + pl.col("step_in") if spe else pl.col("step_in")
@@ -516,11 +683,7 @@ def read(artifact: Artifact) -> ReadResult:
         values = flops.select(_num(line, label + r" is\s*" + _NUM)).to_series().drop_nulls()
         if values.len():
             result.settings[key] = Setting(float(values[-1]), "log")
-    fs = df.filter(pl.col("kind") == "flops_step").with_columns(
-        step_time=_num(line, r"per step time:\s*" + _NUM) * 1e-3,
-        mfu=_num(line, r"mfu:\s*" + _NUM) / 100.0,
-        hfu=_num(line, r"hfu:\s*" + _NUM) / 100.0,
-    )
+    fs = _fields(df.filter(pl.col("kind") == "flops_step"), _FS_SPECS, _FS_FAST_RE)
     fs = _attach_step(fs, steps_at)
     longs.append(
         _long(
@@ -597,7 +760,9 @@ def _attach_step(df: pl.DataFrame, steps_at: pl.DataFrame) -> pl.DataFrame:
     """The step of the closest step-bearing line before each row (null when there is none)."""
     if "step" in df.columns:
         df = df.drop("step")
-    return df.sort("pos").join_asof(steps_at, on="pos", strategy="backward")
+    if not df["pos"].is_sorted():  # usually it is: sorting would move every line's text
+        df = df.sort("pos")
+    return df.set_sorted("pos").join_asof(steps_at, on="pos", strategy="backward")
 
 
 def _events(

@@ -232,3 +232,112 @@ def test_empty_and_noise_files(tmp_path: Path):
     assert r.tables["scalars"].height == 0 and r.tables["scalars"].schema == SCALARS
     p.write_bytes(b"hello\nworld without newline")
     assert read(p).tables["scalars"].height == 0
+
+
+# --------------------------------------------------------------------------- fast paths == reference paths
+
+
+def _frame_of(lines: list[str], wall: float | None = None) -> pl.DataFrame:
+    n = len(lines)
+    return pl.DataFrame(
+        {"lineno": range(1, n + 1), "line": lines, "pos": range(1, n + 1), "wall_time": [wall] * n},
+        schema={"lineno": pl.Int64, "line": pl.Utf8, "pos": pl.Int64, "wall_time": pl.Float64},
+    )
+
+
+_JSON_LINES = [
+    '{"step": 1, "loss": 2.5, "lr": 1e-4, "rank": 3, "note": "ok", "flag": true, "x": null}',
+    '{"step":2,"loss":-0,"a":-0.0,"b":1E5,"c":5e-324,"d":1e400,"e":123456789012345678901234567890}',
+    'prefix "k": 1 {"global_step": 3, "step": "4", "loss": "nan", "s": "1e-4", "r": "2"} tail',
+    '{"step": 5, "loss": 1, "loss": 2}',  # repeated key: json keeps the last value at the first place
+    '{"step": 6, "loss": NaN, "g": Infinity}',
+    '{"step": 7, "n": {"a": 1}, "l": [1], "loss": 3}',
+    '{"step": 8, "esc": "a\\"b", "\\u00e9": 1, "loss": 4}',
+    '{"step": 9, "loss": 01}',  # invalid JSON
+    '{"step": 10, "loss": 1, "time": 1700000000123}',
+    '{"step": 11, "loss": 1, "ts": "2024-05-08T10:36:53+02:00"}',
+    '{"step": 12, "loss": 1, "rank": 2.0, "step_ms": 812, "data_s": 0.5, "tok\u00e9n": 3}',
+    '{"step": 13, "big": %s}' % ("9" * 4301),  # json.loads refuses ints this long
+    '{"step": 14, "tab": "a\tb"}',  # control character in a string: invalid JSON
+    "{}  step\"",
+    '  {"step" : 15 ,"loss" :\t0.25 }  ',
+]
+
+
+@pytest.mark.parametrize("wall", [None, 5.0])
+def test_json_fast_path_matches_json_loads(wall):
+    df = _frame_of(_JSON_LINES, wall)
+    fast, bad = textlog._json(df)
+    pairs, ref_bad = textlog._json_lines(df)
+    ref = textlog._with_step(pairs)
+    assert bad == ref_bad == 8
+    # raw texts of floats differ by design (the line's text vs repr): compare what is read from them
+    got = textlog._pairs_to_long(fast, "log:json").with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
+    want = textlog._pairs_to_long(ref, "log:json").with_columns(sign=pl.col("value").cast(pl.Utf8))
+    assert got.equals(want, null_equal=True) and got.height == want.height > 20
+
+
+_NEVER = r"(?P<never>$x)"  # no line matches: every line takes the per-pattern path
+
+
+@pytest.mark.parametrize(
+    "lines, specs, fast_re",
+    [
+        (
+            [
+                "2026-11-30 10:50:06,206 - [mindformers/core/callback/callback.py:529] - INFO - { Epoch:[  1/ 15], "
+                "step:[    1/ 1000], loss: 11.194, per_step_time: 16607ms, lr: 2.1e-06, overflow cond: True, "
+                "loss_scale: 1.0, global_norm: [1.009688], train_throughput_per_npu: 10.359T",
+                "{ Epoch:[1/2], step:[3/10], loss: nan, per_step_time: 1e3ms, overflow cond: False, loss_scale: -inf",
+                "{ Epoch:[1/2], step:[3/10], loss: .5, per_step_time: 1ms, lr: 1e, overflow cond: False, loss_scale: 1",
+                "[a/lm_loss:5] - INFO - { Epoch:[1/2], step:[4/10], loss: 1, per_step_time: 1ms, overflow cond: False, loss_scale: 1",
+                "{ Epoch:[1/2], step:[5/10], loss: 1, per_step_time: 1ms, overflow cond: False, loss_scale: 1, global_norm: [--inf]",
+                "{ Epoch:[  1/  2], step:[    1/  100], loss:[10.649/10.649], time:103328.000 ms, lr:0.0, overflow cond: False",
+                "{ step:[    5/  100], loss: 2.345678, per_step_time: 812ms, lr: 1.000000e-04, grad_norm: 1.2, throughput: 123.45T }",
+            ],
+            textlog._MF_SPECS,
+            textlog._MF_FAST_RE,
+        ),
+        (
+            ["epoch: 1 step: 2, loss is 8.61", "epoch: 2 step: 3, loss is 1e", "epoch:  1 step: 2, loss is -Infinity",
+             "epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.5)"],
+            textlog._LM_SPECS,
+            textlog._LM_FAST_RE,
+        ),
+        (
+            ["Train per step time: 135.572 ms mfu:0.47% hfu:0.47%", "Train per step time: 1 ms, mfu:1e-3% hfu:inf%",
+             "Train per step time: 5 ms mfu:1% hfu:2% extra", "per step time: 5 ms, mfu:1% hfu:2%"],
+            textlog._FS_SPECS,
+            textlog._FS_FAST_RE,
+        ),
+    ],
+)
+def test_fast_regex_matches_per_pattern_path(lines, specs, fast_re):
+    df = _frame_of(lines)
+    got = textlog._fields(df, specs, fast_re)
+    want = textlog._fields(df, specs, _NEVER)
+    assert got.equals(want, null_equal=True)
+    assert df["line"].str.extract_groups(fast_re).struct.unnest().to_series(0).null_count() < len(lines)
+
+
+def test_wall_time_ascii_path_matches_unicode_regex():
+    lines = pl.Series(
+        [
+            "2024-05-08 10:36:53,123 x",
+            "2024-05-08T10:36:53.123456+05:30 x",
+            " " * 16 + "[2024-05-08 10:36:53.5-0700] x",
+            " " * 20 + "2024-05-08 10:36:53.5Z x",  # more leading space than the ASCII path takes
+            " " * 50 + "2024-05-08 10:36:53,12\u0663 x",  # ... and a Unicode digit past char 64
+            "2024-05-0810:36:53 x",
+            "\u00a02024-05-08 10:36:53 x",  # Unicode space
+            "2024-05-08 10:36:53,12\u0663 x",  # Unicode digit in the fraction
+            "2024-05-08 10:36:53+0\u0665:30 x",
+            "2024-05-08 10:36:53.1234567891234 x",
+            "2024-13-40 99:99:99 x",
+            "\u00e9" * 70 + " 2024-05-08 10:36:53",
+            "no stamp",
+            "",
+        ]
+    )
+    want = textlog._stamp_seconds(lines.str.extract_groups(textlog._TS_RE).struct.unnest())
+    assert textlog._wall_time(lines).equals(want.alias("wall_time"), null_equal=True)
