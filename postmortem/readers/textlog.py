@@ -412,7 +412,8 @@ def _with_step(pairs: pl.DataFrame) -> pl.DataFrame:
     step = (
         pairs.filter(pl.col("key").is_in(_STEP_KEYS))
         .with_columns(pl.col("raw").cast(pl.Float64, strict=False).alias("stepf"), (pl.col("key") == "step").alias("pref"))
-        .filter(pl.col("stepf").is_not_null() & pl.col("stepf").is_finite())
+        # a step must be a number that fits in int64 (a logged 1e20 is noise, not a step)
+        .filter(pl.col("stepf").is_not_null() & pl.col("stepf").is_finite() & (pl.col("stepf").abs() < 2.0**62))
         .sort("pref", descending=True)
         .unique("pos", keep="first")
         .select("pos", pl.col("stepf").cast(pl.Int64).alias("step"))

@@ -341,3 +341,14 @@ def test_wall_time_ascii_path_matches_unicode_regex():
     )
     want = textlog._stamp_seconds(lines.str.extract_groups(textlog._TS_RE).struct.unnest())
     assert textlog._wall_time(lines).equals(want.alias("wall_time"), null_equal=True)
+
+
+def test_absurd_step_values_are_ignored_not_fatal(tmp_path):
+    from postmortem.model import Artifact
+    from postmortem.readers import textlog
+
+    log = tmp_path / "train.log"
+    log.write_text('{"step": 1e20, "loss": 1.0}\nstep=99999999999999999999999 loss=2.0\nstep=3 loss=3.0\n{"step": 4, "loss": 4.0}\n')
+    result = textlog.READER.read(Artifact(str(log), "train.log", log.stat().st_size, 0.0, None))
+    loss = result.tables["scalars"].filter(result.tables["scalars"]["tag"] == "loss")
+    assert loss["step"].to_list() == [3, 4] and loss["value"].to_list() == [3.0, 4.0]
