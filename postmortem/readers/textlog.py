@@ -168,7 +168,9 @@ def _scan_body(scan: _Scan, body: bytes) -> None:
     scan.parts.append(df.with_columns(pl.col("line").str.strip_chars_end("\r")))
 
 
-_ANCHOR_RE = "|".join(re.escape(a) for a in _ANCHORS)
+# The last line of a Python traceback ("RuntimeError: device lost") names what went wrong.
+_EXCEPTION_RE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::|$)"
+_ANCHOR_RE = "|".join([*(re.escape(a) for a in _ANCHORS), _EXCEPTION_RE])
 
 
 # --------------------------------------------------------------------------- parsing
@@ -770,9 +772,14 @@ def _events(
     df: pl.DataFrame, mf: pl.DataFrame, steps_at: pl.DataFrame, rank: int | None, rel: str, diags: list
 ) -> pl.DataFrame:
     line = pl.col("line")
-    err = df.filter(
-        line.str.contains("ERROR", literal=True) | line.str.strip_chars_start().str.starts_with("Traceback")
-    )
+    is_traceback = line.str.strip_chars_start().str.starts_with("Traceback")
+    is_exception = line.str.contains(_EXCEPTION_RE)
+    err = df.filter(line.str.contains("ERROR", literal=True) | is_traceback | is_exception)
+    # A traceback is one error: keep its exception line ("RuntimeError: ..."), which says what
+    # happened, and drop the "Traceback (most recent call last):" header when one follows.
+    err = err.with_columns(is_traceback.alias("_tb"), is_exception.alias("_exc"))
+    next_is_exception = pl.col("_exc").shift(-1).fill_null(False)
+    err = err.filter(~(pl.col("_tb") & next_is_exception)).drop("_tb", "_exc")
     if err.height > MAX_ERROR_EVENTS:
         diags.append(
             dg.info("log-errors-capped", f"{err.height} error lines; first {MAX_ERROR_EVENTS} kept as events", rel)

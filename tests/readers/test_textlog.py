@@ -168,10 +168,10 @@ def test_errors_become_events():
     r = read(FIX / "errors.log")
     ev = r.tables["events"]
     errs = ev.filter(pl.col("kind") == "log_error")
-    assert errs.height == 2  # the ERROR line and the Traceback line
+    assert errs.height == 2  # the ERROR line and the traceback (one event, named by its exception)
     assert errs["step"].to_list() == [3, 3]
     assert len(errs["detail"][0]) == 300 and "ERROR - out of memory" in errs["detail"][0]
-    assert errs["detail"][1] == "Traceback (most recent call last):"
+    assert errs["detail"][1] == "RuntimeError: boom"
     assert ev.filter(pl.col("kind") == "overflow")["step"].to_list() == [3]
 
 

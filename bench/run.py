@@ -1,0 +1,542 @@
+"""Benchmark postmortem's readers, load_run and the full build at real scale.
+
+    python bench/run.py                       # everything (generates missing inputs first)
+    python bench/run.py --json bench/data/results.json
+    python bench/run.py --only summary,tb     # groups: summary tb log ckpt ranks build
+    python bench/run.py --repeat 1            # quicker, less repeatable
+
+Every measurement runs in its own fresh Python process (``--measure NAME``), so imports, caches
+and memory high-water marks of one measurement do not pollute another. Inside it the operation
+runs ``--repeat`` times (default 3) and the best wall time is kept; peak memory is the process's
+``ru_maxrss`` (plus ``RUSAGE_CHILDREN`` for worker processes) after all repetitions, and the
+"after imports" RSS is reported next to it. Inputs are in the page cache (they were just
+generated or read by the first repetition): figures are CPU cost, not disk speed.
+
+MindSpore is never imported here (it switches protobuf to the pure-Python backend process-wide).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import generate as gen  # noqa: E402  (bench/generate.py)
+
+SLOW_REPEAT = 1  # peers that take a minute per pass (tbparse) run once
+
+# --------------------------------------------------------------------------- straightforward baselines
+
+
+def _ms_event_class():
+    """MindSpore's Event as a plain user gets it from summary_pb2, built at runtime from the field
+    numbers of summary.proto (formats.md section 1): nothing compiled or vendored."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="bench_ms_summary.proto", package="benchms", syntax="proto2")
+    value = fdp.message_type.add(name="Value")
+    value.oneof_decl.add(name="value")
+    value.field.add(name="tag", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    value.field.add(name="scalar_value", number=3, type=F.TYPE_FLOAT, label=F.LABEL_OPTIONAL, oneof_index=0)
+    summary = fdp.message_type.add(name="Summary")
+    summary.field.add(name="value", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".benchms.Value")
+    event = fdp.message_type.add(name="Event")
+    event.oneof_decl.add(name="what")
+    event.field.add(name="wall_time", number=1, type=F.TYPE_DOUBLE, label=F.LABEL_OPTIONAL)
+    event.field.add(name="step", number=2, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    event.field.add(name="version", number=3, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL, oneof_index=0)
+    event.field.add(name="summary", number=5, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, oneof_index=0,
+                    type_name=".benchms.Summary")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("benchms.Event"))
+
+
+def _ckpt_class():
+    """checkpoint.proto (formats.md section 3) built at runtime."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="bench_ckpt.proto", package="benchck", syntax="proto2")
+    t = fdp.message_type.add(name="TensorProto")
+    t.field.add(name="dims", number=1, type=F.TYPE_INT64, label=F.LABEL_REPEATED)
+    t.field.add(name="tensor_type", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    t.field.add(name="tensor_content", number=3, type=F.TYPE_BYTES, label=F.LABEL_OPTIONAL)
+    v = fdp.message_type.add(name="Value")
+    v.field.add(name="tag", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    v.field.add(name="tensor", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".benchck.TensorProto")
+    c = fdp.message_type.add(name="Checkpoint")
+    c.field.add(name="value", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".benchck.Value")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("benchck.Checkpoint"))
+
+
+def _masked(crc: int) -> int:
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def plain_event_loop(path: str, event_cls, value_field: str) -> int:
+    """Read len, check both CRCs, Event.FromString per record, append rows to lists."""
+    import struct
+
+    from crc32c import crc32c
+
+    steps, tags, values, walls = [], [], [], []
+    with open(path, "rb") as f:
+        while True:
+            header = f.read(12)
+            if len(header) < 12:
+                break
+            (length,) = struct.unpack("<Q", header[:8])
+            if _masked(crc32c(header[:8])) != struct.unpack("<I", header[8:])[0]:
+                raise ValueError("length crc")
+            data = f.read(length)
+            (data_crc,) = struct.unpack("<I", f.read(4))
+            if _masked(crc32c(data)) != data_crc:
+                raise ValueError("data crc")
+            event = event_cls.FromString(data)
+            if event.HasField("summary"):
+                for v in event.summary.value:
+                    steps.append(event.step)
+                    tags.append(v.tag)
+                    values.append(getattr(v, value_field))
+                    walls.append(event.wall_time)
+    return len(steps)
+
+
+_LOG_PATTERNS = [
+    ("lossmonitor", re.compile(r"epoch: (\d+) step: (\d+), loss is (\S+)")),
+    ("timemonitor", re.compile(r"epoch time: ([\d.]+) ms, per step time: ([\d.]+) ms")),
+    ("flops", re.compile(r"Train per step time: ([\d.]+) ms,? mfu:([\d.]+)% hfu:([\d.]+)%")),
+    ("mindformers", re.compile(r"step:\[\s*(\d+)/\s*(\d+)\], loss: ?\[?([-+\w.]+).*?per_step_time: (\d+)ms"
+                               r"(?:, lr: ([-+\w.]+))?(?:.*?global_norm: \[([-+\w.]+)\])?")),
+    ("progress", re.compile(r"([\d.]+)% \|.*\| ([\d.]+) samples/s/p")),
+    ("kv", re.compile(r"\bstep=(\d+)")),
+    ("json", re.compile(r"^\s*\{.*\"step\"")),
+]
+_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})[.,](\d+)")
+_KV_PAIR = re.compile(r"([A-Za-z_][\w.\-/]*)=([^\s,;]+)")
+
+
+def plain_log_loop(path: str) -> int:
+    """The per-line, try-every-regex loop a user writes first."""
+    from datetime import datetime, timezone
+
+    rows: list[tuple] = []
+    last_step = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            for kind, rx in _LOG_PATTERNS:
+                m = rx.search(line)
+                if not m:
+                    continue
+                wall = None
+                ts = _TS.match(line)
+                if ts:
+                    wall = datetime.fromisoformat(ts.group(1)).replace(tzinfo=timezone.utc).timestamp()
+                if kind == "lossmonitor":
+                    last_step = int(m.group(2))
+                    rows.append((last_step, "loss", float(m.group(3)), wall))
+                elif kind == "timemonitor":
+                    rows.append((last_step, "step_time", float(m.group(2)) / 1000, wall))
+                elif kind == "flops":
+                    rows.append((last_step, "step_time", float(m.group(1)) / 1000, wall))
+                    rows.append((last_step, "mfu", float(m.group(2)) / 100, wall))
+                elif kind == "mindformers":
+                    last_step = int(m.group(1))
+                    rows.append((last_step, "loss", float(m.group(3)), wall))
+                    rows.append((last_step, "step_time", float(m.group(4)) / 1000, wall))
+                    if m.group(5):
+                        rows.append((last_step, "lr", float(m.group(5)), wall))
+                    if m.group(6):
+                        rows.append((last_step, "grad_norm", float(m.group(6)), wall))
+                elif kind == "progress":
+                    rows.append((last_step, "samples_per_s", float(m.group(2)), wall))
+                elif kind == "kv":
+                    pairs = dict(_KV_PAIR.findall(line))
+                    step = int(pairs.pop("step"))
+                    for k, v in pairs.items():
+                        try:
+                            rows.append((step, k, float(v), wall))
+                        except ValueError:
+                            pass
+                elif kind == "json":
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        break
+                    step = int(obj.pop("step"))
+                    for k, v in obj.items():
+                        if isinstance(v, (int, float)):
+                            rows.append((step, k, float(v), None))
+                break
+    return len(rows)
+
+
+def plain_ckpt_parse(path: str) -> int:
+    """Parse the whole file with protobuf and list names, shapes, dtypes."""
+    cls = _ckpt_class()
+    with open(path, "rb") as f:
+        data = f.read()
+    ck = cls.FromString(data)
+    del data
+    inv = [(v.tag, list(v.tensor.dims), v.tensor.tensor_type) for v in ck.value]
+    return len(inv)
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+def _artifact(path: Path, rel: str | None = None):
+    from postmortem.model import Artifact
+
+    st = path.stat()
+    return Artifact(path=str(path), rel=rel or path.name, size=st.st_size, mtime=st.st_mtime, rank=None)
+
+
+def _reader(module: str, path: Path):
+    mod = importlib.import_module(f"postmortem.readers.{module}")
+    art = _artifact(path)
+
+    def run():
+        res = mod.READER.read(art)
+        diags = {}
+        for d in res.diagnostics:
+            key = f"{d.severity}:{d.slug}"
+            diags[key] = diags.get(key, 0) + 1
+        scal = res.tables.get("scalars")
+        return {"rows": res.rows(), "scalar_rows": scal.height if scal is not None else 0, "diagnostics": diags}
+
+    return run
+
+
+def _tbparse(path: Path):
+    from tbparse import SummaryReader
+
+    def run():
+        df = SummaryReader(str(path), pivot=False).scalars
+        return {"rows": len(df)}
+
+    return run
+
+
+def _load(path: Path, workers: int):
+    from postmortem.load import load_run
+
+    def run():
+        r = load_run(path, workers=workers)
+        diags = {}
+        for d in r.diagnostics:
+            if d.severity != "info":
+                key = f"{d.severity}:{d.slug}"
+                diags[key] = diags.get(key, 0) + 1
+        return {"rows": r.tables["scalars"].height, "steps_rows": r.tables["steps"].height,
+                "ranks": len(r.ranks), "diagnostics": diags}
+
+    return run
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+S_BIG, S_SMALL = gen.INPUTS["summary"]
+T_BIG, T_SMALL = gen.INPUTS["tb"]
+L_BIG, L_SMALL = gen.INPUTS["log"]
+C_BIG, C_SMALL, _C_MINI = gen.INPUTS["ckpt"]
+R64, R8 = gen.INPUTS["ranks"]
+B_RUN, B_BASE = gen.INPUTS["build"]
+
+# name -> (group, input label, path, factory returning a zero-arg callable, slow)
+MEASUREMENTS = {
+    "summary-250k": ("summary", "MS summary 250k steps x 6", S_BIG, lambda: _reader("mindspore_summary", S_BIG), False),
+    "summary-250k-plain": ("summary", "MS summary 250k steps x 6", S_BIG,
+                           lambda: (lambda c=_ms_event_class(): lambda: {"rows": plain_event_loop(str(S_BIG), c, "scalar_value")})(), False),
+    "summary-25k": ("summary", "MS summary 25k steps x 6", S_SMALL, lambda: _reader("mindspore_summary", S_SMALL), False),
+    "tb-250k": ("tb", "TB events 250k steps x 6", T_BIG, lambda: _reader("tensorboard", T_BIG), False),
+    "tb-250k-plain": ("tb", "TB events 250k steps x 6", T_BIG,
+                      lambda: (lambda c=importlib.import_module("tensorboardX.proto.event_pb2").Event:
+                               lambda: {"rows": plain_event_loop(str(T_BIG), c, "simple_value")})(), False),
+    "tb-250k-tbparse": ("tb", "TB events 250k steps x 6", T_BIG, lambda: _tbparse(T_BIG), True),
+    "tb-25k": ("tb", "TB events 25k steps x 6", T_SMALL, lambda: _reader("tensorboard", T_SMALL), False),
+    "log-1M": ("log", "callback log 1M lines", L_BIG, lambda: _reader("textlog", L_BIG), False),
+    "log-1M-plain": ("log", "callback log 1M lines", L_BIG, lambda: lambda: {"rows": plain_log_loop(str(L_BIG))}, False),
+    "log-100k": ("log", "callback log 100k lines", L_SMALL, lambda: _reader("textlog", L_SMALL), False),
+    "ckpt-10G": ("ckpt", "checkpoint 10 GB (sparse)", C_BIG, lambda: _reader("checkpoints", C_BIG), False),
+    "ckpt-1G": ("ckpt", "checkpoint 1 GB (sparse)", C_SMALL, lambda: _reader("checkpoints", C_SMALL), False),
+    "ckpt-1G-plain": ("ckpt", "checkpoint 1 GB (sparse)", C_SMALL, lambda: lambda: {"rows": plain_ckpt_parse(str(C_SMALL))}, False),
+    "ranks64-w1": ("ranks", "64 ranks x 20k steps (log+summary)", R64, lambda: _load(R64, 1), False),
+    "ranks64-w2": ("ranks", "64 ranks x 20k steps (log+summary)", R64, lambda: _load(R64, 2), False),
+    "ranks8-w1": ("ranks", "8 ranks x 20k steps (log+summary)", R8, lambda: _load(R8, 1), False),
+}
+APPROACH = {"plain": "straightforward", "tbparse": "tbparse", "w1": "load_run workers=1", "w2": "load_run workers=2"}
+
+
+def _approach(name: str) -> str:
+    suffix = name.rsplit("-", 1)[-1]
+    return APPROACH.get(suffix, "load_run workers=1" if name.startswith("ranks") and suffix == "w1" else "postmortem")
+
+
+def measure(name: str, repeat: int) -> dict:
+    """Runs inside the child process."""
+    group, label, path, factory, slow = MEASUREMENTS[name]
+    fn = factory()
+    after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    times, out = [], {}
+    for _ in range(SLOW_REPEAT if slow else repeat):
+        gc.collect()
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+        out_keep = out
+        del out
+        out = out_keep
+    peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"name": name, "times": times, "best_s": min(times), "peak_rss_kb": max(peak_self, peak_children),
+            "children_peak_rss_kb": peak_children, "after_imports_rss_kb": after_imports, **out}
+
+
+def _run_child(name: str, repeat: int, timeout: float = 1800) -> dict:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", name, "--repeat", str(repeat)],
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    if proc.returncode != 0:
+        err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"name": name, "error": err, "stderr": proc.stderr[-3000:], "wall_s": time.perf_counter() - t}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def build_measure(repeat: int, keep: Path | None = None) -> dict:
+    """postmortem build of the 250k run against a 250k baseline, HTML + PDF + JSON, /usr/bin/time -v."""
+    times, rss, html_sizes, pdf_sizes, errors = [], [], [], [], []
+    use_time = Path("/usr/bin/time").exists()
+    for i in range(repeat):
+        out = Path(tempfile.mkdtemp(prefix="pm-bench-build-"))
+        cmd = [sys.executable, "-m", "postmortem", "build", str(B_RUN), "--baseline", str(B_BASE), "--out", str(out),
+               "--experiment", "bench", "--format", "html,pdf,json"]
+        if use_time:
+            cmd = ["/usr/bin/time", "-v", *cmd]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+        wall = time.perf_counter() - t
+        if proc.returncode != 0:
+            errors.append(f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] if proc.stderr else ''}")
+            errors.append(proc.stderr[-2000:])
+            shutil.rmtree(out, ignore_errors=True)
+            break
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        rss.append(int(m.group(1)) if m else max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+        times.append(wall)
+        htmls = [p for p in out.rglob("report.html")] or [p for p in out.rglob("*.html") if p.name != "index.html"]
+        pdfs = list(out.rglob("*.pdf"))
+        html_sizes.append(max((p.stat().st_size for p in htmls), default=0))
+        pdf_sizes.append(max((p.stat().st_size for p in pdfs), default=0))
+        if keep is not None and i == 0:
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(out, keep)
+        shutil.rmtree(out, ignore_errors=True)
+    res = {"name": "build-250k", "times": times, "best_s": min(times) if times else None,
+           "peak_rss_kb": max(rss) if rss else None, "html_bytes": max(html_sizes) if html_sizes else None,
+           "pdf_bytes": max(pdf_sizes) if pdf_sizes else None, "rows": 2 * 250_000 * 6}
+    if errors:
+        res["error"] = errors[0]
+        res["stderr"] = errors[1] if len(errors) > 1 else ""
+    return res
+
+
+# --------------------------------------------------------------------------- report
+
+
+def code_fingerprint() -> dict:
+    """Which reader code was measured: the readers are being changed while benchmarks run."""
+    import hashlib
+
+    files = sorted((REPO / "postmortem").rglob("*.py"))
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.read_bytes())
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "postmortem"], capture_output=True, text=True,
+                                cwd=REPO).stdout.strip())
+    return {"git_head": head, "postmortem_dirty": dirty, "postmortem_sha256": h.hexdigest()[:16]}
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _size(name: str) -> int:
+    path = MEASUREMENTS[name][2] if name in MEASUREMENTS else None
+    if name == "build-250k":
+        return _dir_bytes(B_RUN) + _dir_bytes(B_BASE)
+    if path is None:
+        return 0
+    return _dir_bytes(path) if path.is_dir() else path.stat().st_size
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def summarize(results: dict[str, dict]) -> tuple[list[dict], list[dict]]:
+    rows = []
+    base_of = {"summary-250k": "summary-250k-plain", "tb-250k": "tb-250k-plain", "log-1M": "log-1M-plain",
+               "ckpt-1G": "ckpt-1G-plain", "ranks64-w2": "ranks64-w1"}
+    for name, r in results.items():
+        size = _size(name)
+        row = {"name": name, "input": MEASUREMENTS[name][1] if name in MEASUREMENTS else "build 250k + baseline 250k",
+               "approach": _approach(name) if name in MEASUREMENTS else "postmortem build (html,pdf,json)",
+               "bytes": size, "error": r.get("error")}
+        if r.get("best_s"):
+            s = r["best_s"]
+            row.update(seconds=s, mb_per_s=size / s / 1e6, rows=r.get("rows"),
+                       rows_per_s=(r.get("rows") or 0) / s, peak_rss_mb=(r.get("peak_rss_kb") or 0) / 1024,
+                       base_rss_mb=(r.get("after_imports_rss_kb") or 0) / 1024, repeats=len(r.get("times", [])))
+            b = results.get(base_of.get(name, ""), {})
+            if b.get("best_s"):
+                row["ratio"] = b["best_s"] / s
+        rows.append(row)
+
+    def best(name):
+        return results.get(name, {}).get("best_s")
+
+    def per_unit(big, small, units_big, units_small):
+        if best(big) and best(small):
+            return (best(big) / units_big) / (best(small) / units_small)
+        return None
+
+    targets = []
+
+    def target(what, value, ok, goal):
+        targets.append({"target": what, "goal": goal, "value": value, "met": ok})
+
+    for key, label in (("summary-250k", "summary file"), ("tb-250k", "TB event file")):
+        if best(key):
+            mbps = _size(key) / best(key) / 1e6
+            target(f"{label} MB/s (1 core, all CRCs)", f"{mbps:.0f} MB/s", mbps >= 100, ">= 100 MB/s")
+            if best(key + "-plain"):
+                ratio = best(key + "-plain") / best(key)
+                target(f"{label} vs straightforward loop", f"{ratio:.1f}x", ratio >= 5, ">= 5x")
+    if best("log-1M"):
+        mbps = _size("log-1M") / best("log-1M") / 1e6
+        target("text log MB/s", f"{mbps:.0f} MB/s", mbps >= 200, ">= 200 MB/s")
+    if best("ckpt-10G"):
+        target("10 GB checkpoint inventory", f"{best('ckpt-10G') * 1000:.1f} ms", best("ckpt-10G") < 0.5, "< 0.5 s")
+    b = results.get("build-250k", {})
+    if b.get("best_s"):
+        target("build 250k + baseline: wall", f"{b['best_s']:.1f} s", b["best_s"] < 15, "< 15 s")
+        target("build 250k + baseline: peak RSS", f"{b['peak_rss_kb'] / 1024 ** 2:.2f} GB", b["peak_rss_kb"] < 1.5 * 1024 ** 2, "< 1.5 GB")
+        target("build 250k + baseline: HTML size", f"{b['html_bytes'] / 1e6:.2f} MB", b["html_bytes"] < 5e6, "< 5 MB")
+    elif b.get("error"):
+        target("build 250k + baseline", "FAILED: " + b["error"], False, "< 15 s, < 1.5 GB, HTML < 5 MB")
+    if best("ranks64-w1") and best("ranks64-w2"):
+        sp = best("ranks64-w1") / best("ranks64-w2")
+        target("64 ranks: 2 workers vs 1", f"{sp:.2f}x", sp >= 1.7, ">= 1.7x")
+    for big, small, ub, us, what in (("summary-250k", "summary-25k", 250_000, 25_000, "summary: per step, 250k vs 25k"),
+                                     ("tb-250k", "tb-25k", 250_000, 25_000, "TB: per step, 250k vs 25k"),
+                                     ("log-1M", "log-100k", 1_000_000, 100_000, "log: per line, 1M vs 100k"),
+                                     ("ranks64-w1", "ranks8-w1", 64, 8, "load_run: per rank, 64 vs 8"),
+                                     ("ckpt-10G", "ckpt-1G", 1, 1, "ckpt: 10 GB vs 1 GB (same tensor count)")):
+        pu = per_unit(big, small, ub, us)
+        if pu is not None:
+            target(f"linear: {what}", f"{pu:.2f}x cost per unit", pu <= 1.25, "<= 1.25x per unit")
+    return rows, targets
+
+
+def print_table(rows: list[dict], targets: list[dict], load_before, load_after, machine: str) -> str:
+    lines = [f"machine: {machine}; load average (1/5/15 min) before {load_before}, after {load_after}", ""]
+    hdr = f"{'measurement':<20} {'approach':<20} {'size':>9} {'best s':>8} {'MB/s':>8} {'rows':>9} {'rows/s':>9} {'peak RSS':>9} {'vs base':>8}"
+    lines += [hdr, "-" * len(hdr)]
+    for r in rows:
+        if r.get("error") and not r.get("seconds"):
+            lines.append(f"{r['name']:<20} {r['approach']:<20} {_fmt_bytes(r['bytes']):>9}  ERROR: {r['error'][:90]}")
+            continue
+        ratio = f"{r['ratio']:.1f}x" if r.get("ratio") else ""
+        lines.append(f"{r['name']:<20} {r['approach']:<20} {_fmt_bytes(r['bytes']):>9} {r['seconds']:8.3f} "
+                     f"{r['mb_per_s']:8.1f} {r['rows'] or 0:9d} {r['rows_per_s']:9.0f} {r['peak_rss_mb']:7.0f}MB {ratio:>8}")
+    lines += ["", "targets:"]
+    for t in targets:
+        lines.append(f"  [{'MET ' if t['met'] else 'MISS'}] {t['target']:<45} {t['value']:<22} (goal {t['goal']})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="postmortem benchmarks")
+    ap.add_argument("--json", help="write all figures to this file")
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions per measurement; the best is kept")
+    ap.add_argument("--only", default="", help="groups: summary,tb,log,ckpt,ranks,build (or measurement names)")
+    ap.add_argument("--measure", help=argparse.SUPPRESS)
+    ap.add_argument("--keep-build", help="copy the first build's archive here")
+    args = ap.parse_args(argv)
+
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.repeat)))
+        return 0
+
+    if gen.missing():
+        print(f"generating missing inputs: {', '.join(gen.missing())}")
+        gen.main([])
+    wanted = [w for w in args.only.split(",") if w]
+
+    def selected(name: str, group: str) -> bool:
+        return not wanted or name in wanted or group in wanted
+
+    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
+    print(f"code: {code_fingerprint()}")
+    load_before = loadavg()
+    print(f"load average before: {load_before}", flush=True)
+    results: dict[str, dict] = {}
+    for name, (group, *_rest) in MEASUREMENTS.items():
+        if not selected(name, group):
+            continue
+        print(f"  {name} ...", end="", flush=True)
+        r = _run_child(name, args.repeat)
+        r["load_after"] = loadavg()
+        results[name] = r
+        print(f" {r.get('best_s', float('nan')):.3f} s" if r.get("best_s") else f" ERROR {r.get('error')}", flush=True)
+    if selected("build-250k", "build"):
+        print("  build-250k ...", end="", flush=True)
+        r = build_measure(args.repeat, Path(args.keep_build) if args.keep_build else None)
+        r["load_after"] = loadavg()
+        results["build-250k"] = r
+        print(f" {r['best_s']:.2f} s" if r.get("best_s") else f" ERROR {r.get('error')}", flush=True)
+    load_after = loadavg()
+    rows, targets = summarize(results)
+    print()
+    table = print_table(rows, targets, load_before, load_after, machine)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({
+            "machine": machine, "code": code_fingerprint(), "load_before": load_before, "load_after": load_after, "repeat": args.repeat,
+            "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows, "targets": targets,
+            "raw": results, "table": table,
+        }, indent=1, default=str))
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
