@@ -137,7 +137,7 @@ def trend_svg(history: tuple[dict, ...], field: str, title: str) -> str | None:
             y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
         )
     )
-    return vl_convert.vegalite_to_svg(chart.to_dict())
+    return vl_convert.vegalite_to_svg(chart.to_dict(validate=False))
 
 
 def render_html(digest: Digest, for_pdf: bool = False) -> str:

@@ -196,7 +196,13 @@ def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndar
     template is one layout (one tag, or one set of tags); records matching none are left for the
     per-record path.
     """
-    rows = arr[starts[:, None] + np.arange(length)]  # (records x bytes), gathered from the file
+    stride = length + HEADER + FOOTER
+    if len(starts) > 1 and (np.diff(starts) == stride).all():
+        # back to back (a summary file: one record per step): a zero-copy (records x bytes) view
+        base = arr[int(starts[0]):int(starts[0]) + (len(starts) - 1) * stride + length]
+        rows = np.lib.stride_tricks.as_strided(base, shape=(len(starts), length), strides=(stride, 1), writeable=False)
+    else:  # interleaved with other lengths (TensorBoard: one tag per record): gather them
+        rows = arr[starts[:, None] + np.arange(length)]
     decoded = np.zeros(len(starts), dtype=bool)
     open_rows = np.ones(len(starts), dtype=bool)
     for _ in range(_MAX_TEMPLATES):
@@ -214,7 +220,8 @@ def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndar
         fixed[step_at:step_at + step_len] = False
         for _, at in floats:
             fixed[at:at + 4] = False
-        sub = candidates[(rows[candidates][:, fixed] == rows[t, fixed]).all(axis=1)]
+        pool = rows if candidates.size == len(rows) else rows[candidates]
+        sub = candidates[(pool[:, fixed] == rows[t, fixed]).all(axis=1)]
         step_bytes = rows[sub, step_at:step_at + step_len].astype(np.uint64)
         cont = step_bytes >= 0x80
         sub = sub[cont[:, :-1].all(axis=1) & ~cont[:, -1]]  # the step varint has the template's length
