@@ -96,13 +96,18 @@ def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[
 
     tables = {name: _concat(parts[name], TABLES[name]) for name in TABLES}
     tables = {name: _fill_rank(t) for name, t in tables.items()}
+    for name in ("scalars", "events"):  # an empty table has no launch-order columns yet
+        if "_file_order" not in tables[name].columns:
+            tables[name] = tables[name].with_columns(
+                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+            )
     scalars_all, renumber_notes = _renumber_restarted_counters(tables["scalars"])
     diagnostics.extend(renumber_notes)
-    scalars, segments, restart_notes = _stitch(scalars_all)
+    segments, restart_notes = _launches(scalars_all)
     diagnostics.extend(restart_notes)
-    scalars, conflict_notes = _one_value_per_step(scalars)
+    keep, conflict_notes = _one_value_per_step(scalars_all)
     diagnostics.extend(conflict_notes)
-    tables["scalars"] = _sorted_by_tag_rank_step(scalars.drop("_file_order", "_row"))
+    tables["scalars"] = scalars_all[keep].drop("_file_order", "_row")
     tables["events"] = _events(tables["events"], segments)
     settings, setting_notes = _merge_settings(settings_found)
     diagnostics.extend(setting_notes)
@@ -163,28 +168,23 @@ def _read_all(claimed: Sequence[Claimed], workers: int | None) -> list[ReadResul
 
 
 def _file_order(artifacts: Sequence[Artifact]) -> dict[str, int]:
-    """Launch order of files: summary files by the stamp in their name, the rest by path."""
+    """Launch order of files: discovery (path) order, with summary files among themselves ordered
+    by the stamp in their name. Only the order within one stream matters, so keeping every other
+    file where discovery put it lets the usual case skip a sort of all rows."""
     from .readers.mindspore_summary import summary_stamp
 
-    def key(a: Artifact):
-        stamp = summary_stamp(Path(a.rel).name)
-        return (stamp if stamp is not None else 0, a.rel)
-
-    return {a.rel: i for i, a in enumerate(sorted(artifacts, key=key))}
+    order = {a.rel: i for i, a in enumerate(artifacts)}
+    stamped = [a for a in artifacts if summary_stamp(Path(a.rel).name) is not None]
+    slots = sorted(order[a.rel] for a in stamped)
+    by_stamp = sorted(stamped, key=lambda a: (summary_stamp(Path(a.rel).name), a.rel))
+    order.update({a.rel: slot for slot, a in zip(slots, by_stamp)})
+    return order
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
     if not frames:
         return empty(schema)
     return pl.concat(frames, how="diagonal_relaxed")
-
-
-def _sorted_by_tag_rank_step(scalars: pl.DataFrame) -> pl.DataFrame:
-    """The stable order of the scalars table. Sorting integer codes of the few distinct tags and
-    gathering once is cheaper than a multi-key sort that compares strings row by row."""
-    codes = {tag: i for i, tag in enumerate(sorted(scalars["tag"].unique().drop_nulls().to_list()))}
-    code = pl.col("tag").replace_strict(codes, default=-1, return_dtype=pl.Int32)
-    return scalars[scalars.select(pl.arg_sort_by([code, pl.col("rank"), pl.col("step")]))[:, 0]]
 
 
 def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
@@ -269,41 +269,21 @@ def _offset_from_wall_time(scalars: pl.DataFrame, source: str, rank: int, file: 
 
 
 
-def _stitch(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Segment], list[Diagnostic]]:
-    """Find launches from steps that go back; keep the later launch's rows for repeated steps."""
+def _launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
+    """Launches of the run, from where the primary stream's steps go back (a resume)."""
     if scalars.is_empty():
-        return scalars.with_columns(
-            pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
-        ), [], []
-    scalars = scalars.with_columns(pl.col("rank").fill_null(0))
-    stream = _primary_stream(scalars)
-    segments = _segments(stream["step"].to_list())
-    # Later wins: within each stream, keep the last row (in launch order) for every step. A log
-    # file is one stream whatever its line shapes (a resumed launch may print JSON where the first
-    # printed key=value); per-launch files of one source (summary, tensorboard) form one stream.
-    stream = (
-        pl.when(pl.col("source").is_in(AVERAGED_SOURCES)).then(pl.col("file") + "|" + pl.col("source"))
-        .when(pl.col("source").str.starts_with("log:")).then(pl.col("file"))
-        .otherwise(pl.col("source"))
-    )
-    # Rows arrive in discovery order, which is launch order unless stamps differ in digit count.
-    ordered = scalars if scalars["_file_order"].is_sorted() else scalars.sort("_file_order", "_row", maintain_order=True)
-    deduped = (
-        ordered.with_columns(stream.alias("_stream"))
-        .unique(subset=["_stream", "tag", "rank", "step"], keep="last")
-        .drop("_stream")
-    )
-    notes = []
-    for seg in segments[1:]:
-        if seg.discarded:
-            lo, hi = seg.discarded
-            notes.append(
-                diag.info(
-                    "run-resumed",
-                    f"launch {seg.index + 1} resumed at step {seg.first_step}; steps {lo}-{hi} of the earlier launch were replaced",
-                )
-            )
-    return deduped, segments, notes
+        return [], []
+    segments = _segments(_primary_stream(scalars)["step"].to_list())
+    notes = [
+        diag.info(
+            "run-resumed",
+            f"launch {seg.index + 1} resumed at step {seg.first_step}; steps {seg.discarded[0]}-{seg.discarded[1]} "
+            "of the earlier launch were replaced",
+        )
+        for seg in segments[1:]
+        if seg.discarded
+    ]
+    return segments, notes
 
 
 def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
@@ -364,21 +344,44 @@ def _source_rank(source: str | None) -> int:
         return len(SOURCE_PRIORITY)
 
 
-def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]:
+def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnostic]]:
+    """Row numbers of the scalars to keep, in (tag, rank, step) order, and source conflicts.
+
+    1. Later wins within a stream: the last row (in launch order) for every step. A log file is
+       one stream whatever its line shapes (a resumed launch may print JSON where the first one
+       printed key=value); the per-launch files of one source (summary, tensorboard) are one.
+    2. One value per (tag, rank, step): the best source; between two streams of one source, the
+       later launch.
+    Both run on a narrow frame of keys; the wide table (four string columns) is gathered once.
+    """
     if scalars.is_empty():
-        return scalars, []
-    priority = {src: _source_rank(src) for src in scalars["source"].unique().to_list()}
-    # One integer to sort by: the best source first; between two streams of one source, the later
-    # launch. (A single-column sort; sorting the wide frame on three keys costs several times more.)
-    ranked = scalars.with_columns(
+        return pl.Series("_i", [], dtype=pl.UInt32), []
+    stream = (
+        pl.when(pl.col("source").is_in(AVERAGED_SOURCES)).then(pl.col("file") + "|" + pl.col("source"))
+        .when(pl.col("source").str.starts_with("log:")).then(pl.col("file"))
+        .otherwise(pl.col("source"))
+    )
+    keys = scalars.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), stream.alias("_stream"),
+        "tag", "rank", "step", "source", "value", "_file_order", "_row",
+    )
+    # Rows arrive in discovery order, which is launch order unless stamps differ in digit count.
+    if not keys["_file_order"].is_sorted():
+        keys = keys.sort("_file_order", "_row", maintain_order=True)
+    latest = keys.filter(pl.struct("_stream", "tag", "rank", "step").is_last_distinct())
+    priority = {src: _source_rank(src) for src in latest["source"].unique().to_list()}
+    ranked = latest.with_columns(
         pl.col("source").replace_strict(priority, default=len(SOURCE_PRIORITY), return_dtype=pl.Int64).alias("_prio")
     ).with_columns((pl.col("_prio") * (1 << 32) - pl.col("_file_order")).alias("_rank_key"))
-    notes = _conflicts(ranked)
-    chosen = ranked.sort("_rank_key").unique(subset=["tag", "rank", "step"], keep="first").drop("_prio", "_rank_key")
-    return chosen, notes
+    notes = _conflicts(ranked, scalars["file"])
+    chosen = ranked.sort("_rank_key").filter(pl.struct("tag", "rank", "step").is_first_distinct())
+    # A stable output order: integer codes of the few distinct tags sort faster than the strings.
+    codes = {tag: i for i, tag in enumerate(sorted(chosen["tag"].unique().drop_nulls().to_list()))}
+    code = pl.col("tag").replace_strict(codes, default=-1, return_dtype=pl.Int32)
+    return chosen.sort([code, pl.col("rank"), pl.col("step")])["_i"], notes
 
 
-def _conflicts(ranked: pl.DataFrame) -> list[Diagnostic]:
+def _conflicts(ranked: pl.DataFrame, files: pl.Series) -> list[Diagnostic]:
     """Steps where two per-step sources disagree on the same quantity (beyond print rounding)."""
     per_step = ranked.filter(~pl.col("source").is_in(AVERAGED_SOURCES) & pl.col("value").is_finite())
     # Only tags that more than one source logged can conflict (most runs: none).
@@ -415,7 +418,7 @@ def _conflicts(ranked: pl.DataFrame) -> list[Diagnostic]:
                 "source-conflict",
                 f"{tag}: {source} disagrees with {best_source} at {group.height} step(s), first at step "
                 f"{first['step']} ({first['value']:.6g} vs {first['_best']:.6g}); {best_source} is used",
-                first["file"],
+                files[first["_i"]],
             )
         )
     return notes
