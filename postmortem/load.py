@@ -24,7 +24,7 @@ import polars as pl
 
 from . import diagnostics as diag
 from .diagnostics import Diagnostic
-from .discover import Claimed, discover
+from .discover import Claimed, Discovery, discover
 from .model import (
     TABLES,
     Artifact,
@@ -63,73 +63,76 @@ _PARALLEL_MIN_FILES = 4
 
 
 def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
+    """Read every artifact of a run folder into one Run (see the module docstring for the rules)."""
     readers = tuple(readers) if readers is not None else all_readers()
     found = discover(path, readers)
     results = _read_all(found.claimed, workers)
+    tables, settings_found, inventory, diagnostics = _gather(found, results)
 
-    diagnostics: list[Diagnostic] = list(found.diagnostics)
-    inventory: list[InventoryEntry] = []
-    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
-    settings_found: list[tuple[str, Setting]] = []
-
-    order = _file_order([c.artifact for c in found.claimed])
-    for claimed, result in zip(found.claimed, results):
-        art = claimed.artifact
-        diagnostics.extend(result.diagnostics)
-        inventory.append(InventoryEntry(art.rel, claimed.reader.name, art.size, result.rows(), art.rank))
-        for name, table in result.tables.items():
-            if name not in TABLES or table is None or table.is_empty():
-                continue
-            table = conform(table, TABLES[name])
-            if name in ("scalars", "events"):
-                table = table.with_columns(
-                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
-                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
-                )
-            parts[name].append(table)
-        settings_found.extend(result.settings.items())
-
-    for art in found.unclaimed:
-        inventory.append(InventoryEntry(art.rel, None, art.size, 0, art.rank, "not claimed by any reader"))
-    for skip in found.skipped:
-        inventory.append(InventoryEntry(skip.rel, None, skip.size, 0, None, skip.note))
-
-    tables = {name: _concat(parts[name], TABLES[name]) for name in TABLES}
-    tables = {name: _fill_rank(t) for name, t in tables.items()}
-    for name in ("scalars", "events"):  # an empty table has no launch-order columns yet
-        if "_file_order" not in tables[name].columns:
-            tables[name] = tables[name].with_columns(
-                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
-            )
     scalars_all, renumber_notes = _renumber_restarted_counters(tables["scalars"])
-    diagnostics.extend(renumber_notes)
     segments, restart_notes = _launches(scalars_all)
-    diagnostics.extend(restart_notes)
     keep, conflict_notes = _one_value_per_step(scalars_all)
-    diagnostics.extend(conflict_notes)
+    settings, setting_notes = _merge_settings(settings_found)
+    diagnostics += renumber_notes + restart_notes + conflict_notes + setting_notes
+
     tables["scalars"] = scalars_all[keep].drop("_file_order", "_row")
     tables["events"] = _events(tables["events"], segments)
-    settings, setting_notes = _merge_settings(settings_found)
-    diagnostics.extend(setting_notes)
-    tables["checkpoints"], tables["events"] = _resolve_checkpoint_steps(
-        tables["checkpoints"], tables["events"], scalars_all, settings
-    )
+    tables["checkpoints"], tables["events"] = _resolve_checkpoint_steps(tables["checkpoints"], tables["events"], settings)
     tables["steps"] = _steps(tables["scalars"], segments)
 
     ranks = sorted(
         {r for name in ("scalars", "steps", "checkpoints", "profile_steps") for r in tables[name]["rank"].drop_nulls().unique()}
     )
-    inventory.sort(key=lambda e: e.rel)
     return Run(
         root=str(Path(path)),
         name=Path(path).resolve().name,
         tables=tables,
         settings=settings,
-        inventory=tuple(inventory),
+        inventory=tuple(sorted(inventory, key=lambda e: e.rel)),
         segments=tuple(segments),
         ranks=tuple(int(r) for r in ranks),
         diagnostics=tuple(_dedupe(diagnostics)),
     )
+
+
+def _gather(
+    found: Discovery, results: list[ReadResult]
+) -> tuple[dict[str, pl.DataFrame], list[tuple[str, Setting]], list[InventoryEntry], list[Diagnostic]]:
+    """Concatenate what the readers returned: tables (scalars and events tagged with their launch
+    order), settings as found, the inventory of every file, and the readers' diagnostics."""
+    diagnostics: list[Diagnostic] = list(found.diagnostics)
+    inventory: list[InventoryEntry] = []
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
+    settings_found: list[tuple[str, Setting]] = []
+    order = _file_order([c.artifact for c in found.claimed])
+    for claimed, result in zip(found.claimed, results):
+        art = claimed.artifact
+        diagnostics.extend(result.diagnostics)
+        inventory.append(InventoryEntry(art.rel, claimed.reader.name, art.size, result.rows(), art.rank))
+        settings_found.extend(result.settings.items())
+        for name, table in result.tables.items():
+            if name not in TABLES or table is None or table.is_empty():
+                continue
+            table = conform(table, TABLES[name])
+            if name in _ORDERED:
+                table = table.with_columns(
+                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
+                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+                )
+            parts[name].append(table)
+    inventory += [InventoryEntry(a.rel, None, a.size, 0, a.rank, "not claimed by any reader") for a in found.unclaimed]
+    inventory += [InventoryEntry(s.rel, None, s.size, 0, None, s.note) for s in found.skipped]
+
+    tables = {name: _fill_rank(_concat(parts[name], TABLES[name])) for name in TABLES}
+    for name in _ORDERED:  # an empty table has no launch-order columns yet
+        if "_file_order" not in tables[name].columns:
+            tables[name] = tables[name].with_columns(
+                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+            )
+    return tables, settings_found, inventory, diagnostics
+
+
+_ORDERED = ("scalars", "events")  # tables whose rows carry (_file_order, _row) until load is done
 
 
 # --------------------------------------------------------------------------- reading
@@ -524,7 +527,7 @@ def _positive_int(value) -> bool:
 
 
 def _resolve_checkpoint_steps(
-    checkpoints: pl.DataFrame, events: pl.DataFrame, scalars: pl.DataFrame, settings: dict[str, Setting]
+    checkpoints: pl.DataFrame, events: pl.DataFrame, settings: dict[str, Setting]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Global step of each checkpoint; checkpoint saves get their step.
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__, archive
+from . import diagnostics as diag
 from .config import BuildSettings
 from .errors import InputError, OutputError
 from .load import load_run
@@ -212,6 +213,8 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> Buil
     if baseline_id:
         try:
             baseline, baseline_id = resolve_baseline(baseline_id, Path(settings.out), experiment, run_id)
-        except InputError:
-            baseline, baseline_id = None, None  # the baseline left the archive: report without it
+        except InputError as exc:  # the baseline left the archive: report without it, and say so
+            note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
+            run = replace(run, diagnostics=run.diagnostics + (note,))
+            baseline, baseline_id = None, None
     return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress)
