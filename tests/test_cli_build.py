@@ -233,3 +233,14 @@ def test_concurrent_builds_into_one_archive_both_land(archive, tmp_path):
     exp_index = json.loads((out / "gpt-tiny" / "index.json").read_text())
     assert len(exp_index["runs"]) == 3
     assert not [p.name for p in (out / "gpt-tiny").iterdir() if p.name.startswith(".")]
+
+
+def test_rebuild_after_the_baseline_left_the_archive_says_so(archive, tmp_path):
+    out, _ = archive
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    shutil.rmtree(copy / "gpt-tiny" / "gpt-tiny-base")
+    assert main(["rebuild", "gpt-tiny-lr2x", "--archive", str(copy), "--format", "json"]) == 0
+    metrics = json.loads((copy / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text())
+    assert "baseline" not in metrics or not metrics["baseline"].get("deltas")
+    assert any(d["slug"] == "baseline-missing" and "gpt-tiny-base" in d["message"] for d in metrics["data_quality"])
