@@ -141,11 +141,14 @@ def run_times(run: Run) -> tuple[str | None, str | None]:
 
 
 def default_experiment(run: Run, run_dir: str) -> str:
-    """Experiment name when none is given: the config's, else the network's, else the parent folder's."""
+    """Experiment name when none is given: the config's model name, else the parent folder's.
+
+    Lineage's network name is not used: it is the training wrapper's class (TrainOneStepCell, ...).
+    """
     for key in ("experiment", "network"):
-        value = run.setting(key)
-        if isinstance(value, str) and value.strip():
-            return archive.safe_name(value)
+        setting = run.settings.get(key)
+        if setting and setting.source.startswith("config") and isinstance(setting.value, str) and setting.value.strip():
+            return archive.safe_name(setting.value)
     parent = Path(run_dir).resolve().parent.name
     return archive.safe_name(parent or "default")
 

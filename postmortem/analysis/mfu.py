@@ -119,7 +119,7 @@ def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow
         precision = options.precision
         value, note = peak_flops(str(device) if device else None, precision)
         peak = (Figure(value, method="dense peak table", source=note, unit="FLOP/s") if value is not None
-                else missing(note + "; pass peak_tflops or a known device", unit="FLOP/s"))
+                else missing(note + "; pass --peak-tflops or --device (see the peak table)", unit="FLOP/s"))
     devs = devices(run, options)
     tps = tp.tokens_per_s
 

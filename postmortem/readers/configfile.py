@@ -153,7 +153,7 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
         if isinstance(mode, int) and not isinstance(mode, bool):
             mode = {0: "GRAPH_MODE", 1: "PYNATIVE_MODE"}.get(mode, mode)
         put("mode", mode)
-    put("network", _get(cfg, "trainer", "model_name"))
+    put("network", _get(cfg, "trainer", "model_name") or _get(cfg, "model", "arch", "type"))
 
     if batch and dp:
         gbs = batch * dp * (accum or 1)
