@@ -154,7 +154,7 @@ def archive_ls(
         t.add_column(col, justify=just)
     for r in rows:
         verdict = ", ".join(f"{k}: {v}" for k, v in sorted(r["verdicts"].items())) or "—"
-        t.add_row(r["experiment"], r["run_id"], r["finished_at"] or "—", fmt.step(r["steps"]), fmt.tokens_per_s(r["tokens_per_s"]),
+        t.add_row(r["experiment"], r["run_id"], r["finished_text"], fmt.step(r["steps"]), fmt.tokens_per_s(r["tokens_per_s"]),
                   fmt.percent(r["mfu"]), fmt.loss(r["final_loss"]), r["baseline"] or "—", verdict)
     out.print(t)
 

@@ -127,12 +127,13 @@ def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime)
 
 
 def run_times(run: Run) -> tuple[str | None, str | None]:
-    """When the run started and finished (ISO, UTC), from step wall times, else checkpoint times."""
+    """When the run started and finished (ISO, UTC): from the wall times the run logged; file
+    mtimes only when it logged none (a copied folder has the copy's mtimes)."""
     import polars as pl
 
-    times = pl.concat(
-        [run.tables["steps"]["wall_time"], run.tables["scalars"]["wall_time"], run.tables["checkpoints"]["mtime"]]
-    ).drop_nulls()
+    times = pl.concat([run.tables["steps"]["wall_time"], run.tables["scalars"]["wall_time"]]).drop_nulls()
+    if times.filter(times.is_finite()).is_empty():
+        times = run.tables["checkpoints"]["mtime"].drop_nulls()
     times = times.filter(times.is_finite())
     if times.is_empty():
         return None, None
