@@ -70,7 +70,7 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     if mf.value is not None and mf.value < LOW_MFU:
         out.append(Finding(FindingKind.LOW_MFU, W, f"MFU {mf.value:.1%} is below {LOW_MFU:.0%}", {"mfu": mf.value}))
     elif mf.value is None:
-        out.append(Finding(FindingKind.MFU_UNKNOWN, I, f"MFU unknown: {mf.reason}", {}))
+        out.append(Finding(FindingKind.MFU_UNKNOWN, I, f"MFU unknown: {mf.reason}", {"reason": mf.reason}))
     ph = a.phases
     if ph.profile is not None and ph.profile.comm_flag:
         out.append(Finding(FindingKind.COMM_BOUND, W, f"exposed communication is {ph.profile.comm_share:.0%} "
@@ -101,7 +101,8 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             plural = "errors in the logs" if kind == "log_error" else what + "s"
             label = what if rows.height == 1 else plural
             out.append(Finding(fk, sev, f"{rows.height} {label}; first{where}{detail}",
-                               {"count": rows.height, "first_step": first["step"], "file": first["file"]}))
+                               {"count": rows.height, "first_step": first["step"], "file": first["file"],
+                                "detail": first["detail"]}))
     if a.ranks.slow_ranks:
         out.append(Finding(FindingKind.SLOW_RANKS, W, f"slow ranks: {', '.join(map(str, a.ranks.slow_ranks))}",
                            {"ranks": ",".join(map(str, a.ranks.slow_ranks))}))
@@ -117,8 +118,10 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                     f"{FIGURE_NAMES.get(d.figure, d.figure)} {_change(d)}"
                     for d in a.comparison.deltas if d.figure in v.figures
                 ]
+                evidence: dict = {d.figure: d.rel for d in a.comparison.deltas if d.figure in v.figures}
+                evidence.update(family=v.family, baseline=a.comparison.baseline_id, changes=", ".join(changes))
                 out.append(Finding(kind, W if v.verdict == "regressed" else I,
                                    f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(changes)}",
-                                   {d.figure: d.rel for d in a.comparison.deltas if d.figure in v.figures}))
+                                   evidence))
     order = {C: 0, W: 1, I: 2}
     return tuple(sorted(out, key=lambda f: order[f.severity]))

@@ -218,7 +218,25 @@ def _num(line: pl.Expr, pattern: str) -> pl.Expr:
     return line.str.extract(pattern, 1).cast(pl.Float64, strict=False)
 
 
-def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str) -> pl.DataFrame:
+class _Labels:
+    """(tag, raw_tag, source) triples of one file, numbered.
+
+    Long rows carry the number (``label``) instead of three text columns: the final sort by line
+    then moves small integers, and the text is gathered once from these short lists at the end.
+    """
+
+    def __init__(self) -> None:
+        self.codes: dict[tuple[str, str, str], int] = {}
+
+    def code(self, tag: str, raw: str, source: str) -> int:
+        return self.codes.setdefault((tag, raw, source), len(self.codes))
+
+    def column(self, codes: pl.Series, item: int) -> pl.Series:
+        """Text column ``item`` (0 tag, 1 raw_tag, 2 source) for a column of codes."""
+        return pl.Series([k[item] for k in self.codes], dtype=pl.Utf8).gather(codes)
+
+
+def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str, labels: _Labels) -> pl.DataFrame:
     """Wide (pos, step, wall_time, <value columns>) -> long scalar rows; null values dropped.
 
     ``fields`` maps a value column to (canonical tag, raw tag).
@@ -228,8 +246,7 @@ def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str) -> 
             "pos",
             "step",
             "wall_time",
-            pl.lit(tag).alias("tag"),
-            pl.lit(raw).alias("raw_tag"),
+            pl.lit(labels.code(tag, raw, source), pl.UInt32).alias("label"),
             pl.col(col).cast(pl.Float64).alias("value"),
         )
         for col, (tag, raw) in fields.items()
@@ -239,19 +256,11 @@ def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str) -> 
         return _EMPTY_LONG
     # Drop nulls per part: most columns have none or only nulls, so little is copied.
     parts = [p if p["value"].null_count() == 0 else p.filter(pl.col("value").is_not_null()) for p in parts]
-    return pl.concat(parts).with_columns(pl.lit(source).alias("source"))
+    return pl.concat(parts)
 
 
 _EMPTY_LONG = pl.DataFrame(
-    schema={
-        "pos": pl.Int64,
-        "step": pl.Int64,
-        "wall_time": pl.Float64,
-        "tag": pl.Utf8,
-        "raw_tag": pl.Utf8,
-        "value": pl.Float64,
-        "source": pl.Utf8,
-    }
+    schema={"pos": pl.Int64, "step": pl.Int64, "wall_time": pl.Float64, "label": pl.UInt32, "value": pl.Float64}
 )
 
 
@@ -548,29 +557,20 @@ def _json_time(obj: dict) -> float | None:
     return None
 
 
-def _pairs_to_long(pairs: pl.DataFrame, source: str) -> pl.DataFrame:
+def _pairs_to_long(pairs: pl.DataFrame, source: str, labels: _Labels) -> pl.DataFrame:
     if pairs.is_empty():
         return _EMPTY_LONG.with_columns(pl.lit(None, pl.Int32).alias("line_rank"))
     mapping = {k: _key_tag(k) for k in pairs["key"].unique().to_list()}
-    tags = {k: t for k, (t, _) in mapping.items()}
-    scales = {k: s for k, (_, s) in mapping.items()}
+    codes = {k: labels.code(t, k, source) for k, (t, _) in mapping.items()}
+    scales = {codes[k]: s for k, (_, s) in mapping.items()}
     return (
-        pairs.with_columns(
+        pairs.with_columns(label=pl.col("key").replace_strict(codes, return_dtype=pl.UInt32))
+        .with_columns(
             value=pl.col("raw").cast(pl.Float64, strict=False)
-            * pl.col("key").replace_strict(scales, return_dtype=pl.Float64),
-            tag=pl.col("key").replace_strict(tags, return_dtype=pl.Utf8),
+            * pl.col("label").replace_strict(scales, return_dtype=pl.Float64),
         )
         .filter(pl.col("value").is_not_null())
-        .select(
-            "pos",
-            "step",
-            "wall_time",
-            "tag",
-            pl.col("key").alias("raw_tag"),
-            "value",
-            pl.lit(source).alias("source"),
-            "line_rank",
-        )
+        .select("pos", "step", "wall_time", "label", "value", "line_rank")
     )
 
 
@@ -622,9 +622,10 @@ def read(artifact: Artifact) -> ReadResult:
     df = df.with_columns(kind=kind)
 
     longs: list[pl.DataFrame] = []
+    labels = _Labels()
     # ---- MindFormers / pynative trainer
     mf = _mindformers(df.filter(pl.col("kind") == "mf"))
-    longs.append(_long(mf, _MF_FIELDS, "log:mindformers"))
+    longs.append(_long(mf, _MF_FIELDS, "log:mindformers", labels))
     spe_mf = mf["steps_total"].max() if mf.height and mf["epoch"].null_count() < mf.height else None
 
     # ---- LossMonitor: step within the epoch -> global step
@@ -633,7 +634,7 @@ def read(artifact: Artifact) -> ReadResult:
     lm = lm.with_columns(
         step=(pl.col("epoch") - 1) * spe + pl.col("step_in") if spe else pl.col("step_in")
     )
-    longs.append(_long(lm, {"loss": ("loss", "loss")}, "log:lossmonitor"))
+    longs.append(_long(lm, {"loss": ("loss", "loss")}, "log:lossmonitor", labels))
 
     # Step-bearing rows so far: lines without a step take the last step before them.
     kv_pairs = _kv(df.filter(pl.col("kind") == "kv"))
@@ -672,6 +673,7 @@ def read(artifact: Artifact) -> ReadResult:
                 "data_time": ("data_time", "data time"),
             },
             "log:timemonitor",
+            labels,
         )
     )
 
@@ -693,6 +695,7 @@ def read(artifact: Artifact) -> ReadResult:
             fs,
             {"step_time": ("step_time", "per step time"), "mfu": ("mfu", "mfu"), "hfu": ("hfu", "hfu")},
             "log:flops",
+            labels,
         )
     )
 
@@ -701,10 +704,10 @@ def read(artifact: Artifact) -> ReadResult:
         samples=_num(line, _NUM + r"\s*samples/s/p")
     )
     pg = _attach_step(pg, steps_at)
-    longs.append(_long(pg, {"samples": ("samples_per_s", "samples/s/p")}, "log:mindformers"))
+    longs.append(_long(pg, {"samples": ("samples_per_s", "samples/s/p")}, "log:mindformers", labels))
 
-    kv_long = _pairs_to_long(kv_pairs, "log:kv")
-    json_long = _pairs_to_long(json_pairs, "log:json")
+    kv_long = _pairs_to_long(kv_pairs, "log:kv", labels)
+    json_long = _pairs_to_long(json_pairs, "log:json", labels)
 
     dropped = sum(int(x.filter(pl.col("step").is_null()).height) for x in longs)
     if dropped:
@@ -713,16 +716,17 @@ def read(artifact: Artifact) -> ReadResult:
         )
     base_rank = artifact.rank
     fixed = [x.filter(pl.col("step").is_not_null()).with_columns(line_rank=pl.lit(None, pl.Int32)) for x in longs]
+    pl.concat([*fixed, kv_long, json_long], how="vertical_relaxed").write_parquet("/tmp/tl/all.parquet"); import pickle; pickle.dump(labels, open("/tmp/tl/labels.pkl","wb"))
     allrows = pl.concat([*fixed, kv_long, json_long], how="vertical_relaxed").sort("pos", maintain_order=True)
     scalars = frame(
         {
             "step": allrows["step"],
-            "tag": allrows["tag"],
-            "raw_tag": allrows["raw_tag"],
+            "tag": labels.column(allrows["label"], 0),
+            "raw_tag": labels.column(allrows["label"], 1),
             "value": allrows["value"],
             "wall_time": allrows["wall_time"],
             "rank": allrows["line_rank"].fill_null(base_rank) if base_rank is not None else allrows["line_rank"],
-            "source": allrows["source"],
+            "source": labels.column(allrows["label"], 2),
             "file": rel,
         },
         SCALARS,

@@ -18,6 +18,7 @@ from ..analysis import types as t
 from ..model import InventoryEntry
 from . import charts, format as fmt
 from .format import MISSING, Labels
+from .messages import alignment_text, finding_text
 
 Align = Literal["left", "right"]
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -271,7 +272,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
 
 def _finding_item(f: t.Finding, L: Labels) -> Item:
     sev = str(f.severity)
-    return Item(f.message, tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
+    return Item(finding_text(f, L.lang), tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
 
 
 def _headline_section(a: t.Analysis, L: Labels) -> Section:
@@ -291,13 +292,13 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
             verdict, tone = _verdict(d, L)
             rows.append(
                 [
-                    Cell(_figure_label(name, L), title=d.alignment),
+                    Cell(_figure_label(name, L), title=alignment_text(d.alignment, L.lang)),
                     cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
                     cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason),
                     cell(d.delta, lambda v, n=name: _fmt_delta(n, v), d.reason),
                     cell(d.rel, fmt.rel_delta, d.reason),
                     Cell(verdict, tone=tone, title=d.method),
-                    Cell(d.alignment),
+                    Cell(alignment_text(d.alignment, L.lang)),
                 ]
             )
         cols = [L["figure"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]

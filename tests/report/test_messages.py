@@ -1,0 +1,27 @@
+"""Findings in Chinese are rebuilt from kind + evidence; anything unknown falls back to English."""
+
+from postmortem.analysis.types import Finding, FindingKind, FindingSeverity
+from postmortem.report.messages import alignment_text, finding_text
+
+
+def test_zh_findings_from_evidence():
+    nan = Finding(FindingKind.NAN_LOSS, FindingSeverity.CRITICAL, "21 steps with NaN", {"count": 21, "first_step": 1234})
+    assert finding_text(nan, "zh") == "21 个步的损失或梯度范数为 NaN/Inf，首次出现在第 1,234 步"
+    assert finding_text(nan, "en") == "21 steps with NaN"
+    reg = Finding(FindingKind.REGRESSION, FindingSeverity.WARNING, "throughput regressed vs base: step time +12.0%",
+                  {"step_time_s": 0.12, "family": "throughput", "baseline": "base", "changes": "step time +12.0%"})
+    assert finding_text(reg, "zh") == "吞吐相对基线 base 退化：单步耗时 +12.0%"
+
+
+def test_unknown_kind_or_missing_evidence_falls_back_to_english():
+    config = Finding(FindingKind.CONFIG, FindingSeverity.INFO, "checkpoint interval vs step time: saving every 1 s", {})
+    assert finding_text(config, "zh") == config.message
+    broken = Finding(FindingKind.NAN_LOSS, FindingSeverity.CRITICAL, "NaN from step 3", {})
+    assert finding_text(broken, "zh") == "NaN from step 3"
+
+
+def test_alignment_names():
+    assert alignment_text("steady window", "zh") == "稳定窗口"
+    assert alignment_text("by tokens (at 7.68e+04)", "zh") == "按词元对齐（7.68e+04）"
+    assert alignment_text("by tokens (at 7.68e+04)", "en") == "by tokens (at 7.68e+04)"
+    assert alignment_text("something new", "zh") == "something new"
