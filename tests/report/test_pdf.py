@@ -60,3 +60,17 @@ def test_pdf_html_has_contents_with_page_counters():
     html = render_pdf_html(view_of(200))
     assert "target-counter(attr(href), page)" in html
     assert 'src="data:image/svg+xml;base64,' in html
+
+
+def test_long_collapsed_tables_are_cut_on_paper_only():
+    from postmortem.report.format import labels
+    from postmortem.report.html import environment
+    from postmortem.report.viewmodel import Cell, Table
+
+    rows = tuple((Cell(str(i)), Cell("outlier")) for i in range(100))
+    table = Table("excluded-steps", ("Step", "Reason"), ("right", "left"), rows, collapsed=True)
+    macros = environment().get_template("report_macros.html.j2").module
+    paper = str(macros.block(table, True, {}, labels("en")))
+    screen = str(macros.block(table, False, {}, labels("en")))
+    assert paper.count("<tr>") == 41 and "60 more rows" in paper  # header + 40 rows, and where the rest is
+    assert screen.count("<tr>") == 101 and "more rows" not in screen
