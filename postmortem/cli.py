@@ -12,7 +12,6 @@ import os
 import sys
 from typing import Annotated, Optional
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -281,12 +280,16 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         err.print("error[interrupted]: stopped by the user", markup=False)
         return 130
-    except click.ClickException as exc:
-        err.print(f"error[usage]: {exc.format_message()}", markup=False)
-        return 2
+    except typer.TyperException as exc:  # usage errors: unknown command, bad option value, ...
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `postmortem`: the help is the answer
+            out.print(message, markup=False, highlight=False)
+            return 0
+        err.print(f"error[usage]: {message} (see postmortem --help)", markup=False)
+        return getattr(exc, "exit_code", 2) or 2
     except KeyboardInterrupt:
         err.print("error[interrupted]: stopped by the user", markup=False)
         return 130

@@ -244,3 +244,17 @@ def test_rebuild_after_the_baseline_left_the_archive_says_so(archive, tmp_path):
     metrics = json.loads((copy / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text())
     assert "baseline" not in metrics or not metrics["baseline"].get("deltas")
     assert any(d["slug"] == "baseline-missing" and "gpt-tiny-base" in d["message"] for d in metrics["data_quality"])
+
+
+@pytest.mark.parametrize(
+    "args", [["frobnicate"], ["build"], ["build", "x", "--devices", "many"], ["weekly", "--format", "docx"]]
+)
+def test_usage_errors_are_one_line_with_exit_2(args, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error[") and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_bare_command_shows_help(capsys):
+    assert main([]) == 0
+    assert "build" in capsys.readouterr().out

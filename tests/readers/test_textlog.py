@@ -272,8 +272,9 @@ def test_json_fast_path_matches_json_loads(wall):
     ref = textlog._with_step(pairs)
     assert bad == ref_bad == 8
     # raw texts of floats differ by design (the line's text vs repr): compare what is read from them
-    got = textlog._pairs_to_long(fast, "log:json").with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
-    want = textlog._pairs_to_long(ref, "log:json").with_columns(sign=pl.col("value").cast(pl.Utf8))
+    labels = textlog._Labels()  # one numbering for both, so their label codes compare
+    got = textlog._pairs_to_long(fast, "log:json", labels).with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
+    want = textlog._pairs_to_long(ref, "log:json", labels).with_columns(sign=pl.col("value").cast(pl.Utf8))
     assert got.equals(want, null_equal=True) and got.height == want.height > 20
 
 
@@ -352,3 +353,22 @@ def test_absurd_step_values_are_ignored_not_fatal(tmp_path):
     result = textlog.READER.read(Artifact(str(log), "train.log", log.stat().st_size, 0.0, None))
     loss = result.tables["scalars"].filter(result.tables["scalars"]["tag"] == "loss")
     assert loss["step"].to_list() == [3, 4] and loss["value"].to_list() == [3.0, 4.0]
+
+
+def test_kv_split_path_matches_extract_all():
+    lines = [
+        "2026-11-30 10:50:06.206 step=1 epoch=1 loss=11.19 lr=2.1e-06 step_ms=16606.973",
+        "a=1 b=2", "x:loss=1 step=2", "a=b=c step=1", "step=1\tloss=2", "step=1  loss=2 ", "\u00e9=1 step=2",
+        "step=1 loss=2,3", "step=1 loss=;", "2024-01-01T10:00:00 step=3 lr=1e-3", "step=1 'x'='y'",
+        "step=1 a=\u00a0b", "step=1 =3 b=", "step=1 _a.b-c/d=5", "", "no pairs here", "step=1 k=\"v w\"",
+    ]
+    df = pl.DataFrame({"pos": range(len(lines)), "wall_time": [0.0] * len(lines), "line": lines})
+    simple = df["line"].str.contains(textlog._KV_SIMPLE_RE)
+    assert 0 < simple.sum() < len(lines)  # both paths taken
+    want = (
+        df.select("pos", "wall_time", pl.col("line").str.extract_all(textlog._KV_RE).alias("kv"))
+        .explode("kv")
+        .filter(pl.col("kv").is_not_null())
+    )
+    assert textlog._kv_tokens(df).equals(want)
+    assert textlog._kv_tokens(df.filter(simple)).equals(want.filter(pl.col("pos").is_in(df.filter(simple)["pos"].implode())))
