@@ -81,7 +81,7 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     stalls = a.throughput.window.excluded_counts.get("data_stall", 0)
     timed = a.steps.filter(pl.col("step_time_s").is_not_null()).height
     if timed and stalls / timed > STALL_SHARE:
-        out.append(Finding(FindingKind.DATA_STALLS, W, f"{stalls} data-stall steps ({stalls / timed:.1%})",
+        out.append(Finding(FindingKind.DATA_STALLS, W, f"{_count(stalls, 'data-stall step')} ({stalls / timed:.1%})",
                            {"count": stalls, "share": stalls / timed}))
     tax = ph.checkpoint_tax.value
     if tax is not None and tax > CKPT_TAX:

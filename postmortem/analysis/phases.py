@@ -203,7 +203,10 @@ def phases(
                      method=f"sum of {len(known)} save times / total wall time ({total_how})")
 
     overall = profile_breakdown(profile)
-    both = np.isfinite(t) & np.isfinite(d)
+    # Over the steady window, so a long compile step does not dilute it (all steps if none kept).
+    both = np.isfinite(t) & np.isfinite(d) & kept
+    if not both.any():
+        both = np.isfinite(t) & np.isfinite(d)
     data_wait = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
     max_alloc = float(mem_a.max()) if mem_a.size else None
     return Phases(phases=tuple(out), rule=RULE if lr.height else "no lr logged: one main phase",
