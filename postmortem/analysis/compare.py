@@ -115,7 +115,7 @@ def compare(current: Analysis, baseline: Analysis, current_run: Run, baseline_ru
     base_tokens = baseline.steps["tokens"].drop_nulls()
     if cur_tokens.len() and base_tokens.len():
         at = float(min(cur_tokens[-1], base_tokens[-1]))
-        eq_cur, eq_base, eq_align = loss_at_tokens(current, at), loss_at_tokens(baseline, at), f"by tokens (at {at:.4g})"
+        eq_cur, eq_base, eq_align = loss_at_tokens(current, at), loss_at_tokens(baseline, at), f"by tokens (at {at:,.0f} tokens)"
     else:
         eq_cur = eq_base = None
         eq_align = "by tokens (tokens per step unknown)"

@@ -82,9 +82,10 @@ _ALIGNMENT_ZH = {
 
 
 def alignment_text(alignment: str, lang: str) -> str:
-    """How a delta was aligned; "by tokens (at 7.68e+04)" keeps its number."""
+    """How a delta was aligned; "by tokens (at 76,800 tokens)" keeps its number."""
     if lang != "zh":
         return alignment
     if alignment.startswith("by tokens"):
-        return "按词元对齐" + alignment[len("by tokens"):].strip().replace("(at ", "（").replace(")", "）")
+        at = alignment[len("by tokens"):].strip().removeprefix("(at ").removesuffix(")").removesuffix(" tokens")
+        return f"按词元对齐（{at} 词元）" if at else "按词元对齐"
     return _ALIGNMENT_ZH.get(alignment, alignment)

@@ -22,6 +22,6 @@ def test_unknown_kind_or_missing_evidence_falls_back_to_english():
 
 def test_alignment_names():
     assert alignment_text("steady window", "zh") == "稳定窗口"
-    assert alignment_text("by tokens (at 7.68e+04)", "zh") == "按词元对齐（7.68e+04）"
-    assert alignment_text("by tokens (at 7.68e+04)", "en") == "by tokens (at 7.68e+04)"
+    assert alignment_text("by tokens (at 76,800 tokens)", "zh") == "按词元对齐（76,800 词元）"
+    assert alignment_text("by tokens (at 76,800 tokens)", "en") == "by tokens (at 76,800 tokens)"
     assert alignment_text("something new", "zh") == "something new"
