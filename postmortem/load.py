@@ -18,13 +18,14 @@ import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from . import diagnostics as diag
 from .diagnostics import Diagnostic
-from .discover import Claimed, Discovery, discover
+from .discover import Claimed, discover
 from .model import (
     TABLES,
     Artifact,
@@ -59,27 +60,29 @@ SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
 
 # Below this much input, process start-up costs more than it saves.
 _PARALLEL_MIN_BYTES = 32 * 1024 * 1024
-_PARALLEL_MIN_FILES = 4
 
 
 def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
     """Read every artifact of a run folder into one Run (see the module docstring for the rules)."""
     readers = tuple(readers) if readers is not None else all_readers()
     found = discover(path, readers)
-    results = _read_all(found.claimed, workers)
-    tables, settings_found, inventory, diagnostics = _gather(found, results)
+    order = _file_order([c.artifact for c in found.claimed])
+    # Worker processes look readers up by name, so custom readers (tests) are read in-process.
+    parallel_ok = readers == all_readers()
+    parts = _load_ranks(_by_rank(found.claimed), order, workers if parallel_ok else 1)
 
-    scalars_all, renumber_notes = _renumber_restarted_counters(tables["scalars"])
-    segments, restart_notes = _launches(scalars_all)
-    keep, conflict_notes = _one_value_per_step(scalars_all)
-    settings, setting_notes = _merge_settings(settings_found)
-    diagnostics += renumber_notes + restart_notes + conflict_notes + setting_notes
+    tables = {name: _concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
+    settings, setting_notes = _merge_settings([kv for p in parts for kv in p.settings_found])
+    # The lowest rank's launches describe the run (every rank restarts together).
+    segments = list(parts[0].segments) if parts else []
+    inventory = [e for p in parts for e in p.inventory]
+    inventory += [InventoryEntry(a.rel, None, a.size, 0, a.rank, "not claimed by any reader") for a in found.unclaimed]
+    inventory += [InventoryEntry(s.rel, None, s.size, 0, None, s.note) for s in found.skipped]
+    diagnostics = [*found.diagnostics, *(d for p in parts for d in p.diagnostics)]
+    diagnostics += (parts[0].restart_notes if parts else []) + setting_notes
 
-    tables["scalars"] = scalars_all[keep].drop("_file_order", "_row")
     tables["events"] = _events(tables["events"], segments)
     tables["checkpoints"], tables["events"] = _resolve_checkpoint_steps(tables["checkpoints"], tables["events"], settings)
-    tables["steps"] = _steps(tables["scalars"], segments)
-
     ranks = sorted(
         {r for name in ("scalars", "steps", "checkpoints", "profile_steps") for r in tables[name]["rank"].drop_nulls().unique()}
     )
@@ -95,20 +98,79 @@ def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[
     )
 
 
+@dataclass
+class _RankPart:
+    """What one rank's files give once read and joined (every join rule works within a rank)."""
+
+    tables: dict[str, pl.DataFrame]
+    settings_found: list[tuple[str, Setting]]
+    inventory: list[InventoryEntry]
+    diagnostics: list[Diagnostic]
+    segments: list[Segment]
+    restart_notes: list[Diagnostic]
+
+
+def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) -> _RankPart:
+    """Read one rank's files and join them: launches, one value per step, per-step times."""
+    results = [_read_one(job) for job in jobs]
+    tables, settings_found, inventory, diagnostics = _gather(jobs, results, order)
+    scalars_all, renumber_notes = _renumber_restarted_counters(tables["scalars"])
+    segments, restart_notes = _launches(scalars_all)
+    keep, conflict_notes = _one_value_per_step(scalars_all)
+    tables["scalars"] = scalars_all[keep].drop("_file_order", "_row")
+    tables["steps"] = _steps(tables["scalars"], segments)
+    return _RankPart(tables, settings_found, inventory, diagnostics + renumber_notes + conflict_notes,
+                     segments, restart_notes)
+
+
+def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart:
+    return _load_rank(*job)  # in a worker process: readers travel by name
+
+
+def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
+    """One part per rank, in rank order; ranks go to worker processes when there is enough work."""
+    orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
+    total = sum(c.artifact.size for group in groups for c in group)
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
+        jobs = [([(c.reader.name, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
+        # spawn, not fork: forking a process whose polars thread pool is running can deadlock.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_load_rank_job, jobs))
+    return [_load_rank([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
+
+
+def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:
+    """Files grouped by the rank their rows will carry: the path's, a summary file's device id,
+    else rank 0 (a single-rank run, or a run-level file such as the config)."""
+    from .readers.mindspore_summary import device_id, summary_stamp
+
+    def rank(c: Claimed) -> int:
+        if c.artifact.rank is not None:
+            return c.artifact.rank
+        name = Path(c.artifact.rel).name
+        found = device_id(name) if summary_stamp(name) is not None else None
+        return found if found is not None else 0
+
+    groups: dict[int, list[Claimed]] = {}
+    for c in claimed:
+        groups.setdefault(rank(c), []).append(c)
+    return [groups[r] for r in sorted(groups)]
+
+
 def _gather(
-    found: Discovery, results: list[ReadResult]
+    jobs: list[tuple[Reader | str, Artifact]], results: list[ReadResult], order: dict[str, int]
 ) -> tuple[dict[str, pl.DataFrame], list[tuple[str, Setting]], list[InventoryEntry], list[Diagnostic]]:
     """Concatenate what the readers returned: tables (scalars and events tagged with their launch
-    order), settings as found, the inventory of every file, and the readers' diagnostics."""
-    diagnostics: list[Diagnostic] = list(found.diagnostics)
+    order), settings as found, the inventory of the files, and the readers' diagnostics."""
+    diagnostics: list[Diagnostic] = []
     inventory: list[InventoryEntry] = []
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
     settings_found: list[tuple[str, Setting]] = []
-    order = _file_order([c.artifact for c in found.claimed])
-    for claimed, result in zip(found.claimed, results):
-        art = claimed.artifact
+    for (reader, art), result in zip(jobs, results):
         diagnostics.extend(result.diagnostics)
-        inventory.append(InventoryEntry(art.rel, claimed.reader.name, art.size, result.rows(), art.rank))
+        name = reader if isinstance(reader, str) else reader.name
+        inventory.append(InventoryEntry(art.rel, name, art.size, result.rows(), art.rank))
         settings_found.extend(result.settings.items())
         for name, table in result.tables.items():
             if name not in TABLES or table is None or table.is_empty():
@@ -120,8 +182,6 @@ def _gather(
                     pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
                 )
             parts[name].append(table)
-    inventory += [InventoryEntry(a.rel, None, a.size, 0, a.rank, "not claimed by any reader") for a in found.unclaimed]
-    inventory += [InventoryEntry(s.rel, None, s.size, 0, None, s.note) for s in found.skipped]
 
     tables = {name: _fill_rank(_concat(parts[name], TABLES[name])) for name in TABLES}
     for name in _ORDERED:  # an empty table has no launch-order columns yet
@@ -138,9 +198,10 @@ _ORDERED = ("scalars", "events")  # tables whose rows carry (_file_order, _row) 
 # --------------------------------------------------------------------------- reading
 
 
-def _read_one(job: tuple[str, Artifact]) -> ReadResult:
-    reader_name, artifact = job
-    reader = next(r for r in all_readers() if r.name == reader_name)
+def _read_one(job: tuple[Reader | str, Artifact]) -> ReadResult:
+    reader, artifact = job
+    if isinstance(reader, str):
+        reader = next(r for r in all_readers() if r.name == reader)
     return _safe_read(reader, artifact)
 
 
@@ -154,20 +215,6 @@ def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
         slug = "reader-failed"
         message = f"{reader.name} reader failed: {type(exc).__name__}: {exc}"
     return ReadResult(reader=reader.name, diagnostics=[diag.error(slug, message, artifact.rel)])
-
-
-def _read_all(claimed: Sequence[Claimed], workers: int | None) -> list[ReadResult]:
-    total = sum(c.artifact.size for c in claimed)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(claimed) >= _PARALLEL_MIN_FILES and total >= _PARALLEL_MIN_BYTES:
-        # Largest files first so one big file does not finish last on its own.
-        jobs = sorted(range(len(claimed)), key=lambda i: -claimed[i].artifact.size)
-        # spawn, not fork: forking a process whose polars thread pool is running can deadlock.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            out = pool.map(_read_one, [(claimed[i].reader.name, claimed[i].artifact) for i in jobs])
-            by_index = dict(zip(jobs, out))
-        return [by_index[i] for i in range(len(claimed))]
-    return [_safe_read(c.reader, c.artifact) for c in claimed]
 
 
 def _file_order(artifacts: Sequence[Artifact]) -> dict[str, int]:

@@ -133,3 +133,22 @@ def test_conflicting_sources_are_a_diagnostic(tmp_path):
     r = load_run(run)
     conflicts = [d for d in r.diagnostics if d.slug == "source-conflict"]
     assert len(conflicts) == 1 and "1 step(s)" in conflicts[0].message and "step 7" in conflicts[0].message
+
+
+def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
+    """Ranks are read and joined in worker processes when there is enough work; same result."""
+    import shutil
+
+    import postmortem.load as load
+
+    run = tmp_path / "run"
+    for rank in (0, 1, 2):
+        shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
+    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)  # decided in this process, so it applies
+    serial, parallel = load_run(run, workers=1), load_run(run, workers=2)
+    assert serial.ranks == parallel.ranks == (0, 1, 2)
+    for name, table in serial.tables.items():
+        assert table.equals(parallel.tables[name]), name
+    assert serial.segments == parallel.segments and len(serial.segments) == 2
+    assert serial.diagnostics == parallel.diagnostics
+    assert serial.inventory == parallel.inventory
