@@ -258,3 +258,15 @@ def test_usage_errors_are_one_line_with_exit_2(args, capsys):
 def test_bare_command_shows_help(capsys):
     assert main([]) == 0
     assert "build" in capsys.readouterr().out
+
+
+def test_inspect_lists_every_artifact_and_the_launches(capsys):
+    assert main(["inspect", str(SAMPLES / "gpt-tiny-lr2x"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert [f["path"] for f in info["files"] if f["reader"] is None] == []
+    assert info["steps"] == {"first": 1, "last": 300, "count": 300}
+    assert [(s["first_step"], s["last_step"]) for s in info["segments"]] == [(1, 260), (201, 300)]
+    assert {"summary", "lineage", "tensorboard", "textlog", "checkpoint", "config"} <= set(info["readers"])
+    assert main(["inspect", str(SAMPLES / "gpt-tiny-lr2x")]) == 0
+    text = capsys.readouterr().out
+    assert "Files by reader" in text and "launch 2: steps 201–300" in text
