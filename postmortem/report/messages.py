@@ -69,10 +69,26 @@ def _zh(f: Finding) -> str | None:
 def finding_text(f: Finding, lang: str) -> str:
     if lang != "zh":
         return f.message
+    if str(f.kind) == "config":  # "<check name>: <detail>"; the detail is numbers and units
+        name, sep, detail = f.message.partition(": ")
+        return f"{check_name(name, lang)}{sep}{detail}"
     try:
         return _zh(f) or f.message
     except (KeyError, TypeError, ValueError):
         return f.message
+
+
+_CHECKS_ZH = {
+    "global_batch = micro_batch x dp x accumulation": "全局批大小 = 微批 × 数据并行 × 梯度累积",
+    "pipeline micro-batches >= stages": "流水线微批数 ≥ 流水线级数",
+    "num_heads divisible by model_parallel": "注意力头数能被模型并行度整除",
+    "hidden_size divisible by model_parallel": "隐藏维度能被模型并行度整除",
+    "checkpoint interval vs step time": "检查点间隔与单步耗时",
+}
+
+
+def check_name(name: str, lang: str) -> str:
+    return _CHECKS_ZH.get(name, name) if lang == "zh" else name
 
 
 _ALIGNMENT_ZH = {

@@ -18,7 +18,7 @@ from ..analysis import types as t
 from ..model import InventoryEntry
 from . import charts, format as fmt
 from .format import MISSING, Labels
-from .messages import alignment_text, finding_text
+from .messages import alignment_text, check_name, finding_text
 
 Align = Literal["left", "right"]
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -612,7 +612,7 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
     if not a.config_checks:
         return Section("config", L["config_checks"], (Paragraph(L["section_empty"], "muted"),))
     rows = [
-        [Cell(c.name), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(c.message),
+        [Cell(check_name(c.name, L.lang)), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(c.message),
          Cell(", ".join(f"{k}={_evidence(v)}" for k, v in sorted(c.evidence.items()) if v is not None), tone="muted")]
         for c in a.config_checks
     ]

@@ -14,8 +14,8 @@ def test_zh_findings_from_evidence():
 
 
 def test_unknown_kind_or_missing_evidence_falls_back_to_english():
-    config = Finding(FindingKind.CONFIG, FindingSeverity.INFO, "checkpoint interval vs step time: saving every 1 s", {})
-    assert finding_text(config, "zh") == config.message
+    triage = Finding(FindingKind.TRIAGE, FindingSeverity.INFO, "data-bound: data wait is 23% of step time", {})
+    assert finding_text(triage, "zh") == triage.message
     broken = Finding(FindingKind.NAN_LOSS, FindingSeverity.CRITICAL, "NaN from step 3", {})
     assert finding_text(broken, "zh") == "NaN from step 3"
 
@@ -25,3 +25,10 @@ def test_alignment_names():
     assert alignment_text("by tokens (at 76,800 tokens)", "zh") == "按词元对齐（76,800 词元）"
     assert alignment_text("by tokens (at 76,800 tokens)", "en") == "by tokens (at 76,800 tokens)"
     assert alignment_text("something new", "zh") == "something new"
+
+
+def test_config_check_names_in_chinese_keep_their_numbers():
+    f = Finding(FindingKind.CONFIG, FindingSeverity.INFO, "checkpoint interval vs step time: saving every 1 s (< 300 s)", {})
+    assert finding_text(f, "zh") == "检查点间隔与单步耗时: saving every 1 s (< 300 s)"
+    odd = Finding(FindingKind.CONFIG, FindingSeverity.INFO, "a new check: detail", {})
+    assert finding_text(odd, "zh") == "a new check: detail"
