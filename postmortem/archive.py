@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -207,6 +208,15 @@ class ArchivedRun:
     @property
     def built_at(self) -> str:
         return self.metrics.get("generated_at") or ""
+
+    @property
+    def finished(self) -> datetime | None:
+        """When the run finished (else when it was built), UTC; None if neither parses."""
+        try:
+            when = datetime.fromisoformat(self.finished_at or self.built_at)
+        except ValueError:
+            return None
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def list_runs(archive: Path, experiment: str | None = None) -> list[ArchivedRun]:

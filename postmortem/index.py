@@ -47,13 +47,6 @@ def headline_figures(metrics: dict) -> list[tuple[str, str]]:
     ]
 
 
-def _when(iso: str | None) -> str:
-    try:
-        return fmt.datetime_(datetime.fromisoformat(iso)) if iso else fmt.MISSING
-    except ValueError:
-        return iso or fmt.MISSING
-
-
 def index_row(run: archive.ArchivedRun) -> dict:
     m = run.metrics
     return {
@@ -61,7 +54,7 @@ def index_row(run: archive.ArchivedRun) -> dict:
         "run_id": run.run_id,
         "report": f"{run.experiment}/{run.run_id}/report.html",
         "finished_at": run.finished_at or None,
-        "finished_text": _when(run.finished_at or run.built_at),
+        "finished_text": fmt.datetime_(run.finished) if run.finished else (run.finished_at or run.built_at or fmt.MISSING),
         "built_at": run.built_at or None,
         "steps": _get(m, "run.steps.last"),
         "tokens_per_s": _get(m, "throughput.steady.tokens_per_s"),

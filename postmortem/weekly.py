@@ -107,12 +107,7 @@ def collect(archive_root: Path, period: Period) -> Digest:
 
 
 def _when(run: archive.ArchivedRun) -> datetime:
-    text = run.finished_at or run.built_at
-    try:
-        when = datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        return datetime.min.replace(tzinfo=UTC)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return run.finished or datetime.min.replace(tzinfo=UTC)  # undated runs sort before any period
 
 
 def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
