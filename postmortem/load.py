@@ -143,18 +143,12 @@ def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int
 def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:
     """Files grouped by the rank their rows will carry: the path's, a summary file's device id,
     else rank 0 (a single-rank run, or a run-level file such as the config)."""
-    from .readers.mindspore_summary import device_id, summary_stamp
-
-    def rank(c: Claimed) -> int:
-        if c.artifact.rank is not None:
-            return c.artifact.rank
-        name = Path(c.artifact.rel).name
-        found = device_id(name) if summary_stamp(name) is not None else None
-        return found if found is not None else 0
+    from .readers.mindspore_summary import file_rank
 
     groups: dict[int, list[Claimed]] = {}
     for c in claimed:
-        groups.setdefault(rank(c), []).append(c)
+        rank = file_rank(c.artifact)
+        groups.setdefault(rank if rank is not None else 0, []).append(c)
     return [groups[r] for r in sorted(groups)]
 
 

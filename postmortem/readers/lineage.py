@@ -29,7 +29,7 @@ from ..diagnostics import warning
 from ..model import EVENTS, Artifact, ReadResult, Setting, frame
 from .base import Reader
 from .framing import read_file, scan
-from .mindspore_summary import device_id
+from .mindspore_summary import file_rank
 from .protowire import Message, WireError, parse
 
 NAME = "lineage"
@@ -78,14 +78,10 @@ def read(artifact: Artifact) -> ReadResult:
             "kind": ["eval"], "step": [event.int64(2) if event.has(2) else None],
             "wall_time": [event.f64(1) if event.has(1) else None],
             "detail": [json.dumps(metrics, sort_keys=True) if metrics else "evaluation lineage"],
-            "rank": _rank(artifact), "source": SOURCE, "file": artifact.rel,
+            "rank": file_rank(artifact), "source": SOURCE, "file": artifact.rel,
         }, EVENTS)
     result.settings = {k: Setting(v, SOURCE) for k, v in settings.items()}
     return result
-
-
-def _rank(artifact: Artifact) -> int | None:
-    return artifact.rank if artifact.rank is not None else device_id(artifact.rel.rsplit("/", 1)[-1])
 
 
 def _train(train: Message) -> dict[str, object]:

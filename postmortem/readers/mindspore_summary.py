@@ -60,6 +60,11 @@ def device_id(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def file_rank(artifact: Artifact) -> int | None:
+    """A summary or lineage file's rank: from its path (rank_N/), else the device id in its name."""
+    return artifact.rank if artifact.rank is not None else device_id(artifact.rel.rsplit("/", 1)[-1])
+
+
 def claims(artifact: Artifact) -> bool:
     name = artifact.rel.rsplit("/", 1)[-1]
     return name.endswith("_MS") and _NAME_RE.search(name) is not None
@@ -371,7 +376,7 @@ def read(artifact: Artifact) -> ReadResult:
     if cols.skipped:
         what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
         diagnostics.append(info("summary-skipped", f"counted, not decoded: {what}", artifact.rel))
-    rank = artifact.rank if artifact.rank is not None else device_id(artifact.rel.rsplit("/", 1)[-1])
+    rank = file_rank(artifact)
     result.tables["scalars"] = scalars_frame(cols, rank, "summary", artifact.rel)
     result.tables["histograms"] = _histograms_frame(cols, rank, artifact.rel)
     if saw_version or result.tables["scalars"].height:
