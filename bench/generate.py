@@ -245,7 +245,6 @@ def write_mixed_log(path: Path, lines: int) -> None:
     """A log mixing every line shape formats.md section 4 lists, about a fifth of it noise."""
     path.parent.mkdir(parents=True, exist_ok=True)
     out: list[str] = []
-    n = 0
     spe = 1000  # steps per epoch
     total_steps = lines // 7 + 1
     eps = total_steps // spe + 1

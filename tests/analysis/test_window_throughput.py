@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from postmortem.analysis import AnalysisOptions, analyze
+from postmortem.analysis import analyze
 from postmortem.analysis.peaks import peak_flops
 from postmortem.analysis.window import exclusion_reasons
 

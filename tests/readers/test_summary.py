@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

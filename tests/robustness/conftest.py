@@ -13,7 +13,6 @@ import shutil
 import stat
 from pathlib import Path
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, settings
 

@@ -6,7 +6,6 @@ archive folder.
 from __future__ import annotations
 
 import io
-import os
 from html.parser import HTMLParser
 from pathlib import Path
 
