@@ -2,15 +2,15 @@
 
 How it stays fast (a 1M-line log must read at 200+ MB/s on one core):
 
-1. The file is read in big binary chunks of whole lines; polars checks the UTF-8 and splits the
-   lines (Python decodes a chunk only when it is not valid UTF-8).
-2. Candidate lines are picked with one vectorised regex over literal anchors ("loss is",
-   "step:[", "step=", ...), so noise lines never reach Python code one by one.
-3. The candidate lines go into one polars frame; every field is extracted with vectorised
-   regexes and cast to numbers in bulk. Capture passes are the main cost, so the common line
-   shapes are matched by one anchored regex each (``_fields``), and timestamps by an ASCII
-   regex; other lines take the per-field patterns. Flat JSON objects are split into pairs by
-   regexes too; only other JSON lines are parsed one by one with ``json.loads``.
+1. The file is read in big binary chunks of whole lines.
+2. A C scanner (``_logscan.c``) looks at each line once: it drops lines that hold nothing wanted
+   and parses the common shapes (MindFormers monitor, LossMonitor, per-step flops, progress,
+   key=value, flat JSON) into numeric columns. Every line it is not sure about (NaN spellings,
+   Unicode where a regex class could match, shape variants, ERROR lines, ...) comes back as text.
+3. The lines that come back (all lines, without the C scanner) take the polars path, the
+   reference: candidate lines picked with one vectorised regex over literal anchors, fields
+   extracted with vectorised regexes, JSON lines parsed with ``json.loads`` where needed.
+   tests/readers/test_textlog_fast.py requires both paths to give identical tables.
 
 Line shapes (formats.md section 4), each with its ``source``:
 
@@ -35,7 +35,9 @@ import math
 from datetime import datetime, timezone
 import re
 from fnmatch import fnmatch
+from typing import Callable, NamedTuple
 
+import numpy as np
 import polars as pl
 
 from .. import diagnostics as dg
@@ -45,6 +47,11 @@ from .base import Reader
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ERROR_EVENTS = 1000  # a crash loop can print millions of ERROR lines; keep the first ones
+
+try:
+    from . import _logscan
+except ImportError:  # built without a compiler: the polars path gives the same result, slower
+    _logscan = None
 
 _CLAIM_PATTERNS = ("*.log", "*.txt", "*.out", "*.jsonl", "*.log.*", "stdout*", "stderr*")
 
@@ -89,6 +96,9 @@ class _Scan:
 
     def __init__(self) -> None:
         self.parts: list[pl.DataFrame] = []  # (lineno, line) of candidate lines, per chunk
+        self.keys: dict[str, int] = {}  # key=value / JSON key -> code, shared by both paths
+        self.scanner = _logscan.Scanner(self.keys) if _logscan is not None else None
+        self.handed_back: list[tuple[bytearray, bytearray]] = []  # (lines, their numbers) per chunk
         self.bad_encoding_line: int | None = None
         self.long_line: int | None = None
         self.lines_total = 0
@@ -98,38 +108,72 @@ class _Scan:
             return pl.DataFrame(schema={"lineno": pl.Int64, "line": pl.Utf8})
         return pl.concat(self.parts)
 
+    def claimed(self) -> _Claimed:
+        """What the C scanner parsed (empty tables without it)."""
+        tables = self.scanner.tables() if self.scanner is not None else None
+        lines = _claimed_columns(tables, "claimed", _CLAIMED_COLUMNS, _CLAIMED_INT_COLUMNS)
+        values = _claimed_columns(tables, "values", _VALUE_COLUMNS, ())
+        fields = tables["fields"] if tables else ()
+        return _Claimed(lines.with_columns(pl.col("line_rank").cast(pl.Int32)), values, fields)
+
+
+class _Claimed(NamedTuple):
+    """The C scanner's tables (see _logscan.c): one row per claimed line, one row per value."""
+
+    lines: pl.DataFrame  # pos kind epoch step_in steps_total step wall_time overflow loss_scale line_rank
+    values: pl.DataFrame  # line (row of `lines`), field, value
+    fields: tuple[str, ...]  # names of the fields below len(fields); kv / JSON keys follow
+
+
+# Kinds of claimed lines, as _logscan.c numbers them.
+_K_MF, _K_LM, _K_FS, _K_PG, _K_KV, _K_JSON, _K_TM = range(7)
+_CLAIMED_INT_COLUMNS = ("pos", "kind", "epoch", "step_in", "steps_total", "step")
+_CLAIMED_COLUMNS = (*_CLAIMED_INT_COLUMNS, "wall_time", "overflow", "loss_scale", "line_rank")
+_VALUE_COLUMNS = ("line", "field", "value")
+
+
+def _claimed_columns(tables: dict | None, table: str, names: tuple[str, ...], int_columns: tuple[str, ...]) -> pl.DataFrame:
+    """One table of the C scanner: int64 columns, float64 ones with NaN as no value."""
+    columns = {}
+    for col in names:
+        dtype = np.int64 if col in int_columns else np.uint32 if col in ("line", "field") else np.float64
+        data = np.frombuffer(tables[table][col], dtype=dtype) if tables else np.empty(0, dtype)
+        columns[col] = pl.Series(col, data, nan_to_null=table == "claimed" and dtype is np.float64)
+    return pl.DataFrame(columns)
+
 
 def _scan(path: str) -> _Scan:
+    """Read the file in chunks of whole lines, into one reused buffer (the text is not copied)."""
     scan = _Scan()
-    carry = b""
+    buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
+    view = memoryview(buf)
+    carry = 0  # bytes of an unfinished line at the start of buf
     skipping = False  # inside a line longer than MAX_LINE_BYTES that spans chunks
     with open(path, "rb") as fh:
-        while True:
-            chunk = fh.read(CHUNK_BYTES)
-            if not chunk:
-                break
+        while n := fh.readinto(view[carry : carry + CHUNK_BYTES]):
+            start, end, carry = 0, carry + n, 0
             if skipping:
-                nl = chunk.find(b"\n")
+                nl = buf.find(b"\n", 0, end)
                 if nl < 0:
                     continue
-                chunk = chunk[nl + 1 :]
+                start = nl + 1
                 scan.lines_total += 1
                 skipping = False
-            buf = carry + chunk if carry else chunk
-            last = buf.rfind(b"\n")
-            if last < 0:
-                carry = buf
-                if len(carry) > MAX_LINE_BYTES:
-                    _note_long(scan, scan.lines_total + 1)
-                    carry, skipping = b"", True
-                continue
-            body, carry = buf[:last], buf[last + 1 :]
-            _scan_body(scan, body)
-            if len(carry) > MAX_LINE_BYTES:
+            last = buf.rfind(b"\n", start, end)
+            if last >= 0:
+                _take_body(scan, view[start:last])
+                start = last + 1
+            if end - start > MAX_LINE_BYTES:
                 _note_long(scan, scan.lines_total + 1)
-                carry, skipping = b"", True
+                skipping = True
+            else:
+                carry = end - start
+                buf[:carry] = view[start:end]  # the unfinished line moves to the front
     if carry and not skipping:
-        _scan_body(scan, carry)
+        _take_body(scan, view[:carry])
+    if scan.handed_back:
+        texts, numbers = zip(*scan.handed_back)
+        _scan_body(scan, b"\n".join(texts), pl.Series(np.frombuffer(b"".join(numbers), dtype=np.int64)))
     return scan
 
 
@@ -138,8 +182,25 @@ def _note_long(scan: _Scan, line_no: int) -> None:
         scan.long_line = line_no
 
 
-def _scan_body(scan: _Scan, body: bytes) -> None:
-    """Keep the candidate lines of ``body`` (whole lines, without the final newline)."""
+def _take_body(scan: _Scan, body: memoryview) -> None:
+    """Whole lines (without the final newline): parsed by the C scanner, or kept for polars."""
+    if scan.scanner is None:
+        _scan_body(scan, bytes(body))
+        return
+    out = scan.scanner.scan(body, scan.lines_total + 1)
+    scan.lines_total += out["line_count"]
+    if out["bad_line"] >= 0 and scan.bad_encoding_line is None:
+        scan.bad_encoding_line = out["bad_line"]
+    if out["back_lines"]:  # for _scan_body, once all chunks are read
+        scan.handed_back.append((out["back"], out["back_lines"]))
+
+
+def _scan_body(scan: _Scan, body: bytes, linenos: pl.Series | None = None) -> None:
+    """Keep the candidate lines of ``body`` (whole lines, without the final newline).
+
+    ``linenos`` numbers the lines when they are not the file's next ones (the lines the C
+    scanner handed back).
+    """
     first_line = scan.lines_total + 1
     # Fast path: polars checks the UTF-8 and splits the lines itself, about 3x cheaper than
     # ``bytes.decode`` + ``str.split`` + a Series built from a million Python strings.
@@ -150,15 +211,18 @@ def _scan_body(scan: _Scan, body: bytes) -> None:
             decoded = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             if scan.bad_encoding_line is None:
-                scan.bad_encoding_line = first_line + body.count(b"\n", 0, exc.start)
+                index = body.count(b"\n", 0, exc.start)
+                scan.bad_encoding_line = first_line + index if linenos is None else int(linenos[index])
             decoded = body.decode("utf-8", errors="replace")
         text = pl.Series([decoded], dtype=pl.Utf8)
     lines = text.str.split("\n").explode().alias("line")
-    scan.lines_total += lines.len()
+    if linenos is None:
+        linenos = pl.int_range(first_line, first_line + lines.len(), dtype=pl.Int64, eager=True)
+        scan.lines_total += lines.len()
     # One vectorised pass (literal alternation, SIMD in the regex engine) picks candidate lines.
-    df = pl.DataFrame(
-        {"lineno": pl.int_range(first_line, first_line + lines.len(), dtype=pl.Int64, eager=True), "line": lines}
-    ).filter(pl.col("line").str.contains(_ANCHOR_RE) | pl.col("line").str.contains(_EXCEPTION_RE))
+    df = pl.DataFrame({"lineno": linenos, "line": lines}).filter(
+        pl.col("line").str.contains(_ANCHOR_RE) | pl.col("line").str.contains(_EXCEPTION_RE)
+    )
     if df.is_empty():
         return
     too_long = df["line"].str.len_bytes() > MAX_LINE_BYTES
@@ -268,6 +332,19 @@ _EMPTY_LONG = pl.DataFrame(
 )
 
 
+class _Conv(NamedTuple):
+    """How a captured field becomes a value: text -> number, then x scale to SI units (the C
+    scanner gives the number; both paths scale it the same way)."""
+
+    parse: Callable[[pl.Expr], pl.Expr]
+    scale: float
+    dtype: type[pl.DataType]
+
+    def value(self, text: pl.Expr) -> pl.Expr:
+        number = self.parse(text)
+        return number if self.scale == 1.0 else number * self.scale
+
+
 def _float(text: pl.Expr) -> pl.Expr:
     return text.cast(pl.Float64, strict=False)
 
@@ -276,8 +353,19 @@ def _int(text: pl.Expr) -> pl.Expr:
     return text.cast(pl.Int64, strict=False)
 
 
+_FLOAT = _Conv(_float, 1.0, pl.Float64)
+_INT = _Conv(_int, 1.0, pl.Int64)
+_MS = _Conv(_float, 1e-3, pl.Float64)  # milliseconds -> seconds
+# percent -> fraction: a product, not x / 100: polars divides a long column by multiplying with
+# the reciprocal and a short one exactly, so a quotient would depend on how many rows came together
+_PCT = _Conv(_float, 0.01, pl.Float64)
+_BOOL = _Conv(
+    lambda t: t.replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64), 1.0, pl.Float64
+)
+
+
 def _fields(df: pl.DataFrame, specs: dict, fast_re: str) -> pl.DataFrame:
-    """``df`` plus one typed column per spec ``name: (convert, pattern, ...)``: the converted group 1
+    """``df`` plus one typed column per spec ``name: (conv, pattern, ...)``: the converted group 1
     of each pattern, the first non-null one (each pattern is a ``str.extract``: its first match).
 
     A capture regex pass costs about as much whatever it captures, so the lines of the common
@@ -293,18 +381,18 @@ def _fields(df: pl.DataFrame, specs: dict, fast_re: str) -> pl.DataFrame:
     fast = pl.concat([df.filter(hit), groups.filter(hit)], how="horizontal").select(
         *df.columns,
         **{
-            name: convert(pl.col(name) if name in groups.columns else pl.lit(None, pl.Utf8))
-            for name, (convert, *_) in specs.items()
+            name: conv.value(pl.col(name) if name in groups.columns else pl.lit(None, pl.Utf8))
+            for name, (conv, *_) in specs.items()
         },
     )
     if fast.height == df.height:
         return fast
     slow = df.filter(~hit).with_columns(
         **{
-            name: pl.coalesce([convert(line.str.extract(p, 1)) for p in patterns])
+            name: pl.coalesce([conv.value(line.str.extract(p, 1)) for p in patterns])
             if len(patterns) > 1
-            else convert(line.str.extract(patterns[0], 1))
-            for name, (convert, *patterns) in specs.items()
+            else conv.value(line.str.extract(patterns[0], 1))
+            for name, (conv, *patterns) in specs.items()
         }
     )
     return slow if fast.is_empty() else pl.concat([fast, slow]).sort("pos")
@@ -315,28 +403,28 @@ def _fields(df: pl.DataFrame, specs: dict, fast_re: str) -> pl.DataFrame:
 # than the general engine. A number here is a subset of _NUM's (no "--inf"): other lines go slow.
 _FAST_NUM = r"(?:[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|[Ii]nf(?:inity)?))"
 _MF_SPECS = {
-    "epoch": (_int, r"Epoch:\[\s*(\d+)/"),
-    "step_in": (_int, r"step:\[\s*(\d+)/"),
-    "steps_total": (_int, r"step:\[\s*\d+/\s*(\d+)\]"),
-    "loss": (_float, r"[\s,{]loss:\s*\[?\s*" + _NUM),
-    "lm_loss": (_float, r"lm_loss:\s*" + _NUM),
-    "load_balancing_loss": (_float, r"load_balancing_loss:\s*" + _NUM),
-    "mtp_loss": (_float, r"mtp_loss:\s*" + _NUM),
+    "epoch": (_INT, r"Epoch:\[\s*(\d+)/"),
+    "step_in": (_INT, r"step:\[\s*(\d+)/"),
+    "steps_total": (_INT, r"step:\[\s*\d+/\s*(\d+)\]"),
+    "loss": (_FLOAT, r"[\s,{]loss:\s*\[?\s*" + _NUM),
+    "lm_loss": (_FLOAT, r"lm_loss:\s*" + _NUM),
+    "load_balancing_loss": (_FLOAT, r"load_balancing_loss:\s*" + _NUM),
+    "mtp_loss": (_FLOAT, r"mtp_loss:\s*" + _NUM),
     "step_time": (
-        lambda t: _float(t) * 1e-3,
+        _MS,
         r"per_step_time:\s*" + _NUM + r"\s*ms",
         r"[\s,{]time:\s*" + _NUM + r"\s*ms",  # r0.3 - r0.6
     ),
-    "lr": (_float, r"[\s,{]lr:\s*" + _NUM),
+    "lr": (_FLOAT, r"[\s,{]lr:\s*" + _NUM),
     "overflow": (
-        lambda t: t.replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64),
+        _BOOL,
         r"overflow cond:\s*(True|False)",
     ),
-    "loss_scale": (_float, r"loss_scale:\s*" + _NUM),
-    "global_norm": (_float, r"global_norm:\s*\[?\s*" + _NUM),
-    "grad_norm": (_float, r"[\s,{]grad_norm:\s*" + _NUM),
-    "tflops_npu": (_float, r"train_throughput_per_npu:\s*" + _NUM + r"\s*T"),
-    "tflops_py": (_float, r"[\s,{]throughput:\s*" + _NUM + r"\s*T"),
+    "loss_scale": (_FLOAT, r"loss_scale:\s*" + _NUM),
+    "global_norm": (_FLOAT, r"global_norm:\s*\[?\s*" + _NUM),
+    "grad_norm": (_FLOAT, r"[\s,{]grad_norm:\s*" + _NUM),
+    "tflops_npu": (_FLOAT, r"train_throughput_per_npu:\s*" + _NUM + r"\s*T"),
+    "tflops_py": (_FLOAT, r"[\s,{]throughput:\s*" + _NUM + r"\s*T"),
 }
 # r0.7 - r1.6 sink line with the logger's prefix. The source path has no "_" and no space, so
 # no pattern can match in it; the keys are checked in the order MindFormers prints them.
@@ -351,15 +439,15 @@ _MF_FAST_RE = (
 
 
 _LM_SPECS = {
-    "epoch": (lambda t: t.cast(pl.Int64), r"epoch:\s*(\d+)"),
-    "step_in": (lambda t: t.cast(pl.Int64), r"step:\s*(\d+),"),
-    "loss": (_float, r"loss is\s*(?:Tensor\(.*?value=\s*)?" + _NUM),
+    "epoch": (_INT, r"epoch:\s*(\d+)"),
+    "step_in": (_INT, r"step:\s*(\d+),"),
+    "loss": (_FLOAT, r"loss is\s*(?:Tensor\(.*?value=\s*)?" + _NUM),
 }
 _LM_FAST_RE = rf"^epoch: (?P<epoch>[0-9]+) step: (?P<step_in>[0-9]+), loss is (?P<loss>{_FAST_NUM})$"
 _FS_SPECS = {
-    "step_time": (lambda t: _float(t) * 1e-3, r"per step time:\s*" + _NUM),
-    "mfu": (lambda t: _float(t) / 100.0, r"mfu:\s*" + _NUM),
-    "hfu": (lambda t: _float(t) / 100.0, r"hfu:\s*" + _NUM),
+    "step_time": (_MS, r"per step time:\s*" + _NUM),
+    "mfu": (_PCT, r"mfu:\s*" + _NUM),
+    "hfu": (_PCT, r"hfu:\s*" + _NUM),
 }
 _FS_FAST_RE = (
     rf"^Train per step time: (?P<step_time>{_FAST_NUM}) ms,? mfu:(?P<mfu>{_FAST_NUM})% hfu:(?P<hfu>{_FAST_NUM})%$"
@@ -389,6 +477,30 @@ _MF_FIELDS = {
     "tflops_npu": ("tflops_per_device", "train_throughput_per_npu"),
     # The pynative trainer prints "throughput: 123.45T": TFLOPS per device, like the line above.
     "tflops_py": ("tflops_per_device", "throughput"),
+}
+_LM_FIELDS = {"loss": ("loss", "loss")}
+_TM_SPECS = {
+    "epoch_time": (_MS, r"epoch time:\s*" + _NUM),
+    "step_time": (_MS, r"per step time:\s*" + _NUM),
+    "data_time": (_MS, r"data time:\s*" + _NUM),
+}
+_TM_FIELDS = {
+    "epoch_time": ("epoch_time", "epoch time"),
+    "step_time": ("step_time", "per step time"),
+    "data_time": ("data_time", "data time"),
+}
+_FS_FIELDS = {"step_time": ("step_time", "per step time"), "mfu": ("mfu", "mfu"), "hfu": ("hfu", "hfu")}
+_PG_SPECS = {"samples": (_FLOAT, _NUM + r"\s*samples/s/p")}
+_PG_FIELDS = {"samples": ("samples_per_s", "samples/s/p")}
+
+# The shapes the C scanner parses, by the prefix of its field names ("mf:loss"): the specs that
+# convert, the fields that name, and the source.
+_SCANNED_SHAPES = {
+    "mf": (_MF_SPECS, _MF_FIELDS, "log:mindformers"),
+    "lm": (_LM_SPECS, _LM_FIELDS, "log:lossmonitor"),
+    "fs": (_FS_SPECS, _FS_FIELDS, "log:flops"),
+    "pg": (_PG_SPECS, _PG_FIELDS, "log:mindformers"),
+    "tm": (_TM_SPECS, _TM_FIELDS, "log:timemonitor"),
 }
 
 
@@ -435,8 +547,8 @@ def _kv_tokens(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _kv(df: pl.DataFrame) -> pl.DataFrame:
-    """key=value lines -> long (pos, wall_time, key, raw value, step, rank_override)."""
-    pairs = (
+    """key=value lines -> (pos, wall_time, key, raw value)."""
+    return (
         _kv_tokens(df)
         .select(
             "pos",
@@ -445,34 +557,57 @@ def _kv(df: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(pl.col("raw").str.strip_chars("\"'"))
     )
-    return _with_step(pairs)
 
 
-def _with_step(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Attach each line's step (and its own rank key) to its pairs; keep lines with a step."""
+def _numeric_pairs(pairs: pl.DataFrame, keys: dict[str, int]) -> pl.DataFrame:
+    """(pos, wall_time, key, raw) -> (pos, wall_time, key, value): values read as numbers (pairs
+    without one dropped), keys coded with ``keys``."""
+    codes = {k: keys.setdefault(k, len(keys)) for k in pairs["key"].unique(maintain_order=True).to_list()}
+    return pairs.select(
+        "pos",
+        "wall_time",
+        # (replace_strict with no mapping would keep the strings)
+        pl.col("key").replace_strict(codes, return_dtype=pl.Int64) if codes else pl.col("key").cast(pl.Int64),
+        pl.col("raw").cast(pl.Float64, strict=False).alias("value"),
+    ).filter(pl.col("value").is_not_null())
+
+
+def _with_step(pairs: pl.DataFrame, keys: dict[str, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Attach each line's step (and its own rank key) to its pairs; keep lines with a step.
+    Also (pos, step) of every line with a step, values or not: a bare "step=5" line is a step too."""
+    code = {name: keys.get(name, -1) for name in ("step", "global_step", "rank", "epoch_step")}
+    key = pl.col("key")
     step = (
-        pairs.filter(pl.col("key").is_in(_STEP_KEYS))
-        .with_columns(pl.col("raw").cast(pl.Float64, strict=False).alias("stepf"), (pl.col("key") == "step").alias("pref"))
+        pairs.filter(key.is_in((code["step"], code["global_step"])))
+        .with_columns((key == code["step"]).alias("pref"))
         # a step must be a number that fits in int64 (a logged 1e20 is noise, not a step)
-        .filter(pl.col("stepf").is_not_null() & pl.col("stepf").is_finite() & (pl.col("stepf").abs() < 2.0**62))
-        .sort("pref", descending=True)
-        .unique("pos", keep="first")
-        .select("pos", pl.col("stepf").cast(pl.Int64).alias("step"))
+        .filter(pl.col("value").is_finite() & (pl.col("value").abs() < 2.0**62))
+        .sort("pref", descending=True, maintain_order=True)
+        .unique("pos", keep="first", maintain_order=True)
+        .select("pos", pl.col("value").cast(pl.Int64).alias("step"))
     )
+    # a rank is a whole number that fits in int32 ("rank=3.0" is rank 3)
+    rank_value = pl.col("value")
     rank = (
-        pairs.filter(pl.col("key") == "rank")
-        .select("pos", pl.col("raw").cast(pl.Int32, strict=False).alias("line_rank"))
-        .unique("pos", keep="first")
+        pairs.filter(key == code["rank"])
+        .unique("pos", keep="first", maintain_order=True)
+        .select(
+            "pos",
+            pl.when((rank_value == rank_value.round()) & (rank_value.abs() < 2.0**31))
+            .then(rank_value.cast(pl.Int32, strict=False))
+            .alias("line_rank"),
+        )
     )
-    return (
-        pairs.join(step, on="pos", how="inner")
-        .join(rank, on="pos", how="left")
-        .filter(~pl.col("key").is_in(("step", "global_step", "rank", "epoch_step")))
+    rows = (
+        pairs.join(step, on="pos", how="inner", maintain_order="left")
+        .join(rank, on="pos", how="left", maintain_order="left")
+        .filter(~key.is_in(list(code.values())))
     )
+    return rows, step
 
 
 def _json(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
-    """JSON lines -> the same long shape as _kv; also the line number of the first bad line.
+    """JSON lines -> the same pairs as _kv; also the line number of the first bad line.
 
     Fast path: flat objects of plain numbers and escape-free strings (what training scripts print)
     are split into pairs with vectorised regexes; ``json.loads`` per line costs ~10 us. Every
@@ -524,7 +659,7 @@ def _json(df: pl.DataFrame) -> tuple[pl.DataFrame, int | None]:
         pairs = slow_pairs
     else:
         pairs = pl.concat([fast, slow_pairs]).sort("pos", maintain_order=True)
-    return _with_step(pairs), first_bad
+    return pairs, first_bad
 
 
 # A flat JSON object that json.loads accepts, from the first "{" to the last "}" of the line (group 1).
@@ -587,20 +722,20 @@ def _json_time(obj: dict) -> float | None:
     return None
 
 
-def _pairs_to_long(pairs: pl.DataFrame, source: str, labels: _Labels) -> pl.DataFrame:
+def _pairs_to_long(pairs: pl.DataFrame, source: str, labels: _Labels, keys: dict[str, int]) -> pl.DataFrame:
     if pairs.is_empty():
         return _EMPTY_LONG.with_columns(pl.lit(None, pl.Int32).alias("line_rank"))
-    mapping = {k: _key_tag(k) for k in pairs["key"].unique().to_list()}
-    codes = {k: labels.code(t, k, source) for k, (t, _) in mapping.items()}
-    scales = {codes[k]: s for k, (_, s) in mapping.items()}
-    return (
-        pairs.with_columns(label=pl.col("key").replace_strict(codes, return_dtype=pl.UInt32))
-        .with_columns(
-            value=pl.col("raw").cast(pl.Float64, strict=False)
-            * pl.col("label").replace_strict(scales, return_dtype=pl.Float64),
-        )
-        .filter(pl.col("value").is_not_null())
-        .select("pos", "step", "wall_time", "label", "value", "line_rank")
+    names = list(keys)  # codes number the keys in insertion order
+    mapping = {c: _key_tag(names[c]) for c in pairs["key"].unique().to_list()}
+    codes = {c: labels.code(t, names[c], source) for c, (t, _) in mapping.items()}
+    scales = {codes[c]: s for c, (_, s) in mapping.items()}
+    return pairs.with_columns(label=pl.col("key").replace_strict(codes, return_dtype=pl.UInt32)).select(
+        "pos",
+        "step",
+        "wall_time",
+        "label",
+        pl.col("value") * pl.col("label").replace_strict(scales, return_dtype=pl.Float64),
+        "line_rank",
     )
 
 
@@ -620,7 +755,11 @@ def read(artifact: Artifact) -> ReadResult:
             )
         )
 
-    # "pos" orders lines; the line number does.
+    # The lines the C scanner parsed (claimed) and the polars path for all others. "pos" orders
+    # lines; the line number does.
+    claimed = scan.claimed()
+    scanned = claimed.lines
+    kind = pl.col("kind")
     df = scan.frame().with_columns(pos=pl.col("lineno"))
     line = pl.col("line")
     df = df.with_columns(_wall_time(df["line"]))
@@ -631,52 +770,53 @@ def read(artifact: Artifact) -> ReadResult:
     # ---- MindFormers / pynative trainer
     mf = _mindformers(kinds["mf"])
     longs.append(_long(mf, _MF_FIELDS, "log:mindformers", labels))
+    mf_steps = (pl.col("epoch") - 1) * pl.col("steps_total") + pl.col("step_in")  # claimed lines have an epoch
+    scanned_mf = scanned.filter(kind == _K_MF).with_columns(step=mf_steps)
+    mf = _in_line_order(mf, scanned_mf, _MF_LINE_COLUMNS)
     spe_mf = mf["steps_total"].max() if mf.height and mf["epoch"].null_count() < mf.height else None
 
     # ---- LossMonitor: step within the epoch -> global step
     lm = _fields(kinds["lm"], _LM_SPECS, _LM_FAST_RE)
-    spe = _steps_per_epoch(lm, spe_mf, rel, diags)
-    lm = lm.with_columns(
-        step=(pl.col("epoch") - 1) * spe + pl.col("step_in") if spe else pl.col("step_in")
-    )
-    longs.append(_long(lm, {"loss": ("loss", "loss")}, "log:lossmonitor", labels))
+    scanned_lm = scanned.select("pos", "kind", "epoch", "step_in").filter(kind == _K_LM)
+    spe = _steps_per_epoch(_in_line_order(lm, scanned_lm, ("pos", "epoch", "step_in")), spe_mf, rel, diags)
+    lm_steps = (pl.col("epoch") - 1) * spe + pl.col("step_in") if spe else pl.col("step_in")
+    lm = lm.with_columns(step=lm_steps)
+    longs.append(_long(lm, _LM_FIELDS, "log:lossmonitor", labels))
 
     # Step-bearing rows so far: lines without a step take the last step before them.
-    kv_pairs = _kv(kinds["kv"])
+    kv_pairs, kv_steps = _with_step(_numeric_pairs(_kv(kinds["kv"]), scan.keys), scan.keys)
     json_pairs, bad_json_line = _json(kinds["json"])
+    json_pairs, json_steps = _with_step(_numeric_pairs(json_pairs, scan.keys), scan.keys)
     if bad_json_line is not None:
         diags.append(dg.warning("log-json-invalid", "a JSON-looking line did not parse; skipped", rel, bad_json_line))
-    # One row per line. All rows of a line carry its step, so dropping a row whose pos repeats the
-    # row before it is a cheap unique("pos") (kv/json rows of a line are adjacent: 8x fewer rows).
-    first_of_line = pl.col("pos").diff().fill_null(1) != 0
-    steps_at = (
-        pl.concat([x.select("pos", "step").filter(first_of_line) for x in (mf, lm, kv_pairs, json_pairs)])
-        .sort("pos")
-        .filter(first_of_line)
+    # The claimed lines' own steps; the other shapes take theirs from the lines before them.
+    scanned = scanned.with_columns(
+        step=pl.when(kind == _K_MF).then(mf_steps).when(kind == _K_LM).then(lm_steps)
+        .when(kind.is_in((_K_KV, _K_JSON))).then(pl.col("step"))
+    )
+    # One row per line (lines of different shapes never share a pos).
+    steps_at = pl.concat(
+        [x.select("pos", "step") for x in (mf, lm, kv_steps, json_steps)]
+        + [scanned.select("pos", "step", "kind").filter(kind.is_in((_K_LM, _K_KV, _K_JSON))).drop("kind")]
+    ).sort("pos")
+    scanned = _attach_step(scanned.rename({"step": "own_step"}), steps_at).select(
+        *_CLAIMED_COLUMNS[:5], pl.coalesce("own_step", "step").alias("step"), *_CLAIMED_COLUMNS[6:]
     )
 
     # ---- TimeMonitor (per-epoch averages, placed at the last step of the epoch)
-    tm = kinds["tm"].filter(~line.str.contains(r"(?i)eval epoch time")).with_columns(
-        epoch_time=_num(line, r"epoch time:\s*" + _NUM) * 1e-3,
-        step_time=_num(line, r"per step time:\s*" + _NUM) * 1e-3,
-        data_time=_num(line, r"data time:\s*" + _NUM) * 1e-3,
-        ordinal=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
-    )
-    tm = _attach_step(tm, steps_at)
-    if spe:
-        tm = tm.with_columns(step=pl.col("step").fill_null(pl.col("ordinal") * spe))
-    longs.append(
-        _long(
-            tm,
-            {
-                "epoch_time": ("epoch_time", "epoch time"),
-                "step_time": ("step_time", "per step time"),
-                "data_time": ("data_time", "data time"),
-            },
-            "log:timemonitor",
-            labels,
+    tm = kinds["tm"].filter(~line.str.contains(r"(?i)eval epoch time"))
+    tm = _attach_step(tm.with_columns(**{name: conv.value(line.str.extract(pattern, 1)) for name, (conv, pattern) in _TM_SPECS.items()}), steps_at)
+    if spe:  # a TimeMonitor line with no step before it ends the n-th epoch: step n x steps per epoch
+        tm_pos = _in_line_order(tm, scanned.select("pos", "kind").filter(kind == _K_TM), ("pos",))["pos"]
+
+        def epoch_end(rows: pl.DataFrame) -> pl.Series:
+            return (tm_pos.search_sorted(rows["pos"]).cast(pl.Int64) + 1) * spe
+
+        tm = tm.with_columns(step=pl.col("step").fill_null(epoch_end(tm)))
+        scanned = scanned.with_columns(
+            step=pl.when(kind == _K_TM).then(pl.col("step").fill_null(epoch_end(scanned))).otherwise(pl.col("step"))
         )
-    )
+    longs.append(_long(tm, _TM_FIELDS, "log:timemonitor", labels))
 
     # ---- FlopsUtilizationCollector
     flops = kinds["flops_total"]
@@ -689,28 +829,18 @@ def read(artifact: Artifact) -> ReadResult:
         values = flops.select(_num(line, label + r" is\s*" + _NUM)).to_series().drop_nulls()
         if values.len():
             result.settings[key] = Setting(float(values[-1]), "log")
-    fs = _fields(kinds["flops_step"], _FS_SPECS, _FS_FAST_RE)
-    fs = _attach_step(fs, steps_at)
-    longs.append(
-        _long(
-            fs,
-            {"step_time": ("step_time", "per step time"), "mfu": ("mfu", "mfu"), "hfu": ("hfu", "hfu")},
-            "log:flops",
-            labels,
-        )
-    )
+    fs = _attach_step(_fields(kinds["flops_step"], _FS_SPECS, _FS_FAST_RE), steps_at)
+    longs.append(_long(fs, _FS_FIELDS, "log:flops", labels))
 
     # ---- MindFormers progress line: samples/s per device, step of the line before it
-    pg = kinds["progress"].with_columns(
-        samples=_num(line, _NUM + r"\s*samples/s/p")
-    )
-    pg = _attach_step(pg, steps_at)
-    longs.append(_long(pg, {"samples": ("samples_per_s", "samples/s/p")}, "log:mindformers", labels))
+    pg = _attach_step(kinds["progress"].with_columns(samples=_PG_SPECS["samples"][0].value(line.str.extract(_PG_SPECS["samples"][1], 1))), steps_at)
+    longs.append(_long(pg, _PG_FIELDS, "log:mindformers", labels))
 
-    kv_long = _pairs_to_long(kv_pairs, "log:kv", labels)
-    json_long = _pairs_to_long(json_pairs, "log:json", labels)
+    kv_long = _pairs_to_long(kv_pairs, "log:kv", labels, scan.keys)
+    json_long = _pairs_to_long(json_pairs, "log:json", labels, scan.keys)
+    scanned_long = _scanned_long(claimed, scanned, labels, scan.keys)
 
-    dropped = sum(x["step"].null_count() for x in longs)
+    dropped = sum(x["step"].null_count() for x in (*longs, scanned_long))
     if dropped:
         diags.append(
             dg.info("log-no-step", f"{dropped} values had no step before them in the file; dropped", rel)
@@ -722,9 +852,11 @@ def read(artifact: Artifact) -> ReadResult:
         )
         for x in longs
     ]
-    # The parts are a few dozen chunks; sorting one contiguous frame is ~30% cheaper.
-    allrows = pl.concat([*fixed, kv_long, json_long], how="vertical_relaxed", rechunk=True)
-    allrows = allrows.sort("pos", maintain_order=True)
+    scanned_long = scanned_long.filter(pl.col("step").is_not_null()) if scanned_long["step"].null_count() else scanned_long
+    # The parts are a few dozen chunks; sorting one contiguous frame is ~30% cheaper. The scanned
+    # rows are in line order already and usually the many: merged in, not sorted again.
+    polars_rows = pl.concat([*fixed, kv_long, json_long], how="vertical_relaxed", rechunk=True)
+    allrows = _merge_by_pos(scanned_long, polars_rows.sort("pos", maintain_order=True))
     scalars = frame(
         {
             "step": allrows["step"],
@@ -741,6 +873,62 @@ def read(artifact: Artifact) -> ReadResult:
     result.tables["scalars"] = scalars
     result.tables["events"] = _events(df, mf, steps_at, base_rank, rel, diags)
     return result
+
+
+# What later steps read of the MindFormers lines (steps per epoch, step-bearing lines, overflow events).
+_MF_LINE_COLUMNS = ("pos", "wall_time", "epoch", "steps_total", "step", "overflow", "loss_scale")
+
+
+def _in_line_order(rows: pl.DataFrame, scanned: pl.DataFrame, columns) -> pl.DataFrame:
+    """``columns`` of the rows polars parsed and of the claimed lines of that shape, by pos."""
+    both = [x.select(columns) for x in (rows, scanned) if not x.is_empty()]
+    if len(both) < 2:
+        return both[0] if both else rows.select(columns)
+    return pl.concat(both).sort("pos")
+
+
+def _merge_by_pos(big: pl.DataFrame, small: pl.DataFrame) -> pl.DataFrame:
+    """Two frames sorted by pos with no pos in common, as one sorted by pos (rows of a pos keep
+    their order). Linear: the rows of ``small`` go where searchsorted puts them, no sort."""
+    if small.is_empty():
+        return big
+    n, m = big.height, small.height
+    slots = np.searchsorted(big["pos"].to_numpy(), small["pos"].to_numpy(), side="right") + np.arange(m)
+    order = np.empty(n + m, dtype=np.uint32)
+    from_big = np.ones(n + m, dtype=bool)
+    from_big[slots] = False
+    order[from_big] = np.arange(n, dtype=np.uint32)
+    order[slots] = np.arange(n, n + m, dtype=np.uint32)
+    return pl.concat([big, small], how="vertical_relaxed", rechunk=True)[order]
+
+
+def _scanned_long(claimed: _Claimed, scanned: pl.DataFrame, labels: _Labels, keys: dict[str, int]) -> pl.DataFrame:
+    """The C scanner's values as long rows (pos, step, wall_time, label, value, line_rank), in
+    line order: each row takes its line's columns, and its field's label and scale."""
+    values = claimed.values
+    n_fixed = len(claimed.fields)
+    label_of, scale_of = [], []
+    names = list(keys)
+    for field in range(int(values["field"].max()) + 1 if values.height else 0):
+        if field < n_fixed:
+            shape, column = claimed.fields[field].split(":")
+            specs, fields, source = _SCANNED_SHAPES[shape]
+            (tag, raw), scale = fields[column], specs[column][0].scale
+        else:
+            raw = names[(field - n_fixed) // 2]
+            source = "log:json" if (field - n_fixed) % 2 else "log:kv"
+            tag, scale = _key_tag(raw)
+        label_of.append(labels.code(tag, raw, source))
+        scale_of.append(scale)
+    field = values["field"]
+    return scanned.select("pos", "step", "wall_time", "line_rank")[values["line"].to_numpy()].select(
+        "pos",
+        "step",
+        "wall_time",
+        label=pl.Series(label_of, dtype=pl.UInt32).gather(field),
+        value=values["value"] * pl.Series(scale_of, dtype=pl.Float64).gather(field),
+        line_rank="line_rank",
+    )
 
 
 # Line shapes in test order (a line takes the first whose literals it all holds). Literal tests

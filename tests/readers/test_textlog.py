@@ -269,12 +269,14 @@ def test_json_fast_path_matches_json_loads(wall):
     df = _frame_of(_JSON_LINES, wall)
     fast, bad = textlog._json(df)
     pairs, ref_bad = textlog._json_lines(df)
-    ref = textlog._with_step(pairs)
     assert bad == ref_bad == 8
     # raw texts of floats differ by design (the line's text vs repr): compare what is read from them
+    keys: dict[str, int] = {}
+    fast, _ = textlog._with_step(textlog._numeric_pairs(fast, keys), keys)
+    ref, _ = textlog._with_step(textlog._numeric_pairs(pairs, keys), keys)
     labels = textlog._Labels()  # one numbering for both, so their label codes compare
-    got = textlog._pairs_to_long(fast, "log:json", labels).with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
-    want = textlog._pairs_to_long(ref, "log:json", labels).with_columns(sign=pl.col("value").cast(pl.Utf8))
+    got = textlog._pairs_to_long(fast, "log:json", labels, keys).with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
+    want = textlog._pairs_to_long(ref, "log:json", labels, keys).with_columns(sign=pl.col("value").cast(pl.Utf8))
     assert got.equals(want, null_equal=True) and got.height == want.height > 20
 
 

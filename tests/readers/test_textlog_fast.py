@@ -1,0 +1,206 @@
+"""The C line scanner (readers/_logscan.c) gives exactly what the polars path gives.
+
+Every input is read twice: with the scanner, and without it (the polars path alone, which is the
+reference). Tables, settings and diagnostics must be identical, floats bit for bit. Inputs: every
+log fixture and sample log, and logs of real line shapes mutated at random (seeded) towards what
+the scanner must hand back: NaN spellings, Unicode spaces and digits, odd timestamps, broken
+shapes, repeated keys, ERROR lines, invalid UTF-8, CRLF.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from postmortem.model import Artifact
+from postmortem.readers import textlog
+
+pytestmark = pytest.mark.skipif(textlog._logscan is None, reason="built without the C line scanner")
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = sorted((ROOT / "tests" / "fixtures" / "logs").glob("*.log")) + sorted(
+    (ROOT / "tests" / "fixtures" / "logs").glob("*.jsonl")
+)
+SAMPLE_LOGS = sorted(p for p in (ROOT / "samples").rglob("*.log") if "profiler_data" not in p.parts)
+
+
+def _read(path: Path, rank: int | None = 0):
+    art = Artifact(path=str(path), rel=path.name, size=path.stat().st_size, mtime=0.0, rank=rank)
+    return textlog.READER.read(art)
+
+
+def _both(path: Path, monkeypatch) -> tuple:
+    fast = _read(path)
+    with monkeypatch.context() as m:
+        m.setattr(textlog, "_logscan", None)
+        ref = _read(path)
+    return fast, ref
+
+
+def _assert_same(fast, ref) -> None:
+    assert fast.diagnostics == ref.diagnostics
+    assert fast.settings == ref.settings
+    assert fast.tables.keys() == ref.tables.keys()
+    for name, want in ref.tables.items():
+        got = fast.tables[name]
+        assert got.schema == want.schema, name
+        assert got.height == want.height, name
+        for col, dtype in want.schema.items():
+            a, b = got[col], want[col]
+            if dtype == pl.Float64:  # bit for bit: NaN == NaN, -0.0 != 0.0
+                assert a.is_null().equals(b.is_null()), (name, col)
+                bits = lambda s: s.fill_null(0.0).to_numpy().view(np.int64)  # noqa: E731
+                mismatch = np.flatnonzero(bits(a) != bits(b))
+                assert mismatch.size == 0, (name, col, got[int(mismatch[0])].to_dicts(), want[int(mismatch[0])].to_dicts())
+            else:
+                assert a.equals(b, null_equal=True), (name, col)
+
+
+@pytest.mark.parametrize("path", LOGS + SAMPLE_LOGS, ids=lambda p: p.name if p in LOGS else str(p.relative_to(ROOT)))
+def test_real_logs_read_the_same(path: Path, monkeypatch):
+    fast, ref = _both(path, monkeypatch)
+    _assert_same(fast, ref)
+
+
+def test_scanner_claims_the_common_shapes():
+    """The scanner does take the lines of the shapes it knows (else the speed is not there)."""
+    body = "\n".join(BASE_LINES).encode()
+    scanner = textlog._logscan.Scanner({})
+    out = scanner.scan(body, 1)
+    assert out["line_count"] == len(BASE_LINES)
+    back = len(out["back_lines"]) // 8
+    assert back == sum(1 for line in BASE_LINES if _is_handed_back(line))
+    out = scanner.tables()
+    kinds = set(np.frombuffer(out["claimed"]["kind"], dtype=np.int64).tolist())
+    assert kinds == {textlog._K_MF, textlog._K_LM, textlog._K_FS, textlog._K_PG, textlog._K_KV, textlog._K_JSON, textlog._K_TM}
+    assert out["fields"] and all(f.split(":")[0] in textlog._SCANNED_SHAPES for f in out["fields"])
+
+
+def _is_handed_back(line: str) -> bool:
+    return any(s in line for s in ("flops is", "ERROR", "Traceback", "RuntimeError"))
+
+
+# Lines of every shape the scanner parses, as the real writers print them (formats.md section 4),
+# plus the shapes it always hands back.
+BASE_LINES = [
+    "2026-11-30 10:50:06,206 - [mindformers/core/callback/callback.py:529] - INFO - { Epoch:[  1/ 15], "
+    "step:[    1/ 1000], loss: 11.194, per_step_time: 16607ms, lr: 2.1126761e-06, overflow cond: False, "
+    "loss_scale: 1.0, global_norm: [1.009688], train_throughput_per_npu: 10.359T",
+    "{ Epoch:[  1/ 15], step:[    2/ 1000], loss: 10.5, per_step_time: 609ms, overflow cond: True, loss_scale: 65536.0",
+    "{ Epoch:[  1/ 15], step:[    3/ 1000], loss: 10.25, per_step_time: 610ms, lr: 1e-05, overflow cond: False, "
+    "loss_scale: 1.0, global_norm: [0.5]",
+    "epoch: 1 step: 4, loss is 8.61",
+    "Train per step time: 608.567 ms mfu:0.08% hfu:0.08%",
+    "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%",
+    "2026-11-30 10:50:06,206 - [mindformers/core/callback/callback.py:529] - INFO -    0.0% |      | 1.64320 samples/s/p  0:12:34 }",
+    "2026-11-30 10:50:06.206 step=5 epoch=1 loss=11.149484 lr=4.22535e-06 grad_norm=1.054915 step_ms=608.567 "
+    "data_ms=2.249 tokens_per_s=6730.6",
+    "step=6 global_step=106 loss='2.5' acc=\"0.5\" note=ok rank=1 epoch_step=3",
+    '{"step": 7, "loss": 11.149484, "lr": 4.225352112676056e-06, "grad_norm": 1.054915, "step_ms": 608.567}',
+    '2026-11-30T10:50:07Z {"global_step": 8, "loss": "3.5", "ok": true, "x": null, "rank": 2, "time": 5}',
+    "Train epoch time: 628020.596 ms, per step time: 628.021 ms",
+    "epoch time: 440.184 ms, per step time: 110.046 ms (data time: 1.258 ms)",
+    "Full model flops is 37748736.0, Full hardware flops is 37748736.0, Shard model flops is 37748736.0, "
+    "Shard hardware flops is 37748736.0.",
+    "[WARNING] ME(16790:140355945024384,MainProcess):2026-11-30-10:50:06.206.000 [mindspore/context.py:1343] noise",
+    "2026-11-30 10:50:06,815 - [mindformers/dataset/blended_dataset.py:211] - INFO - Prefetching shard 2",
+    "2026-11-30 10:50:09,000 - [mindformers/core/callback/callback.py:529] - ERROR - step=9 loss=1.0",
+    "Traceback (most recent call last):",
+    "RuntimeError: device lost",
+]
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBERS = [
+    "nan", "NaN", "-inf", "inf", "Infinity", "-Infinity", "1e999", "-1e999", "-0", "-0.0", "0", "1e-999",
+    "12345678901234567890123", "0.1234567890123456789", "9007199254740993", ".5", "5.", "+3", "1e", "1e+5",
+    "0x10", "\u0663", "\uff11", "1_000", "3.0", "2.5", "1e22", "1e23", "123456789012345.6", "4e-320",
+]
+_INSERTS = [
+    " ", "  ", "\u00a0", "\u3000", "\u00e9", "\t", ",", ";", "=", '"', "'", "{", "}", "[", "]", ":", "\r", "ERROR",
+    "loss is", "step=", 'step"', "samples/s/p", "epoch:", "mfu:", "flops is", "epoch time:", "step:[", "loss",
+    "Traceback", "KeyError", "\\", "\x01", "nan", " samples/s/p", "e", "-", "+", "_", "/",
+]
+_STAMPS = [
+    "2024-05-08T10:36:53.123456+05:30 ", "[2024-05-08 10:36:53.5-0700] ", "2024-02-29 10:00:00 ", "2023-02-29 10:00:00 ",
+    "2024-05-08 10:36:60 ", "2024-13-01 00:00:00 ", "0000-01-01 00:00:00 ", "2024-05-08 24:00:00 ",
+    "   2024-05-08 10:36:53Z ", "\u00a02024-05-08 10:36:53 ", "2024-05-08 10:36:53,1234567891 ",
+    "2024-05-08 10:36:53+0\u0665:30 ", "2024-05-08 10:36:53+08:0 ", "2024-05-08 10:36:53+0800", "1970-01-01 00:00:00.5 ",
+    "2024-05-08 10:36:53,12\u0663 ", " " * 20 + "2024-05-08 10:36:53 ", "2024-05-0810:36:53 ", "2024-05-08 10:36:53\u00e9 ",
+]
+_KEYS = ["step", "global_step", "rank", "epoch_step", "time", "ts", "loss", "step_ms", "tokens_per_s", "\u00e9t\u00e9"]
+
+
+def _mutate(line: str, rng: random.Random) -> str:
+    for _ in range(rng.randint(1, 3)):
+        what = rng.randrange(8)
+        if what == 0 and _NUMBER.search(line):
+            spans = [m.span() for m in _NUMBER.finditer(line)]
+            a, b = rng.choice(spans)
+            line = line[:a] + rng.choice(_NUMBERS) + line[b:]
+        elif what == 1:
+            i = rng.randint(0, len(line))
+            line = line[:i] + rng.choice(_INSERTS) + line[i:]
+        elif what == 2 and line:
+            i = rng.randrange(len(line))
+            line = line[:i] + line[i + rng.randint(1, 4) :]
+        elif what == 3:
+            line = rng.choice(_STAMPS) + line
+        elif what == 4:
+            tokens = line.split(" ")
+            i = rng.randrange(len(tokens))
+            tokens.insert(i, tokens[i])
+            line = " ".join(tokens)
+        elif what == 5:
+            key = rng.choice(_KEYS)
+            line = re.sub(r'\b(step|loss|lr|rank)(?==|":)', key, line, count=1)
+        elif what == 6:
+            line += "\r"
+        else:
+            line = line.replace("step", "global_step", 1) if rng.random() < 0.5 else line.replace(" ", "", 1)
+    return line
+
+
+def _mutated_log(seed: int, n: int) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        line = rng.choice(BASE_LINES)
+        line = _NUMBER.sub(lambda m: str(i + 1) if m.group() in ("5", "6", "7", "8") else m.group(), line, count=0)
+        out.append(_mutate(line, rng) if rng.random() < 0.7 else line)
+    data = "\n".join(out).encode("utf-8")
+    if seed % 2:  # a few lines with bytes that are not UTF-8
+        cut = data.split(b"\n")
+        for j in rng.sample(range(len(cut)), 5):
+            cut[j] = cut[j][:10] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"]) + cut[j][10:]
+        data = b"\n".join(cut)
+    return data
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mutated_lines_read_the_same(seed: int, tmp_path: Path, monkeypatch):
+    path = tmp_path / "train.log"
+    path.write_bytes(_mutated_log(seed, 3000))
+    fast, ref = _both(path, monkeypatch)
+    _assert_same(fast, ref)
+    assert ref.tables["scalars"].height > 3000  # the mutations left plenty to read
+
+
+def test_small_chunks_read_the_same(tmp_path: Path, monkeypatch):
+    path = tmp_path / "train.log"
+    path.write_bytes(_mutated_log(11, 2000))
+    monkeypatch.setattr(textlog, "CHUNK_BYTES", 4096)
+    fast, ref = _both(path, monkeypatch)
+    _assert_same(fast, ref)
+
+
+def test_bad_utf8_line_number_is_the_same(tmp_path: Path, monkeypatch):
+    path = tmp_path / "train.log"
+    path.write_bytes(b"step=1 loss=1\nnoise \xff here\nstep=2 loss=\xc3\n")
+    fast, ref = _both(path, monkeypatch)
+    _assert_same(fast, ref)
+    assert [d.offset for d in fast.diagnostics if d.slug == "log-encoding"] == [2]
