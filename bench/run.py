@@ -238,10 +238,6 @@ def _tbparse(path: Path):
 def _load(path: Path, workers: int):
     from postmortem.load import load_run
 
-    if workers == 1 and hasattr(os, "sched_setaffinity"):
-        # "on one core" means one core: polars' threads would otherwise use the second one too
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-
     def run():
         r = load_run(path, workers=workers)
         diags = {}
@@ -497,6 +493,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     if args.measure:
+        if not args.measure.endswith("-w2") and hasattr(os, "sched_setaffinity"):
+            # "on one core" means one core, for postmortem and the straightforward loops alike:
+            # pinned before polars is imported, so its thread pool has one thread
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         print(json.dumps(measure(args.measure, args.repeat)))
         return 0
 

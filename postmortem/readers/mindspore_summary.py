@@ -36,6 +36,11 @@ from .base import Reader
 from .framing import FOOTER, HEADER, read_file, spans
 from .protowire import Message, WireError, parse, to_int64, varint
 
+try:
+    from ._scalars import decode as _c_decode
+except ImportError:  # built without a compiler: numpy groups and the per-record loop, same rows
+    _c_decode = None
+
 NAME = "summary"
 _NAME_RE = re.compile(r"summary\.(\d+)")
 _DEVICE_RE = re.compile(r"summary\.\d+\.(\d+)\.")
@@ -87,6 +92,7 @@ class ScalarColumns:
         self.h_tags: list[str] = []
         self.h_stats: list[tuple[int, float, float, float, int, int, int]] = []
         self.tag_cache: dict[bytes, str] = {}
+        self.tag_codes: dict[bytes, int] = {}  # tag bytes -> code, for the C decoder
         self.skipped: dict[str, int] = {}
         # Finished pieces: the lists above (flushed) or numpy columns of a vectorised group.
         self.chunks: list[tuple[pl.Series, ...]] = []
@@ -254,9 +260,26 @@ def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndar
     return decoded
 
 
+def _decode_in_c(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int) -> np.ndarray:
+    """The plain scalar records, decoded by _scalars.c into one chunk; the indices of the others."""
+    out = _c_decode(buf, np.ascontiguousarray(spans, dtype=np.int64), value_key, cols.tag_codes)
+    if out["ord"]:
+        names = pl.Series([tag.decode("utf-8", errors="replace") for tag in cols.tag_codes], dtype=pl.Utf8)
+        cols.flush()
+        cols.chunks.append((
+            pl.Series(np.frombuffer(out["ord"], dtype=np.int64)),
+            pl.Series(np.frombuffer(out["step"], dtype=np.int64)),
+            names.gather(np.frombuffer(out["tag"], dtype=np.int32)),
+            pl.Series(np.frombuffer(out["value"], dtype=np.float64)),
+            pl.Series(np.frombuffer(out["wall"], dtype=np.float64)),
+        ))
+    return np.frombuffer(out["undone"], dtype=np.int64)
+
+
 def decode_records(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int, general) -> None:
-    """Decode every record: same-length scalar Events in groups with numpy, the rest one by one with
-    ``fast_scalars`` and, failing that, ``general(offset, start, end)``. Rows end up in file order.
+    """Decode every record: plain scalar Events in C (_scalars.c) or, without it, same-length ones in
+    groups with numpy; the rest one by one with ``fast_scalars`` and, failing that,
+    ``general(offset, start, end)``. Rows end up in file order.
 
     ``spans`` holds ``(record_offset, data_start, data_end)`` rows from ``framing.spans``. Grouping
     by length (not only by adjacency) matters for TensorBoard files, where each record holds one
@@ -265,15 +288,19 @@ def decode_records(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key
     n = len(spans)
     if n == 0:
         return
-    lengths = spans[:, 2] - spans[:, 1]
-    done = np.zeros(n, dtype=bool)
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    values, counts = np.unique(lengths, return_counts=True)
-    for length in values[counts >= _MIN_RUN].tolist():
-        members = np.flatnonzero(lengths == length)
-        decoded = _vector_group(buf, arr, spans[members, 1], members, int(length), cols, value_key)
-        done[members[decoded]] = True
-    for k in np.flatnonzero(~done).tolist():
+    if _c_decode is not None:
+        rest = _decode_in_c(buf, spans, cols, value_key)
+    else:
+        lengths = spans[:, 2] - spans[:, 1]
+        done = np.zeros(n, dtype=bool)
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        values, counts = np.unique(lengths, return_counts=True)
+        for length in values[counts >= _MIN_RUN].tolist():
+            members = np.flatnonzero(lengths == length)
+            decoded = _vector_group(buf, arr, spans[members, 1], members, int(length), cols, value_key)
+            done[members[decoded]] = True
+        rest = np.flatnonzero(~done)
+    for k in rest.tolist():
         offset, start, end = spans[k].tolist()
         before = len(cols.steps)
         if not fast_scalars(buf, start, end, cols, value_key):

@@ -1,0 +1,183 @@
+/*
+ * Scalar Events in C: decode the records of a summary / TensorBoard file that have the plain
+ * scalar layout, one pass, into columns.
+ *
+ * Why C: a TensorBoard file holds one small record per scalar (1.5M records for 250k steps of 6
+ * tags). mindspore_summary.decode_records groups same-length records and decodes them with numpy
+ * (_vector_group), which costs a dozen array passes per group and layout; here each record is
+ * read once. Records of any other shape are left to the Python per-record path, so this only has
+ * to agree with mindspore_summary.fast_scalars on the records it takes; tests compare both.
+ *
+ * decode(buffer, spans, value_key, tags) -> dict
+ *   spans      int64 triples (record_offset, data_start, data_end), as framing.spans gives them
+ *   value_key  key byte of the float field: 0x1D MindSpore scalar_value = 3, 0x15 TB simple_value = 2
+ *   tags       dict bytes -> int: codes of the tags met, extended here
+ * returns bytes of native arrays, one row per value, in file order:
+ *   ord (int64, the record's index in spans), step (int64), tag (int32 code), value (float64),
+ *   wall (float64); and undone (int64): indices of the records left to the Python path.
+ *
+ * The layout taken: Event{wall_time=1 (fixed64), step=2 (varint of at most 9 bytes: no negative
+ * steps), summary=5{value=1{tag=1 (under 128 bytes), <value_key> float}+}}, nothing else.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Buf;
+
+static int put(Buf *b, const void *p, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+        while (cap < b->len + n) cap *= 2;
+        char *d = PyMem_Realloc(b->data, cap);
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static double le_f64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static double le_f32(const uint8_t *p) {
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    float f;
+    memcpy(&f, &v, 4);
+    return (double)f;
+}
+
+/* The tag's code: the same tag bytes as the previous record's value at this position are the
+ * usual case (a file repeats its tags), else a dict lookup. */
+typedef struct {
+    PyObject *codes;
+    const uint8_t *last[16];
+    uint8_t last_len[16];
+    int32_t last_code[16];
+} Tags;
+
+static int32_t tag_code(Tags *t, int slot, const uint8_t *p, uint8_t n) {
+    if (slot < 16 && t->last[slot] && t->last_len[slot] == n && memcmp(t->last[slot], p, n) == 0)
+        return t->last_code[slot];
+    PyObject *key = PyBytes_FromStringAndSize((const char *)p, n);
+    if (!key) return -1;
+    PyObject *v = PyDict_GetItemWithError(t->codes, key);
+    int32_t code;
+    if (v) code = (int32_t)PyLong_AsLong(v);
+    else if (PyErr_Occurred()) code = -1;
+    else {
+        code = (int32_t)PyDict_Size(t->codes);
+        PyObject *c = PyLong_FromLong(code);
+        if (!c || PyDict_SetItem(t->codes, key, c) < 0) code = -1;
+        Py_XDECREF(c);
+    }
+    Py_DECREF(key);
+    if (slot < 16 && code >= 0) {
+        t->last[slot] = p;
+        t->last_len[slot] = n;
+        t->last_code[slot] = code;
+    }
+    return code;
+}
+
+/* One record: 1 decoded (rows added), 0 not this layout (nothing added), -1 error. */
+static int record(const uint8_t *buf, int64_t start, int64_t end, int64_t ord, uint8_t value_key, Tags *tags,
+                  Buf out[5]) {
+    const uint8_t *p = buf + start, *e = buf + end;
+    if (e - p < 12 || p[0] != 0x09 || p[9] != 0x10) return 0;
+    double wall = le_f64(p + 1);
+    p += 10;
+    uint64_t step = 0;
+    for (int shift = 0;; shift += 7) {
+        if (shift == 63 || p == e) return 0; /* a 10-byte varint: a negative step, Python's case */
+        step |= (uint64_t)(*p & 0x7F) << shift;
+        if (!(*p++ & 0x80)) break;
+    }
+    if (e - p < 2 || p[0] != 0x2A) return 0;
+    uint64_t n = p[1];
+    p += 2;
+    if (n >= 0x80) { /* a two-byte length at most */
+        if (p == e || *p >= 0x80) return 0;
+        n = (n & 0x7F) | (uint64_t)*p++ << 7;
+    }
+    if (n == 0 || (uint64_t)(e - p) != n) return 0;
+    /* Check the whole record before adding anything. */
+    int count = 0;
+    for (const uint8_t *v = p; v < e; count++) {
+        if (e - v < 4 || v[0] != 0x0A || v[1] >= 0x80 || v[1] < 7 || v[2] != 0x0A || v[3] >= 0x80) return 0;
+        const uint8_t *vend = v + 2 + v[1], *q = v + 4 + v[3];
+        if (vend > e || q + 5 != vend || *q != value_key) return 0;
+        v = vend;
+    }
+    int64_t step64 = (int64_t)step;
+    for (int slot = 0; p < e; slot++) {
+        const uint8_t *q = p + 4 + p[3];
+        int32_t code = tag_code(tags, slot, p + 4, p[3]);
+        double value = le_f32(q + 1);
+        if (code < 0 || put(&out[0], &ord, 8) || put(&out[1], &step64, 8) || put(&out[2], &code, 4) ||
+            put(&out[3], &value, 8) || put(&out[4], &wall, 8))
+            return -1;
+        p += 2 + p[1];
+    }
+    return count > 0;
+}
+
+static PyObject *decode(PyObject *self, PyObject *args) {
+    Py_buffer data, spans;
+    int value_key;
+    PyObject *codes;
+    if (!PyArg_ParseTuple(args, "y*y*iO!", &data, &spans, &value_key, &PyDict_Type, &codes)) return NULL;
+    PyObject *result = NULL;
+    Buf out[5] = {{0}}, undone = {0};
+    Tags tags;
+    memset(&tags, 0, sizeof tags);
+    tags.codes = codes;
+    const int64_t *sp = spans.buf;
+    int64_t nrec = spans.len / (3 * (Py_ssize_t)sizeof(int64_t));
+    int failed = 0;
+    for (int64_t i = 0; i < nrec && !failed; i++) {
+        int64_t start = sp[3 * i + 1], end = sp[3 * i + 2];
+        if (start < 0 || end > data.len || start > end) {
+            failed = put(&undone, &i, 8);
+            continue;
+        }
+        int r = record(data.buf, start, end, i, (uint8_t)value_key, &tags, out);
+        if (r < 0) failed = 1;
+        else if (r == 0) failed = put(&undone, &i, 8);
+    }
+    if (!failed) {
+        result = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "ord", out[0].data ? out[0].data : "",
+                               (Py_ssize_t)out[0].len, "step", out[1].data ? out[1].data : "", (Py_ssize_t)out[1].len,
+                               "tag", out[2].data ? out[2].data : "", (Py_ssize_t)out[2].len, "value",
+                               out[3].data ? out[3].data : "", (Py_ssize_t)out[3].len, "wall",
+                               out[4].data ? out[4].data : "", (Py_ssize_t)out[4].len, "undone",
+                               undone.data ? undone.data : "", (Py_ssize_t)undone.len);
+    } else if (!PyErr_Occurred()) {
+        PyErr_NoMemory();
+    }
+    for (int i = 0; i < 5; i++) PyMem_Free(out[i].data);
+    PyMem_Free(undone.data);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&spans);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decode", decode, METH_VARARGS, "Decode the plain scalar Events among framed records; see _scalars.c."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scalars", "Scalar Events in C.", -1, methods};
+
+PyMODINIT_FUNC PyInit__scalars(void) { return PyModule_Create(&module); }
