@@ -303,11 +303,12 @@ static int literals(const char *s, const char *e) {
         for (int half = 0; half < 2; half++)
             for (uint64_t m = w[half]; m;) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                int i = __builtin_clzll(m) >> 3;
+                int i = __builtin_clzll(m) >> 3; /* the first byte in memory is the high one */
+                m &= ~(0xFFull << ((7 - i) * 8));
 #else
                 int i = __builtin_ctzll(m) >> 3;
-#endif
                 m &= ~(0xFFull << (i * 8));
+#endif
                 f |= literal_at(p + half * 8 + i, e);
             }
     }
@@ -448,7 +449,7 @@ typedef struct {
 
 typedef struct {
     Table lines;  /* one row per claimed line (Line) */
-    Table values; /* one row per value: (index of its line in this chunk, field, value), in line order */
+    Table values; /* one row per value: (row of its line in `lines`, field, value), in line order */
     int64_t nlines;
     PyObject *keys;
     struct {
@@ -565,7 +566,6 @@ static int parse_lm(Out *o, Cur c, int64_t pos, double wall) {
     return add_line(o, &l) || add_value(o, LM_LOSS, loss) ? FAILED : CLAIMED;
 }
 
-/* textlog._FS_FAST_RE: "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%" (comma optional) */
 /* TimeMonitor: "[Train ]epoch time: 431.937 ms, per step time: 53.992 ms[ (data time: 1.2 ms)]" */
 static int parse_tm(Out *o, Cur c, int64_t pos, double wall) {
     Line l = {pos, K_TM, 0, 0, 0, 0, wall, NAN, NAN, NAN};
@@ -582,6 +582,7 @@ static int parse_tm(Out *o, Cur c, int64_t pos, double wall) {
     return CLAIMED;
 }
 
+/* textlog._FS_FAST_RE: "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%" (comma optional) */
 static int parse_fs(Out *o, Cur c, int64_t pos, double wall) {
     Line l = {pos, K_FS, 0, 0, 0, 0, wall, NAN, NAN, NAN};
     double step_time, mfu, hfu;
