@@ -132,7 +132,9 @@ _CLAIMED_COLUMNS = (*_CLAIMED_INT_COLUMNS, "wall_time", "overflow", "loss_scale"
 _VALUE_COLUMNS = ("line", "field", "value")
 
 
-def _claimed_columns(tables: dict | None, table: str, names: tuple[str, ...], int_columns: tuple[str, ...]) -> pl.DataFrame:
+def _claimed_columns(
+    tables: dict | None, table: str, names: tuple[str, ...], int_columns: tuple[str, ...]
+) -> pl.DataFrame:
     """One table of the C scanner: int64 columns, float64 ones with NaN as no value."""
     columns = {}
     for col in names:
@@ -805,7 +807,8 @@ def read(artifact: Artifact) -> ReadResult:
 
     # ---- TimeMonitor (per-epoch averages, placed at the last step of the epoch)
     tm = kinds["tm"].filter(~line.str.contains(r"(?i)eval epoch time"))
-    tm = _attach_step(tm.with_columns(**{name: conv.value(line.str.extract(pattern, 1)) for name, (conv, pattern) in _TM_SPECS.items()}), steps_at)
+    tm = tm.with_columns(**{name: conv.value(line.str.extract(pat, 1)) for name, (conv, pat) in _TM_SPECS.items()})
+    tm = _attach_step(tm, steps_at)
     if spe:  # a TimeMonitor line with no step before it ends the n-th epoch: step n x steps per epoch
         tm_pos = _in_line_order(tm, scanned.select("pos", "kind").filter(kind == _K_TM), ("pos",))["pos"]
 
@@ -833,7 +836,9 @@ def read(artifact: Artifact) -> ReadResult:
     longs.append(_long(fs, _FS_FIELDS, "log:flops", labels))
 
     # ---- MindFormers progress line: samples/s per device, step of the line before it
-    pg = _attach_step(kinds["progress"].with_columns(samples=_PG_SPECS["samples"][0].value(line.str.extract(_PG_SPECS["samples"][1], 1))), steps_at)
+    samples_conv, samples_pattern = _PG_SPECS["samples"]
+    pg = kinds["progress"].with_columns(samples=samples_conv.value(line.str.extract(samples_pattern, 1)))
+    pg = _attach_step(pg, steps_at)
     longs.append(_long(pg, _PG_FIELDS, "log:mindformers", labels))
 
     kv_long = _pairs_to_long(kv_pairs, "log:kv", labels, scan.keys)
@@ -852,7 +857,8 @@ def read(artifact: Artifact) -> ReadResult:
         )
         for x in longs
     ]
-    scanned_long = scanned_long.filter(pl.col("step").is_not_null()) if scanned_long["step"].null_count() else scanned_long
+    if scanned_long["step"].null_count():
+        scanned_long = scanned_long.filter(pl.col("step").is_not_null())
     # The parts are a few dozen chunks; sorting one contiguous frame is ~30% cheaper. The scanned
     # rows are in line order already and usually the many: merged in, not sorted again.
     polars_rows = pl.concat([*fixed, kv_long, json_long], how="vertical_relaxed", rechunk=True)
