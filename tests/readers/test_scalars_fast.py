@@ -38,36 +38,17 @@ def _both(module, path: Path, monkeypatch):
     return fast, ref
 
 
-def _assert_same(fast, ref) -> None:
-    assert fast.diagnostics == ref.diagnostics
-    assert fast.settings == ref.settings
-    assert fast.tables.keys() == ref.tables.keys()
-    for name, want in ref.tables.items():
-        got = fast.tables[name]
-        if want is None:
-            assert got is None
-            continue
-        assert got.schema == want.schema and got.height == want.height, name
-        for col, dtype in want.schema.items():
-            if dtype == pl.Float64:  # bit for bit: NaN == NaN, -0.0 != 0.0
-                bits = lambda s: s.fill_null(0.0).to_numpy().view(np.int64)  # noqa: E731
-                assert got[col].is_null().equals(want[col].is_null()), (name, col)
-                assert (bits(got[col]) == bits(want[col])).all(), (name, col)
-            else:
-                assert got[col].equals(want[col], null_equal=True), (name, col)
-
-
 @pytest.mark.parametrize("path", SUMMARIES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_summary_files_read_the_same(path: Path, monkeypatch):
-    _assert_same(*_both(mindspore_summary, path, monkeypatch))
+def test_summary_files_read_the_same(path: Path, monkeypatch, same_result):
+    same_result(*_both(mindspore_summary, path, monkeypatch))
 
 
 @pytest.mark.parametrize("path", EVENTS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_event_files_read_the_same(path: Path, monkeypatch):
-    _assert_same(*_both(tensorboard, path, monkeypatch))
+def test_event_files_read_the_same(path: Path, monkeypatch, same_result):
+    same_result(*_both(tensorboard, path, monkeypatch))
 
 
-def test_odd_layouts_read_the_same(tmp_path: Path, monkeypatch):
+def test_odd_layouts_read_the_same(tmp_path: Path, monkeypatch, same_result):
     from tensorboardX import SummaryWriter
 
     writer = SummaryWriter(str(tmp_path))
@@ -84,7 +65,7 @@ def test_odd_layouts_read_the_same(tmp_path: Path, monkeypatch):
     writer.close()
     (path,) = tmp_path.glob("*tfevents*")
     fast, ref = _both(tensorboard, path, monkeypatch)
-    _assert_same(fast, ref)
+    same_result(fast, ref)
     scalars = ref.tables["scalars"]
     assert scalars.filter(pl.col("step") < 0).height > 0 and scalars["raw_tag"].str.len_bytes().max() > 128
     assert scalars.height >= 4 * 303

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,29 +43,10 @@ def _both(path: Path, monkeypatch) -> tuple:
     return fast, ref
 
 
-def _assert_same(fast, ref) -> None:
-    assert fast.diagnostics == ref.diagnostics
-    assert fast.settings == ref.settings
-    assert fast.tables.keys() == ref.tables.keys()
-    for name, want in ref.tables.items():
-        got = fast.tables[name]
-        assert got.schema == want.schema, name
-        assert got.height == want.height, name
-        for col, dtype in want.schema.items():
-            a, b = got[col], want[col]
-            if dtype == pl.Float64:  # bit for bit: NaN == NaN, -0.0 != 0.0
-                assert a.is_null().equals(b.is_null()), (name, col)
-                bits = lambda s: s.fill_null(0.0).to_numpy().view(np.int64)  # noqa: E731
-                mismatch = np.flatnonzero(bits(a) != bits(b))
-                assert mismatch.size == 0, (name, col, got[int(mismatch[0])].to_dicts(), want[int(mismatch[0])].to_dicts())
-            else:
-                assert a.equals(b, null_equal=True), (name, col)
-
-
 @pytest.mark.parametrize("path", LOGS + SAMPLE_LOGS, ids=lambda p: p.name if p in LOGS else str(p.relative_to(ROOT)))
-def test_real_logs_read_the_same(path: Path, monkeypatch):
+def test_real_logs_read_the_same(path: Path, monkeypatch, same_result):
     fast, ref = _both(path, monkeypatch)
-    _assert_same(fast, ref)
+    same_result(fast, ref)
 
 
 def test_scanner_claims_the_common_shapes():
@@ -184,34 +164,34 @@ def _mutated_log(seed: int, n: int) -> bytes:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_mutated_lines_read_the_same(seed: int, tmp_path: Path, monkeypatch):
+def test_mutated_lines_read_the_same(seed: int, tmp_path: Path, monkeypatch, same_result):
     path = tmp_path / "train.log"
     path.write_bytes(_mutated_log(seed, 3000))
     fast, ref = _both(path, monkeypatch)
-    _assert_same(fast, ref)
+    same_result(fast, ref)
     assert ref.tables["scalars"].height > 3000  # the mutations left plenty to read
 
 
-def test_small_chunks_read_the_same(tmp_path: Path, monkeypatch):
+def test_small_chunks_read_the_same(tmp_path: Path, monkeypatch, same_result):
     path = tmp_path / "train.log"
     path.write_bytes(_mutated_log(11, 2000))
     monkeypatch.setattr(textlog, "CHUNK_BYTES", 4096)
     fast, ref = _both(path, monkeypatch)
-    _assert_same(fast, ref)
+    same_result(fast, ref)
 
 
-def test_bad_utf8_line_number_is_the_same(tmp_path: Path, monkeypatch):
+def test_bad_utf8_line_number_is_the_same(tmp_path: Path, monkeypatch, same_result):
     path = tmp_path / "train.log"
     path.write_bytes(b"step=1 loss=1\nnoise \xff here\nstep=2 loss=\xc3\n")
     fast, ref = _both(path, monkeypatch)
-    _assert_same(fast, ref)
+    same_result(fast, ref)
     assert [d.offset for d in fast.diagnostics if d.slug == "log-encoding"] == [2]
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.data())
-def test_byte_level_damage_reads_the_same(tmp_path: Path, monkeypatch, data):
+@given(data=st.data())
+def test_byte_level_damage_reads_the_same(tmp_path: Path, monkeypatch, data, same_result):
     """Random bytes written over, inserted into and cut out of a real mixed log: same tables."""
     raw = bytearray(_mutated_log(3, 400))
     for _ in range(data.draw(st.integers(1, 12))):
@@ -226,4 +206,4 @@ def test_byte_level_damage_reads_the_same(tmp_path: Path, monkeypatch, data):
             del raw[at : at + len(chunk)]
     path = tmp_path / "train.log"
     path.write_bytes(bytes(raw))
-    _assert_same(*_both(path, monkeypatch))
+    same_result(*_both(path, monkeypatch))
