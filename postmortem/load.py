@@ -14,16 +14,15 @@ The rules, in order:
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from . import diagnostics as diag
+from . import workers as worker_processes
 from .diagnostics import Diagnostic
 from .discover import Claimed, discover
 from .model import (
@@ -124,7 +123,17 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
 
 
 def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart:
-    return _load_rank(*job)  # in a worker process: readers travel by name
+    part = _load_rank(*job)  # in a worker process: readers travel by name
+    # Back to the parent by pickle: as categoricals the few distinct strings of a column (file,
+    # tag, source) travel once instead of once per row, about a third of the bytes.
+    part.tables = {name: t.with_columns(pl.col(pl.String).cast(pl.Categorical)) for name, t in part.tables.items()}
+    return part
+
+
+def _unpacked(part: _RankPart) -> _RankPart:
+    """A worker's part with its tables as load returns them (the model has no categorical columns)."""
+    part.tables = {name: t.with_columns(pl.col(pl.Categorical).cast(pl.String)) for name, t in part.tables.items()}
+    return part
 
 
 def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
@@ -134,9 +143,9 @@ def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
         jobs = [([(c.reader.name, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
-        # spawn, not fork: forking a process whose polars thread pool is running can deadlock.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(_load_rank_job, jobs))
+        with worker_processes.pool(workers) as pool:
+            # unpacked as they arrive, while the workers go on with the next ranks
+            return [_unpacked(part) for part in pool.map(_load_rank_job, jobs)]
     return [_load_rank([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
 
 

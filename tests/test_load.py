@@ -148,7 +148,23 @@ def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     serial, parallel = load_run(run, workers=1), load_run(run, workers=2)
     assert serial.ranks == parallel.ranks == (0, 1, 2)
     for name, table in serial.tables.items():
+        # equals() ignores dtypes: workers send strings as categoricals, load must turn them back
+        assert table.schema == parallel.tables[name].schema, name
         assert table.equals(parallel.tables[name]), name
     assert serial.segments == parallel.segments and len(serial.segments) == 2
     assert serial.diagnostics == parallel.diagnostics
     assert serial.inventory == parallel.inventory
+
+
+def _worker_polars_threads(_: int) -> int:
+    import polars
+
+    return polars.thread_pool_size()
+
+
+def test_worker_processes_run_single_threaded_polars():
+    """Each worker keeps one core busy: polars must not start a thread per core in every worker."""
+    from postmortem import workers
+
+    with workers.pool(2) as pool:
+        assert set(pool.map(_worker_polars_threads, range(4))) == {1}
