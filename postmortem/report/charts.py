@@ -14,6 +14,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 import vl_convert
+from altair.utils.schemapi import debug_mode
 
 from .format import Labels
 
@@ -95,7 +96,10 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def _data(df: pl.DataFrame) -> alt.Data:
-    return alt.Data(values=values(df))
+    # altair validates a Data against the schema when it is made, walking every inline row (about
+    # a second for a long run); these rows are ours, plain numbers and strings (see _finish).
+    with debug_mode(False):
+        return alt.Data(values=values(df))
 
 
 def _zoom(name: str) -> alt.Parameter:
