@@ -35,6 +35,8 @@ from .model import (
     Setting,
     conform,
     empty,
+    packed,
+    unpacked,
 )
 from .readers import all_readers
 from .readers.base import Reader
@@ -124,15 +126,12 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
 
 def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart:
     part = _load_rank(*job)  # in a worker process: readers travel by name
-    # Back to the parent by pickle: as categoricals the few distinct strings of a column (file,
-    # tag, source) travel once instead of once per row, about a third of the bytes.
-    part.tables = {name: t.with_columns(pl.col(pl.String).cast(pl.Categorical)) for name, t in part.tables.items()}
+    part.tables = packed(part.tables)
     return part
 
 
 def _unpacked(part: _RankPart) -> _RankPart:
-    """A worker's part with its tables as load returns them (the model has no categorical columns)."""
-    part.tables = {name: t.with_columns(pl.col(pl.Categorical).cast(pl.String)) for name, t in part.tables.items()}
+    part.tables = unpacked(part.tables)
     return part
 
 
@@ -143,7 +142,7 @@ def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
         jobs = [([(c.reader.name, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
-        with worker_processes.pool(workers) as pool:
+        with worker_processes.pool(workers, keep_freed_memory=True) as pool:
             # unpacked as they arrive, while the workers go on with the next ranks
             return [_unpacked(part) for part in pool.map(_load_rank_job, jobs)]
     return [_load_rank([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]

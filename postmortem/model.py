@@ -187,6 +187,17 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
     return df.select(exprs)
 
 
+def packed(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Tables for the trip to another process: string columns as categoricals, so each distinct
+    string (a file name, a tag) is pickled once instead of once per row (a third of the bytes)."""
+    return {name: t.with_columns(pl.col(pl.String).cast(pl.Categorical)) for name, t in tables.items()}
+
+
+def unpacked(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Tables back from ``packed`` (no table of the model has a categorical column)."""
+    return {name: t.with_columns(pl.col(pl.Categorical).cast(pl.String)) for name, t in tables.items()}
+
+
 # --------------------------------------------------------------------------- canonical names
 
 # Same quantity, different sources: one canonical tag. Values are converted to canonical units by
