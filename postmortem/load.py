@@ -404,86 +404,124 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
        printed key=value); the per-launch files of one source (summary, tensorboard) are one.
     2. One value per (tag, rank, step): the best source; between two streams of one source, the
        later launch.
-    Both run on a narrow frame of keys; the wide table (four string columns) is gathered once.
+    Both run on a narrow frame of integer codes; the wide table (four string columns) is gathered
+    once. Polars hashes and sorts one Int64 column several times faster than several columns (and
+    strings slowest), so (tag, rank, step) and (stream, tag, rank, step) are packed into one each.
     """
     if scalars.is_empty():
         return pl.Series("_i", [], dtype=pl.UInt32), []
-    stream = (
-        pl.when(pl.col("source").is_in(AVERAGED_SOURCES)).then(pl.col("file") + "|" + pl.col("source"))
-        .when(pl.col("source").str.starts_with("log:")).then(pl.col("file"))
-        .otherwise(pl.col("source"))
-    )
     keys = scalars.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), stream.alias("_stream"),
-        "tag", "rank", "step", "source", "value", "_file_order", "_row",
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), "tag", "rank", "step", "source", "value", "_file_order", "_row",
     )
     # Rows arrive in discovery order, which is launch order unless stamps differ in digit count.
     if not keys["_file_order"].is_sorted():
         keys = keys.sort("_file_order", "_row", maintain_order=True)
-    # (tag, rank, step) and (stream, tag, rank, step) as one integer each: polars hashes and sorts
-    # one Int64 column several times faster than several columns (this was half of load's time).
-    codes = {name: _codes(keys[name]) for name in ("_stream", "tag", "rank", "step")}
-    keys = keys.select(
-        "_i", "source", "value", "_file_order",
-        _packed([codes[c] for c in ("tag", "rank", "step")]).alias("_step_key"),
-        _packed([codes[c] for c in ("_stream", "tag", "rank", "step")]).alias("_stream_key"),
+    tag, tags = _string_codes(keys["tag"])
+    source, sources = _string_codes(keys["source"])
+    file, files = _int_codes(keys["_file_order"])  # a file's launch order stands for the file
+    rank, ranks = _int_codes(keys["rank"])
+    step, steps = _int_codes(keys["step"])
+    averaged = [code for code, name in enumerate(sources) if name in AVERAGED_SOURCES]
+    logs = [code for code, name in enumerate(sources) if name and name.startswith("log:") and code not in averaged]
+    # A stream as (file, source): per-epoch averages in their file, a log file whatever its line
+    # shapes, any other source across its files.
+    stream = (
+        pl.when(pl.col("_source").is_in(averaged)).then(pl.col("_file") * len(sources) + pl.col("_source"))
+        .when(pl.col("_source").is_in(logs)).then(pl.col("_file") * len(sources))
+        .otherwise(pl.col("_source"))
     )
-    latest = keys.filter(pl.col("_stream_key").is_last_distinct())
-    priority = {src: _source_rank(src) for src in latest["source"].unique().to_list()}
-    ranked = latest.with_columns(
-        pl.col("source").replace_strict(priority, default=len(SOURCE_PRIORITY), return_dtype=pl.Int64).alias("_prio")
-    ).select("_i", "source", "value", "_step_key", (pl.col("_prio") * (1 << 32) - pl.col("_file_order")).alias("_rank_key"))
+    tag_rank_step = [(pl.col("_tag"), len(tags)), (pl.col("_rank"), ranks), (pl.col("_step"), steps)]
+    keys = keys.with_columns(
+        tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
+    ).select(
+        "_i", "_source", "value", "_file_order",
+        _packed(tag_rank_step).alias("_step_key"),
+        _packed([(stream, files * len(sources)), *tag_rank_step]).alias("_stream_key"),
+    )
+    # Sorted (stably) by a key, the rows of one key are a run in launch order: comparing neighbours
+    # finds a run's first or last row much faster than polars' hashing is_first/last_distinct.
+    latest = keys.sort("_stream_key", maintain_order=True).filter(_last_of_run("_stream_key"))
+    priority = {code: _source_rank(name) for code, name in enumerate(sources)}
+    ranked = latest.select(
+        "_i", "_source", "value", "_step_key",
+        (pl.col("_source").replace_strict(priority, return_dtype=pl.Int64) * (1 << 32) - pl.col("_file_order")).alias("_rank_key"),
+    )
     # (tag, rank, step) order, best source first within each: the first row of each is kept.
     ordered = ranked.sort("_rank_key", maintain_order=True).sort("_step_key", maintain_order=True)
-    notes = _conflicts(ordered, scalars)
-    return ordered.filter(pl.col("_step_key").is_first_distinct())["_i"], notes
+    notes = _conflicts(ordered.filter(~pl.col("_source").is_in(averaged)), scalars)
+    return ordered.filter(_first_of_run("_step_key"))["_i"], notes
 
 
-def _codes(values: pl.Series) -> tuple[pl.Series, int]:
-    """Integer codes that order like the values (null first, as 0), and how many codes there can be."""
-    if values.dtype.is_integer():
-        lo, hi = values.min(), values.max()
-        if lo is None:
-            return pl.zeros(values.len(), pl.Int64, eager=True), 1
-        if hi - lo < 1 << 31:  # steps, ranks: an offset is enough
-            return (values.cast(pl.Int64) - lo + 1).fill_null(0), hi - lo + 2
+def _first_of_run(key: str) -> pl.Expr:
+    """In a frame sorted by `key`: the first row of each run of equal keys."""
+    return pl.col(key).ne_missing(pl.col(key).shift(1))
+
+
+def _last_of_run(key: str) -> pl.Expr:
+    """In a frame sorted by `key`: the last row of each run of equal keys."""
+    return pl.col(key).ne_missing(pl.col(key).shift(-1))
+
+
+def _string_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
+    """Int64 codes that order like the strings (null first, as 0), and the strings by code."""
     distinct = values.unique().drop_nulls().sort()
     codes = values.replace_strict(distinct, pl.int_range(1, distinct.len() + 1, eager=True), default=0, return_dtype=pl.Int64)
-    return codes.fill_null(0), distinct.len() + 1
+    return codes.fill_null(0), [None, *distinct.to_list()]
 
 
-def _packed(codes: list[tuple[pl.Series, int]]) -> pl.Series:
-    """One key that groups and sorts like the columns whose codes are given: an Int64 when their
-    code ranges fit in 63 bits (always, for real runs), else a struct of the codes."""
+def _int_codes(values: pl.Series) -> tuple[pl.Series, int]:
+    """Int64 codes that order like the integers (null first, as 0), and how many there can be."""
+    lo, hi = values.min(), values.max()
+    if lo is None:
+        return pl.zeros(values.len(), pl.Int64, eager=True), 1
+    if hi - lo < 1 << 31:  # steps, ranks, launch order: an offset is enough
+        return (values.cast(pl.Int64) - lo + 1).fill_null(0), hi - lo + 2
+    dense = values.rank("dense")  # 1..n in value order
+    return dense.cast(pl.Int64).fill_null(0), int(dense.max()) + 1
+
+
+def _packed(codes: list[tuple[pl.Expr, int]]) -> pl.Expr:
+    """One key that groups and sorts like the given code columns (each with how many codes it can
+    have): an Int64 when all fit in 63 bits (always, for real runs), else a struct of them."""
     size = 1
     for _, n in codes:
         size *= n
     if size >= 1 << 63:
-        return pl.DataFrame([c.alias(f"_{i}") for i, (c, _) in enumerate(codes)]).to_struct()
+        return pl.struct([expr.alias(f"_{i}") for i, (expr, _) in enumerate(codes)])
     key = codes[0][0]
-    for column, n in codes[1:]:
-        key = key * n + column
+    for expr, n in codes[1:]:
+        key = key * n + expr
     return key
 
 
 def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]:
     """Steps where two per-step sources disagree on the same quantity (beyond print rounding).
 
-    `ordered` (row number `_i` in `scalars`, source, value) is in (tag, rank, step) order with the
-    best source first within each.
+    `ordered`: the per-step sources' rows (row `_i` of `scalars`, `_source` code, value) in
+    (tag, rank, step) order, the best source first within each.
     """
-    per_step = ordered.filter(~pl.col("source").is_in(AVERAGED_SOURCES) & pl.col("value").is_finite())
-    # the best per-step row of each (tag, rank, step) is the first one left of it
-    best = pl.when(pl.col("_step_key").is_first_distinct()).then(pl.int_range(pl.len())).forward_fill()
+    per_step = ordered.filter(pl.col("value").is_finite())
+    # the best row of each (tag, rank, step) is the first one
+    best = pl.when(_first_of_run("_step_key")).then(pl.int_range(pl.len())).forward_fill()
     tolerance = pl.max_horizontal(pl.lit(1e-3), 5e-3 * pl.col("_best").abs())
     bad = (
-        per_step.with_columns(pl.col("value").gather(best).alias("_best"), pl.col("source").gather(best).alias("_best_source"))
-        .filter((pl.col("source") != pl.col("_best_source")) & ((pl.col("value") - pl.col("_best")).abs() > tolerance))
+        per_step.with_columns(best.alias("_best_row"))
+        .with_columns(
+            pl.col("value").gather(pl.col("_best_row")).alias("_best"),
+            pl.col("_source").gather(pl.col("_best_row")).alias("_best_source"),
+            pl.col("_i").gather(pl.col("_best_row")).alias("_best_i"),
+        )
+        .filter((pl.col("_source") != pl.col("_best_source")) & ((pl.col("value") - pl.col("_best")).abs() > tolerance))
     )
-    bad = bad.hstack(scalars.select("tag", "step", "file")[bad["_i"]])
+    if bad.is_empty():
+        return []
+    bad = bad.hstack(scalars.select("tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
+        scalars["source"][bad["_best_i"]].alias("best_source")
+    )
     notes = []
-    for (tag, source, best_source), group in bad.sort("tag", "source", "step", maintain_order=True).group_by(
-        ["tag", "source", "_best_source"], maintain_order=True
+    # per (tag, source, best source): how many steps, and the first one (in launch order within a step)
+    for (tag, source, best_source), group in bad.sort("tag", "source", "step", "_file_order", "_row").group_by(
+        ["tag", "source", "best_source"], maintain_order=True
     ):
         first = group.row(0, named=True)
         notes.append(

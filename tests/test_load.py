@@ -135,6 +135,38 @@ def test_conflicting_sources_are_a_diagnostic(tmp_path):
     assert len(conflicts) == 1 and "1 step(s)" in conflicts[0].message and "step 7" in conflicts[0].message
 
 
+def test_conflict_note_names_the_first_disagreeing_file_in_launch_order(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "a.log").write_text("".join(f"step={i} loss={5 - i * 0.1:.4f}\n" for i in range(1, 11)))
+    for name in ("b.jsonl", "c.jsonl"):  # the same wrong value at step 7 in two later files
+        (run / name).write_text("".join(json.dumps({"step": i, "loss": 5 - i * 0.1 + (1 if i == 7 else 0)}) + "\n" for i in range(1, 11)))
+    conflicts = [d for d in load_run(run).diagnostics if d.slug == "source-conflict"]
+    assert len(conflicts) == 1 and "first at step 7" in conflicts[0].message and conflicts[0].path == "b.jsonl"
+
+
+def test_one_value_per_step_when_steps_are_far_apart(tmp_path):
+    """Steps too far apart for offset codes (ranked instead) keep their order and the best source."""
+    run = tmp_path / "run"
+    run.mkdir()
+    steps = [1, 2, 2**40, 2**40 + 1, 2**50]
+    (run / "a.log").write_text("".join(f"step={s} loss={i}.5\n" for i, s in enumerate(steps)))
+    (run / "b.jsonl").write_text("".join(json.dumps({"step": s, "loss": i + 0.5}) + "\n" for i, s in enumerate(steps)))
+    loss = load_run(run).tables["scalars"].filter(pl.col("tag") == "loss")
+    assert loss["step"].to_list() == steps and set(loss["source"]) == {"log:kv"}
+
+
+def test_packed_keys_group_and_sort_like_their_columns():
+    from postmortem.load import _packed
+
+    df = pl.DataFrame({"a": [2, 1, 1, 0, 1], "b": [0, 5, 3, 9, 5]})
+    for size in (10, 2**40):  # an Int64 key, and the struct a key needs past 63 bits
+        key = _packed([(pl.col("a"), size), (pl.col("b"), size)]).alias("k")
+        out = df.with_columns(key).sort("k", maintain_order=True)
+        assert out.select("a", "b").rows() == [(0, 9), (1, 3), (1, 5), (1, 5), (2, 0)]
+        assert df.with_columns(key)["k"].is_first_distinct().to_list() == [True, True, True, True, False]
+
+
 def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     """Ranks are read and joined in worker processes when there is enough work; same result."""
     import shutil
