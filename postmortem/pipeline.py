@@ -17,13 +17,17 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__, archive, workers
 from . import diagnostics as diag
 from .config import BuildSettings
 from .errors import InputError, OutputError
 from .load import load_run
-from .model import Run, packed, unpacked
+from .model import Run
+
+if TYPE_CHECKING:
+    from .analysis.types import AnalysisOptions, BaselineAnalysis
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,10 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildR
     archive_root = Path(settings.out)
     baseline_folder = raw_run_folder(settings.baseline)
     with _helper(baseline_folder is not None or "pdf" in settings.formats) as helper:
-        # A baseline folder is read in the helper process while this one reads the run.
-        baseline_job = helper.submit(_load_packed, baseline_folder) if helper and baseline_folder else None
+        # A baseline folder is read and analysed in the helper process while this one reads the run.
+        baseline_job = None
+        if helper and baseline_folder:
+            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None))
         if helper and "pdf" in settings.formats:
             helper.submit(_prepare_pdf)
         with _status(progress, "reading run folder"):
@@ -58,8 +64,7 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildR
         _refuse_inside_run(archive_root, Path(run_dir))
         with _status(progress, "loading baseline"):
             if baseline_job is not None:
-                baseline = _unpacked(baseline_job.result())
-                baseline_id = archive.safe_name(baseline_folder.resolve().name)
+                baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
             else:
                 baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
         return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)
@@ -71,13 +76,11 @@ def _helper(wanted: bool):
     return workers.pool(1) if wanted else nullcontext()
 
 
-def _load_packed(folder: Path) -> Run:
-    run = load_run(folder, workers=1)  # in the helper: the run is being read meanwhile
-    return replace(run, tables=packed(run.tables))
+def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
+    """In the helper: what the comparison needs of a baseline folder (a small fraction of its tables)."""
+    from .analysis import analyze_baseline
 
-
-def _unpacked(run: Run) -> Run:
-    return replace(run, tables=unpacked(run.tables))
+    return analyze_baseline(load_run(folder, workers=1), options)
 
 
 def _prepare_pdf() -> None:
@@ -94,20 +97,25 @@ def _render_pdf(view) -> bytes:
     return render_pdf(view)
 
 
-def render_and_archive(
-    run: Run, baseline: Run | None, baseline_id: str | None, settings: BuildSettings, run_id: str, experiment: str,
-    progress=None, helper: Executor | None = None,
-) -> BuildResult:
-    from .analysis import analyze
-    from .analysis.metrics_json import to_metrics
+def analysis_options(settings: BuildSettings, run_id: str | None, experiment: str | None) -> AnalysisOptions:
     from .analysis.types import AnalysisOptions
 
-    options = AnalysisOptions(
+    return AnalysisOptions(
         run_id=run_id, experiment=experiment, device=settings.device, peak_tflops=settings.peak_tflops,
         precision=settings.precision, global_batch_size=settings.global_batch_size, seq_length=settings.seq_length,
         devices=settings.devices, num_layers=settings.num_layers, hidden_size=settings.hidden_size,
         num_heads=settings.num_heads, vocab_size=settings.vocab_size, target_loss=settings.target_loss,
     )
+
+
+def render_and_archive(
+    run: Run, baseline: Run | BaselineAnalysis | None, baseline_id: str | None, settings: BuildSettings, run_id: str,
+    experiment: str, progress=None, helper: Executor | None = None,
+) -> BuildResult:
+    from .analysis import analyze
+    from .analysis.metrics_json import to_metrics
+
+    options = analysis_options(settings, run_id, experiment)
     with _status(progress, "analysing"):
         analysis = analyze(run, baseline, options)
     generated_at = now()
