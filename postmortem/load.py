@@ -15,7 +15,9 @@ The rules, in order:
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,22 +132,46 @@ def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _R
     return part
 
 
-def _unpacked(part: _RankPart) -> _RankPart:
-    part.tables = unpacked(part.tables)
-    return part
-
-
 def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
-    """One part per rank, in rank order; ranks go to worker processes when there is enough work."""
+    """One part per rank, in rank order; ranks are shared with worker processes when there is enough work."""
     orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
+    here = [([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
     total = sum(c.artifact.size for group in groups for c in group)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
-        jobs = [([(c.reader.name, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
-        with worker_processes.pool(workers, keep_freed_memory=True) as pool:
-            # unpacked as they arrive, while the workers go on with the next ranks
-            return [_unpacked(part) for part in pool.map(_load_rank_job, jobs)]
-    return [_load_rank([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
+        return _load_ranks_shared(here, workers)
+    return [_load_rank(*job) for job in here]
+
+
+def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], workers: int) -> list[_RankPart]:
+    """The ranks shared between this process and workers - 1 spawned ones, one rank at a time: the
+    workers take them from the front, this process from the back. Working here too saves one
+    process start and half of the parts' trips back (pickled, then unpacked here)."""
+    parts: list[_RankPart | None] = [None] * len(jobs)
+    todo = deque(range(len(jobs)))
+    running: dict[Future, int] = {}
+    with worker_processes.pool(workers - 1, keep_freed_memory=True) as pool:
+
+        def hand_out() -> None:  # two ranks queued per worker: it never waits for this process
+            while todo and len(running) < 2 * (workers - 1):
+                i = todo.popleft()
+                files, order = jobs[i]
+                running[pool.submit(_load_rank_job, ([(r.name, a) for r, a in files], order))] = i
+
+        def collect(wait: bool) -> None:
+            for future in [f for f in running if wait or f.done()]:
+                part = future.result()
+                part.tables = unpacked(part.tables)
+                parts[running.pop(future)] = part
+
+        hand_out()
+        while todo:
+            i = todo.pop()
+            parts[i] = _load_rank(*jobs[i])
+            collect(wait=False)
+            hand_out()
+        collect(wait=True)
+    return parts
 
 
 def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:

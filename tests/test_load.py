@@ -200,3 +200,20 @@ def test_worker_processes_run_single_threaded_polars():
 
     with workers.pool(2) as pool:
         assert set(pool.map(_worker_polars_threads, range(4))) == {1}
+
+
+def test_tables_survive_the_trip_between_processes():
+    """Rank parts travel packed (strings as runs, the rest as Arrow IPC) and come back equal, dtypes too."""
+    from postmortem.model import packed, unpacked
+
+    tables = {
+        "mixed": pl.DataFrame({
+            "s": ["b", "b", None, "a", "b"], "n": [1, 2, None, 4, 5], "f": [1.0, None, float("nan"), float("inf"), 2.0],
+            "l": [[1], [], None, [2, 3], [4]], "r": pl.Series([0, 1, 2, 3, 4], dtype=pl.Int32),
+        }),
+        "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
+        "all_null": pl.DataFrame({"s": [None, None]}, schema={"s": pl.String}),
+    }
+    back = unpacked(packed(tables))
+    for name, table in tables.items():
+        assert back[name].schema == table.schema and back[name].equals(table), name
