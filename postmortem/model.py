@@ -196,21 +196,24 @@ class PackedTable:
     a column of file names, sources or tags is a handful of runs, not a string per row (pickling a
     frame of strings cost more than the rest of the trip)."""
 
-    ipc: bytes
-    runs: dict[str, tuple[list[str | None], list[int]]]  # column -> (value of each run, its length)
-    columns: list[str]
+    schema: dict[str, pl.DataType]
+    ipc: bytes = b""  # none for an empty table (most tables of a rank are)
+    runs: dict[str, tuple[list[str | None], list[int]]] = field(default_factory=dict)  # column -> (value, length) of each run
 
 
 def packed(tables: dict[str, pl.DataFrame]) -> dict[str, PackedTable]:
     out = {}
     for name, table in tables.items():
+        if table.is_empty():
+            out[name] = PackedTable(dict(table.schema))
+            continue
         runs = {c: table[c].rle() for c, dtype in table.schema.items() if dtype == pl.String}
         ipc = io.BytesIO()
         table.drop(list(runs)).write_ipc(ipc, compression="uncompressed")
         out[name] = PackedTable(
+            dict(table.schema),
             ipc.getvalue(),
             {c: (r.struct.field("value").to_list(), r.struct.field("len").to_list()) for c, r in runs.items()},
-            table.columns,
         )
     return out
 
@@ -218,11 +221,14 @@ def packed(tables: dict[str, pl.DataFrame]) -> dict[str, PackedTable]:
 def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
     out = {}
     for name, packed_table in tables.items():
+        if not packed_table.ipc:
+            out[name] = pl.DataFrame(schema=packed_table.schema)
+            continue
         strings = [
             pl.Series(c, values, dtype=pl.String).gather(np.repeat(np.arange(len(values), dtype=np.uint32), lengths))
             for c, (values, lengths) in packed_table.runs.items()
         ]
-        out[name] = pl.read_ipc(io.BytesIO(packed_table.ipc)).with_columns(strings).select(packed_table.columns)
+        out[name] = pl.read_ipc(io.BytesIO(packed_table.ipc)).with_columns(strings).select(list(packed_table.schema))
     return out
 
 
