@@ -566,7 +566,8 @@ def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]
 
 def _steps(scalars: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
     # One pass to split by rank: filtering the whole table once per rank would be quadratic in ranks.
-    by_rank = scalars.partition_by("rank", maintain_order=False)
+    # Only the columns used here are split and filtered (not the file and raw tag strings).
+    by_rank = scalars.select("step", "tag", "value", "wall_time", "rank", "source").partition_by("rank", maintain_order=False)
     frames = [_steps_of_rank(part, segments) for part in sorted(by_rank, key=lambda f: f["rank"][0])]
     frames = [f for f in frames if not f.is_empty()]
     return conform(pl.concat(frames) if frames else None, TABLES["steps"])
