@@ -6,6 +6,10 @@
     view = build_view(analysis, ...)        # what the report shows, formatted once
     files = render_*(view)                  # content only
     archive.write_run(...)                  # staged, swapped into place; indexes under a lock
+
+A helper process (the second core) takes the work that need not wait for this one: it reads and
+analyses a baseline folder while the run is read here, and lays out the PDF while the HTML, JSON
+and markdown are made here.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildR
         _refuse_inside_run(archive_root, Path(run_dir))
         with _status(progress, "loading baseline"):
             if baseline_job is not None:
+                _import_renderers()  # while the helper finishes the baseline
                 baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
             else:
                 baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
@@ -74,6 +79,11 @@ def _helper(wanted: bool):
     """One worker process for the work that need not wait for this one (the machine's second core):
     reading a baseline folder, laying out the PDF. None when there is no such work."""
     return workers.pool(1) if wanted else nullcontext()
+
+
+def _import_renderers() -> None:
+    from .analysis import metrics_json  # noqa: F401
+    from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
 
 
 def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
