@@ -14,8 +14,8 @@ The rules, in order:
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -126,12 +126,6 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
                      segments, restart_notes)
 
 
-def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart:
-    part = _load_rank(*job)  # in a worker process: readers travel by name
-    part.tables = packed(part.tables)
-    return part
-
-
 def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
     """One part per rank, in rank order; ranks are shared with worker processes when there is enough work."""
     orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
@@ -144,34 +138,49 @@ def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int
 
 
 def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], workers: int) -> list[_RankPart]:
-    """The ranks shared between this process and workers - 1 spawned ones, one rank at a time: the
-    workers take them from the front, this process from the back. Working here too saves one
-    process start and half of the parts' trips back (pickled, then unpacked here)."""
+    """The ranks shared between this process and workers - 1 spawned ones: the workers take them
+    from the front, this process from the back, until they meet. Working here too saves one
+    process start and half of the parts' trips back (packed, then unpacked here)."""
     parts: list[_RankPart | None] = [None] * len(jobs)
-    todo = deque(range(len(jobs)))
-    running: dict[Future, int] = {}
-    with worker_processes.pool(workers - 1, keep_freed_memory=True) as pool:
+    taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
+    with worker_processes.pool(workers - 1, keep_freed_memory=True, shared=taken) as pool:
+        pending = {
+            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order)): i
+            for i, (files, order) in enumerate(jobs)
+        }
 
-        def hand_out() -> None:  # two ranks queued per worker: it never waits for this process
-            while todo and len(running) < 2 * (workers - 1):
-                i = todo.popleft()
-                files, order = jobs[i]
-                running[pool.submit(_load_rank_job, ([(r.name, a) for r, a in files], order))] = i
-
-        def collect(wait: bool) -> None:
-            for future in [f for f in running if wait or f.done()]:
+        def collect(futures: list[Future]) -> None:
+            for future in futures:
                 part = future.result()
-                part.tables = unpacked(part.tables)
-                parts[running.pop(future)] = part
+                i = pending.pop(future)
+                if part is not None:
+                    part.tables = unpacked(part.tables)
+                    parts[i] = part
 
-        hand_out()
-        while todo:
-            i = todo.pop()
+        for i in reversed(range(len(jobs))):
+            if not _take(taken, i):
+                break  # the workers got this far, and took every rank before it (in order)
             parts[i] = _load_rank(*jobs[i])
-            collect(wait=False)
-            hand_out()
-        collect(wait=True)
+            collect([f for f in pending if f.done()])  # unpacked while the workers go on
+        collect(list(pending))
     return parts
+
+
+def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart | None:
+    """In a worker: rank i, read and joined, unless the parent took it first (readers travel by name)."""
+    if not _take(worker_processes.shared(), i):
+        return None
+    part = _load_rank(*job)
+    part.tables = packed(part.tables)
+    return part
+
+
+def _take(taken, i: int) -> bool:
+    with taken.get_lock():
+        if taken[i]:
+            return False
+        taken[i] = 1
+        return True
 
 
 def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:

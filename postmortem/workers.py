@@ -15,22 +15,34 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 
-def pool(workers: int, *, keep_freed_memory: bool = False) -> ProcessPoolExecutor:
+_shared: object = None
+
+
+def pool(workers: int, *, keep_freed_memory: bool = False, shared: object = None) -> ProcessPoolExecutor:
     """A pool of `workers` spawned processes, each with a single-threaded polars.
 
     keep_freed_memory: for workers that run many like tasks (one per rank). polars' allocator
     gives freed pages back to the OS after half a second and the next task faults them in again,
     a third of a worker's CPU time when the machine is busy; such a worker keeps them instead.
+    shared: a multiprocessing object (an Array with its lock, ...) the workers' tasks see as
+    ``shared()``; such objects reach a process only when it starts.
     """
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_before_polars,
-        initargs=(keep_freed_memory,),
+        initializer=_start,
+        initargs=(keep_freed_memory, shared),
     )
 
 
-def _before_polars(keep_freed_memory: bool) -> None:
+def shared() -> object:
+    """In a worker: the `shared` object its pool was made with."""
+    return _shared
+
+
+def _start(keep_freed_memory: bool, shared: object) -> None:
+    global _shared
+    _shared = shared
     os.environ["POLARS_MAX_THREADS"] = "1"
     if keep_freed_memory:
         # polars puts its own jemalloc defaults (inherited from the parent's environment, too) in
