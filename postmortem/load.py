@@ -176,6 +176,7 @@ def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, 
 
 
 def _take(taken, i: int) -> bool:
+    """Whether this process takes rank i: no other process took it yet (`taken` is shared)."""
     with taken.get_lock():
         if taken[i]:
             return False

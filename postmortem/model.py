@@ -191,10 +191,10 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
 
 @dataclass(frozen=True)
 class PackedTable:
-    """A table on its way to another process, cheap to make, send and read back: its other columns
-    as Arrow IPC bytes, each string column as runs of equal values. load's tables are sorted, so
-    a column of file names, sources or tags is a handful of runs, not a string per row (pickling a
-    frame of strings cost more than the rest of the trip)."""
+    """A table on its way to another process, cheap to make, send and read back: its non-string
+    columns as Arrow IPC bytes, each string column as runs of equal values. load's tables are
+    sorted, so a column of file names, sources or tags is a handful of runs, not a string per row
+    (pickling a frame of strings cost more than the rest of the trip)."""
 
     schema: dict[str, pl.DataType]
     ipc: bytes = b""  # none for an empty table (most tables of a rank are)
