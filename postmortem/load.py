@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from . import diagnostics as diag
@@ -361,7 +362,7 @@ def _launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
     """Launches of the run, from where the primary stream's steps go back (a resume)."""
     if scalars.is_empty():
         return [], []
-    segments = _segments(_primary_stream(scalars)["step"].to_list())
+    segments = _segments(_primary_stream(scalars)["step"].to_numpy())
     notes = [
         diag.info(
             "run-resumed",
@@ -376,6 +377,7 @@ def _launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
 
 def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
     """The rows that best show launch order: loss (else anything) of the lowest rank, best source."""
+    scalars = scalars.select("rank", "tag", "source", "step", "_file_order", "_row")
     rank0 = scalars.filter(pl.col("rank") == scalars["rank"].min())
     for tag in ("loss", "step_time", "lr"):
         rows = rank0.filter(pl.col("tag") == tag)
@@ -387,22 +389,19 @@ def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(pl.col("source") == best).sort("_file_order", "_row")
 
 
-def _segments(steps: list[int]) -> list[Segment]:
+def _segments(steps: Sequence[int] | np.ndarray) -> list[Segment]:
     """Split a launch-ordered step sequence where it goes back (a resume from a checkpoint).
 
     A step equal to the last one is a duplicate write (the summary writer can emit a step twice),
     not a restart: only going strictly back starts a new launch.
     """
-    if not steps:
+    steps = np.asarray(steps)
+    if not steps.size:
         return []
-    bounds: list[tuple[int, int]] = []
-    first = seen_max = steps[0]
-    for step in steps[1:]:
-        if step < seen_max:
-            bounds.append((first, seen_max))
-            first = step
-        seen_max = step if step < seen_max else max(seen_max, step)
-    bounds.append((first, seen_max))
+    # Within a launch steps never go back, so a launch ends where a step is below the one before.
+    starts = [0, *(np.flatnonzero(np.diff(steps) < 0) + 1).tolist()]
+    ends = [*starts[1:], steps.size]
+    bounds = [(int(steps[start]), int(steps[end - 1])) for start, end in zip(starts, ends)]
     segments: list[Segment] = []
     previous_last = None
     for index, (lo, hi) in enumerate(bounds):
