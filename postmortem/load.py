@@ -145,15 +145,16 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     parts: list[_RankPart | None] = [None] * len(jobs)
     taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
     with worker_processes.pool(workers - 1, keep_freed_memory=True, shared=taken) as pool:
-        pending = {
-            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order)): i
+        futures = [
+            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order))
             for i, (files, order) in enumerate(jobs)
-        }
+        ]
+        pending = dict(zip(futures, range(len(jobs))))
 
-        def collect(futures: list[Future]) -> None:
-            for future in futures:
-                part = future.result()
+        def collect(done: list[Future]) -> None:
+            for future in done:
                 i = pending.pop(future)
+                part = None if future.cancelled() else future.result()
                 if part is not None:
                     part.tables = unpacked(part.tables)
                     parts[i] = part
@@ -161,6 +162,7 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
         for i in reversed(range(len(jobs))):
             if not _take(taken, i):
                 break  # the workers got this far, and took every rank before it (in order)
+            futures[i].cancel()  # not sent to a worker yet, usually: it never needs to be
             parts[i] = _load_rank(*jobs[i])
             collect([f for f in pending if f.done()])  # unpacked while the workers go on
         collect(list(pending))
