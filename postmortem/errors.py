@@ -19,6 +19,9 @@ class PostmortemError(Exception):
         self.message = message
         self.path = str(path) if path is not None else None
 
+    def __reduce__(self):  # raised in a worker process, re-raised in the parent
+        return type(self), (self.slug, self.message, self.path)
+
     def one_line(self) -> str:
         where = f"{self.path}: " if self.path else ""
         return f"error[{self.slug}]: {where}{self.message}"

@@ -17,13 +17,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from . import diagnostics as diag
+from . import workers as worker_processes
 from .diagnostics import Diagnostic
 from .discover import Claimed, discover
 from .model import (
@@ -36,6 +38,8 @@ from .model import (
     Setting,
     conform,
     empty,
+    packed,
+    unpacked,
 )
 from .readers import all_readers
 from .readers.base import Reader
@@ -123,21 +127,64 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
                      segments, restart_notes)
 
 
-def _load_rank_job(job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart:
-    return _load_rank(*job)  # in a worker process: readers travel by name
-
-
 def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
-    """One part per rank, in rank order; ranks go to worker processes when there is enough work."""
+    """One part per rank, in rank order; ranks are shared with worker processes when there is enough work."""
     orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
+    here = [([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
     total = sum(c.artifact.size for group in groups for c in group)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
-        jobs = [([(c.reader.name, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
-        # spawn, not fork: forking a process whose polars thread pool is running can deadlock.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(_load_rank_job, jobs))
-    return [_load_rank([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
+        return _load_ranks_shared(here, workers)
+    return [_load_rank(*job) for job in here]
+
+
+def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], workers: int) -> list[_RankPart]:
+    """The ranks shared between this process and workers - 1 spawned ones: the workers take them
+    from the front, this process from the back, until they meet. Working here too saves one
+    process start and half of the parts' trips back (packed, then unpacked here)."""
+    parts: list[_RankPart | None] = [None] * len(jobs)
+    taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
+    with worker_processes.pool(workers - 1, keep_freed_memory=True, shared=taken) as pool:
+        futures = [
+            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order))
+            for i, (files, order) in enumerate(jobs)
+        ]
+        pending = dict(zip(futures, range(len(jobs))))
+
+        def collect(done: list[Future]) -> None:
+            for future in done:
+                i = pending.pop(future)
+                part = None if future.cancelled() else future.result()
+                if part is not None:
+                    part.tables = unpacked(part.tables)
+                    parts[i] = part
+
+        for i in reversed(range(len(jobs))):
+            if not _take(taken, i):
+                break  # the workers got this far, and took every rank before it (in order)
+            futures[i].cancel()  # not sent to a worker yet, usually: it never needs to be
+            parts[i] = _load_rank(*jobs[i])
+            collect([f for f in pending if f.done()])  # unpacked while the workers go on
+        collect(list(pending))
+    return parts
+
+
+def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart | None:
+    """In a worker: rank i, read and joined, unless the parent took it first (readers travel by name)."""
+    if not _take(worker_processes.shared(), i):
+        return None
+    part = _load_rank(*job)
+    part.tables = packed(part.tables)
+    return part
+
+
+def _take(taken, i: int) -> bool:
+    """Whether this process takes rank i: no other process took it yet (`taken` is shared)."""
+    with taken.get_lock():
+        if taken[i]:
+            return False
+        taken[i] = 1
+        return True
 
 
 def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:
@@ -317,7 +364,7 @@ def _launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
     """Launches of the run, from where the primary stream's steps go back (a resume)."""
     if scalars.is_empty():
         return [], []
-    segments = _segments(_primary_stream(scalars)["step"].to_list())
+    segments = _segments(_primary_stream(scalars)["step"].to_numpy())
     notes = [
         diag.info(
             "run-resumed",
@@ -332,6 +379,7 @@ def _launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
 
 def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
     """The rows that best show launch order: loss (else anything) of the lowest rank, best source."""
+    scalars = scalars.select("rank", "tag", "source", "step", "_file_order", "_row")
     rank0 = scalars.filter(pl.col("rank") == scalars["rank"].min())
     for tag in ("loss", "step_time", "lr"):
         rows = rank0.filter(pl.col("tag") == tag)
@@ -343,22 +391,19 @@ def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(pl.col("source") == best).sort("_file_order", "_row")
 
 
-def _segments(steps: list[int]) -> list[Segment]:
+def _segments(steps: Sequence[int] | np.ndarray) -> list[Segment]:
     """Split a launch-ordered step sequence where it goes back (a resume from a checkpoint).
 
     A step equal to the last one is a duplicate write (the summary writer can emit a step twice),
     not a restart: only going strictly back starts a new launch.
     """
-    if not steps:
+    steps = np.asarray(steps)
+    if not steps.size:
         return []
-    bounds: list[tuple[int, int]] = []
-    first = seen_max = steps[0]
-    for step in steps[1:]:
-        if step < seen_max:
-            bounds.append((first, seen_max))
-            first = step
-        seen_max = step if step < seen_max else max(seen_max, step)
-    bounds.append((first, seen_max))
+    # Within a launch steps never go back, so a launch ends where a step is below the one before.
+    starts = [0, *(np.flatnonzero(np.diff(steps) < 0) + 1).tolist()]
+    ends = [*starts[1:], steps.size]
+    bounds = [(int(steps[start]), int(steps[end - 1])) for start, end in zip(starts, ends)]
     segments: list[Segment] = []
     previous_last = None
     for index, (lo, hi) in enumerate(bounds):
@@ -396,65 +441,124 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
        printed key=value); the per-launch files of one source (summary, tensorboard) are one.
     2. One value per (tag, rank, step): the best source; between two streams of one source, the
        later launch.
-    Both run on a narrow frame of keys; the wide table (four string columns) is gathered once.
+    Both run on a narrow frame of integer codes; the wide table (four string columns) is gathered
+    once. Polars hashes and sorts one Int64 column several times faster than several columns (and
+    strings slowest), so (tag, rank, step) and (stream, tag, rank, step) are packed into one each.
     """
     if scalars.is_empty():
         return pl.Series("_i", [], dtype=pl.UInt32), []
-    stream = (
-        pl.when(pl.col("source").is_in(AVERAGED_SOURCES)).then(pl.col("file") + "|" + pl.col("source"))
-        .when(pl.col("source").str.starts_with("log:")).then(pl.col("file"))
-        .otherwise(pl.col("source"))
-    )
     keys = scalars.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), stream.alias("_stream"),
-        "tag", "rank", "step", "source", "value", "_file_order", "_row",
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), "tag", "rank", "step", "source", "value", "_file_order", "_row",
     )
     # Rows arrive in discovery order, which is launch order unless stamps differ in digit count.
     if not keys["_file_order"].is_sorted():
         keys = keys.sort("_file_order", "_row", maintain_order=True)
-    latest = keys.filter(pl.struct("_stream", "tag", "rank", "step").is_last_distinct())
-    priority = {src: _source_rank(src) for src in latest["source"].unique().to_list()}
-    ranked = latest.with_columns(
-        pl.col("source").replace_strict(priority, default=len(SOURCE_PRIORITY), return_dtype=pl.Int64).alias("_prio")
-    ).with_columns((pl.col("_prio") * (1 << 32) - pl.col("_file_order")).alias("_rank_key"))
-    notes = _conflicts(ranked, scalars["file"])
-    chosen = ranked.sort("_rank_key").filter(pl.struct("tag", "rank", "step").is_first_distinct())
-    # A stable output order: integer codes of the few distinct tags sort faster than the strings.
-    codes = {tag: i for i, tag in enumerate(sorted(chosen["tag"].unique().drop_nulls().to_list()))}
-    code = pl.col("tag").replace_strict(codes, default=-1, return_dtype=pl.Int32)
-    return chosen.sort([code, pl.col("rank"), pl.col("step")])["_i"], notes
-
-
-def _conflicts(ranked: pl.DataFrame, files: pl.Series) -> list[Diagnostic]:
-    """Steps where two per-step sources disagree on the same quantity (beyond print rounding)."""
-    per_step = ranked.filter(~pl.col("source").is_in(AVERAGED_SOURCES) & pl.col("value").is_finite())
-    # Only tags that more than one source logged can conflict (most runs: none).
-    shared = per_step.group_by("tag").agg(pl.col("source").n_unique().alias("n")).filter(pl.col("n") > 1)["tag"]
-    if shared.is_empty():
-        return []
-    per_step = per_step.filter(pl.col("tag").is_in(shared.implode()))
-    keys = ["tag", "rank", "step"]
-    # One pass over the steps: only groups whose values spread beyond print rounding go further.
-    spread = (
-        per_step.group_by(keys)
-        .agg(
-            pl.col("value").get(pl.col("_rank_key").arg_min()).alias("_best"),
-            pl.col("source").get(pl.col("_rank_key").arg_min()).alias("_best_source"),
-            pl.col("value").min().alias("_lo"),
-            pl.col("value").max().alias("_hi"),
-        )
-        .filter((pl.col("_hi") - pl.col("_lo")) > pl.max_horizontal(pl.lit(1e-3), 5e-3 * pl.col("_best").abs()))
+    tag, tags = _string_codes(keys["tag"])
+    source, sources = _string_codes(keys["source"])
+    file, files = _int_codes(keys["_file_order"])  # a file's launch order stands for the file
+    rank, ranks = _int_codes(keys["rank"])
+    step, steps = _int_codes(keys["step"])
+    averaged = [code for code, name in enumerate(sources) if name in AVERAGED_SOURCES]
+    logs = [code for code, name in enumerate(sources) if name and name.startswith("log:") and code not in averaged]
+    # A stream as (file, source): per-epoch averages in their file, a log file whatever its line
+    # shapes, any other source across its files.
+    stream = (
+        pl.when(pl.col("_source").is_in(averaged)).then(pl.col("_file") * len(sources) + pl.col("_source"))
+        .when(pl.col("_source").is_in(logs)).then(pl.col("_file") * len(sources))
+        .otherwise(pl.col("_source"))
     )
-    if spread.is_empty():
+    tag_rank_step = [(pl.col("_tag"), len(tags)), (pl.col("_rank"), ranks), (pl.col("_step"), steps)]
+    keys = keys.with_columns(
+        tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
+    ).select(
+        "_i", "_source", "value", "_file_order",
+        _packed(tag_rank_step).alias("_step_key"),
+        _packed([(stream, files * len(sources)), *tag_rank_step]).alias("_stream_key"),
+    )
+    # Sorted (stably) by a key, the rows of one key are a run in launch order: comparing neighbours
+    # finds a run's first or last row much faster than polars' hashing is_first/last_distinct.
+    latest = keys.sort("_stream_key", maintain_order=True).filter(_last_of_run("_stream_key"))
+    priority = {code: _source_rank(name) for code, name in enumerate(sources)}
+    ranked = latest.select(
+        "_i", "_source", "value", "_step_key",
+        (pl.col("_source").replace_strict(priority, return_dtype=pl.Int64) * (1 << 32) - pl.col("_file_order")).alias("_rank_key"),
+    )
+    # (tag, rank, step) order, best source first within each: the first row of each is kept.
+    ordered = ranked.sort("_rank_key", maintain_order=True).sort("_step_key", maintain_order=True)
+    notes = _conflicts(ordered.filter(~pl.col("_source").is_in(averaged)), scalars)
+    return ordered.filter(_first_of_run("_step_key"))["_i"], notes
+
+
+def _first_of_run(key: str) -> pl.Expr:
+    """In a frame sorted by `key`: the first row of each run of equal keys."""
+    return pl.col(key).ne_missing(pl.col(key).shift(1))
+
+
+def _last_of_run(key: str) -> pl.Expr:
+    """In a frame sorted by `key`: the last row of each run of equal keys."""
+    return pl.col(key).ne_missing(pl.col(key).shift(-1))
+
+
+def _string_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
+    """Int64 codes that order like the strings (null first, as 0), and the strings by code."""
+    distinct = values.unique().drop_nulls().sort()
+    codes = values.replace_strict(distinct, pl.int_range(1, distinct.len() + 1, eager=True), default=0, return_dtype=pl.Int64)
+    return codes.fill_null(0), [None, *distinct.to_list()]
+
+
+def _int_codes(values: pl.Series) -> tuple[pl.Series, int]:
+    """Int64 codes that order like the integers (null first, as 0), and how many there can be."""
+    lo, hi = values.min(), values.max()
+    if lo is None:
+        return pl.zeros(values.len(), pl.Int64, eager=True), 1
+    if hi - lo < 1 << 31:  # steps, ranks, launch order: an offset is enough
+        return (values.cast(pl.Int64) - lo + 1).fill_null(0), hi - lo + 2
+    dense = values.rank("dense")  # 1..n in value order
+    return dense.cast(pl.Int64).fill_null(0), int(dense.max()) + 1
+
+
+def _packed(codes: list[tuple[pl.Expr, int]]) -> pl.Expr:
+    """One key that groups and sorts like the given code columns (each with how many codes it can
+    have): an Int64 when all fit in 63 bits (always, for real runs), else a struct of them."""
+    size = 1
+    for _, n in codes:
+        size *= n
+    if size >= 1 << 63:
+        return pl.struct([expr.alias(f"_{i}") for i, (expr, _) in enumerate(codes)])
+    key = codes[0][0]
+    for expr, n in codes[1:]:
+        key = key * n + expr
+    return key
+
+
+def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]:
+    """Steps where two per-step sources disagree on the same quantity (beyond print rounding).
+
+    `ordered`: the per-step sources' rows (row `_i` of `scalars`, `_source` code, value) in
+    (tag, rank, step) order, the best source first within each.
+    """
+    per_step = ordered.filter(pl.col("value").is_finite())
+    # the best row of each (tag, rank, step) is the first one
+    best = pl.when(_first_of_run("_step_key")).then(pl.int_range(pl.len())).forward_fill()
+    tolerance = pl.max_horizontal(pl.lit(1e-3), 5e-3 * pl.col("_best").abs())
+    bad = (
+        per_step.with_columns(best.alias("_best_row"))
+        .with_columns(
+            pl.col("value").gather(pl.col("_best_row")).alias("_best"),
+            pl.col("_source").gather(pl.col("_best_row")).alias("_best_source"),
+            pl.col("_i").gather(pl.col("_best_row")).alias("_best_i"),
+        )
+        .filter((pl.col("_source") != pl.col("_best_source")) & ((pl.col("value") - pl.col("_best")).abs() > tolerance))
+    )
+    if bad.is_empty():
         return []
-    joined = per_step.join(spread.select(*keys, "_best", "_best_source"), on=keys)
-    bad = joined.filter(
-        (pl.col("source") != pl.col("_best_source"))
-        & ((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), 5e-3 * pl.col("_best").abs()))
+    bad = bad.hstack(scalars.select("tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
+        scalars["source"][bad["_best_i"]].alias("best_source")
     )
     notes = []
-    for (tag, source, best_source), group in bad.sort("tag", "source", "step").group_by(
-        ["tag", "source", "_best_source"], maintain_order=True
+    # per (tag, source, best source): how many steps, and the first one (in launch order within a step)
+    for (tag, source, best_source), group in bad.sort("tag", "source", "step", "_file_order", "_row").group_by(
+        ["tag", "source", "best_source"], maintain_order=True
     ):
         first = group.row(0, named=True)
         notes.append(
@@ -462,7 +566,7 @@ def _conflicts(ranked: pl.DataFrame, files: pl.Series) -> list[Diagnostic]:
                 "source-conflict",
                 f"{tag}: {source} disagrees with {best_source} at {group.height} step(s), first at step "
                 f"{first['step']} ({first['value']:.6g} vs {first['_best']:.6g}); {best_source} is used",
-                files[first["_i"]],
+                first["file"],
             )
         )
     return notes
@@ -473,7 +577,8 @@ def _conflicts(ranked: pl.DataFrame, files: pl.Series) -> list[Diagnostic]:
 
 def _steps(scalars: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
     # One pass to split by rank: filtering the whole table once per rank would be quadratic in ranks.
-    by_rank = scalars.partition_by("rank", maintain_order=False)
+    # Only the columns used here are split and filtered (not the file and raw tag strings).
+    by_rank = scalars.select("step", "tag", "value", "wall_time", "rank", "source").partition_by("rank", maintain_order=False)
     frames = [_steps_of_rank(part, segments) for part in sorted(by_rank, key=lambda f: f["rank"][0])]
     frames = [f for f in frames if not f.is_empty()]
     return conform(pl.concat(frames) if frames else None, TABLES["steps"])

@@ -8,10 +8,12 @@ Units: times in seconds, wall times as unix seconds (float), sizes in bytes, fra
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .diagnostics import Diagnostic
@@ -185,6 +187,49 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
         for c, t in schema.items()
     ]
     return df.select(exprs)
+
+
+@dataclass(frozen=True)
+class PackedTable:
+    """A table on its way to another process, cheap to make, send and read back: its non-string
+    columns as Arrow IPC bytes, each string column as runs of equal values. load's tables are
+    sorted, so a column of file names, sources or tags is a handful of runs, not a string per row
+    (pickling a frame of strings cost more than the rest of the trip)."""
+
+    schema: dict[str, pl.DataType]
+    ipc: bytes = b""  # none for an empty table (most tables of a rank are)
+    runs: dict[str, tuple[list[str | None], list[int]]] = field(default_factory=dict)  # column -> (value, length) of each run
+
+
+def packed(tables: dict[str, pl.DataFrame]) -> dict[str, PackedTable]:
+    out = {}
+    for name, table in tables.items():
+        if table.is_empty():
+            out[name] = PackedTable(dict(table.schema))
+            continue
+        runs = {c: table[c].rle() for c, dtype in table.schema.items() if dtype == pl.String}
+        ipc = io.BytesIO()
+        table.drop(list(runs)).write_ipc(ipc, compression="uncompressed")
+        out[name] = PackedTable(
+            dict(table.schema),
+            ipc.getvalue(),
+            {c: (r.struct.field("value").to_list(), r.struct.field("len").to_list()) for c, r in runs.items()},
+        )
+    return out
+
+
+def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
+    out = {}
+    for name, packed_table in tables.items():
+        if not packed_table.ipc:
+            out[name] = pl.DataFrame(schema=packed_table.schema)
+            continue
+        strings = [
+            pl.Series(c, values, dtype=pl.String).gather(np.repeat(np.arange(len(values), dtype=np.uint32), lengths))
+            for c, (values, lengths) in packed_table.runs.items()
+        ]
+        out[name] = pl.read_ipc(io.BytesIO(packed_table.ipc)).with_columns(strings).select(list(packed_table.schema))
+    return out
 
 
 # --------------------------------------------------------------------------- canonical names

@@ -6,23 +6,32 @@
     view = build_view(analysis, ...)        # what the report shows, formatted once
     files = render_*(view)                  # content only
     archive.write_run(...)                  # staged, swapped into place; indexes under a lock
+
+A helper process (the second core) takes the work that need not wait for this one: it reads and
+analyses a baseline folder while the run is read here, and lays out the PDF while the HTML, JSON
+and markdown are made here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Executor, Future
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import __version__, archive
+from . import __version__, archive, workers
 from . import diagnostics as diag
 from .config import BuildSettings
 from .errors import InputError, OutputError
 from .load import load_run
 from .model import Run
+
+if TYPE_CHECKING:
+    from .analysis.types import AnalysisOptions, BaselineAnalysis
 
 
 @dataclass(frozen=True)
@@ -44,29 +53,79 @@ def now() -> datetime:
 
 def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildResult:
     archive_root = Path(settings.out)
-    with _status(progress, "reading run folder"):
-        run = load_run(run_dir)
-    run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
-    experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
-    _refuse_inside_run(archive_root, Path(run_dir))
-    with _status(progress, "loading baseline"):
-        baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
-    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress)
+    baseline_folder = raw_run_folder(settings.baseline)
+    with _helper(baseline_folder is not None or "pdf" in settings.formats) as helper:
+        # A baseline folder is read and analysed in the helper process while this one reads the run.
+        baseline_job = None
+        if helper and baseline_folder:
+            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None))
+        if helper and "pdf" in settings.formats:
+            helper.submit(_prepare_pdf)
+        with _status(progress, "reading run folder"):
+            run = load_run(run_dir)
+        run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
+        experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
+        _refuse_inside_run(archive_root, Path(run_dir))
+        with _status(progress, "loading baseline"):
+            if baseline_job is not None:
+                _import_renderers()  # while the helper finishes the baseline
+                baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
+            else:
+                baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
+        return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)
 
 
-def render_and_archive(
-    run: Run, baseline: Run | None, baseline_id: str | None, settings: BuildSettings, run_id: str, experiment: str, progress=None
-) -> BuildResult:
-    from .analysis import analyze
-    from .analysis.metrics_json import to_metrics
+def _helper(wanted: bool):
+    """One worker process for the work that need not wait for this one (the machine's second core):
+    reading a baseline folder, laying out the PDF. None when there is no such work."""
+    return workers.pool(1) if wanted else nullcontext()
+
+
+def _import_renderers() -> None:
+    from .analysis import metrics_json  # noqa: F401
+    from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
+
+
+def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
+    """In the helper: what the comparison needs of a baseline folder (a small fraction of its tables)."""
+    from .analysis import analyze_baseline
+
+    return analyze_baseline(load_run(folder, workers=1), options)
+
+
+def _prepare_pdf() -> None:
+    """In the helper, while this process analyses: import weasyprint and start vl-convert's
+    JavaScript engine (about a second) before the PDF is asked for."""
+    from .report import charts, pdf  # noqa: F401
+
+    charts.to_svg({"mark": "point"})
+
+
+def _render_pdf(view) -> bytes:
+    from .report.pdf import render_pdf  # imported here: weasyprint takes half a second
+
+    return render_pdf(view)
+
+
+def analysis_options(settings: BuildSettings, run_id: str | None, experiment: str | None) -> AnalysisOptions:
     from .analysis.types import AnalysisOptions
 
-    options = AnalysisOptions(
+    return AnalysisOptions(
         run_id=run_id, experiment=experiment, device=settings.device, peak_tflops=settings.peak_tflops,
         precision=settings.precision, global_batch_size=settings.global_batch_size, seq_length=settings.seq_length,
         devices=settings.devices, num_layers=settings.num_layers, hidden_size=settings.hidden_size,
         num_heads=settings.num_heads, vocab_size=settings.vocab_size, target_loss=settings.target_loss,
     )
+
+
+def render_and_archive(
+    run: Run, baseline: Run | BaselineAnalysis | None, baseline_id: str | None, settings: BuildSettings, run_id: str,
+    experiment: str, progress=None, helper: Executor | None = None,
+) -> BuildResult:
+    from .analysis import analyze
+    from .analysis.metrics_json import to_metrics
+
+    options = analysis_options(settings, run_id, experiment)
     with _status(progress, "analysing"):
         analysis = analyze(run, baseline, options)
     generated_at = now()
@@ -81,7 +140,7 @@ def render_and_archive(
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
         try:
-            files.update(_render(analysis, run, settings, generated_at))
+            files.update(_render(analysis, run, settings, generated_at, helper))
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
     if "json" in settings.formats:
@@ -104,21 +163,25 @@ def render_and_archive(
     )
 
 
-def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime) -> dict[str, bytes | str]:
+def _render(
+    analysis, run: Run, settings: BuildSettings, generated_at: datetime, helper: Executor | None = None
+) -> dict[str, bytes | str]:
     from .report.viewmodel import build_view
 
     view = build_view(
         analysis, lang=settings.lang, generated_at=generated_at, version=__version__, inventory=run.inventory
     )
+    # The PDF (seconds of weasyprint layout) is laid out in the helper while the rest is rendered here.
+    pdf: Future | None = None
+    if "pdf" in settings.formats and helper is not None:
+        pdf = helper.submit(_render_pdf, view)
     out: dict[str, bytes | str] = {}
     if "html" in settings.formats:
         from .report.html import render_html
 
         out["report.html"] = render_html(view)
     if "pdf" in settings.formats:
-        from .report.pdf import render_pdf
-
-        out["report.pdf"] = render_pdf(view)
+        out["report.pdf"] = pdf.result() if pdf is not None else _render_pdf(view)
     if "md" in settings.formats:
         from .report.markdown import render_markdown
 
@@ -164,17 +227,26 @@ def resolve_baseline(spec: str | None, archive_root: Path, experiment: str, run_
             raise InputError("baseline-not-found", f"--baseline prev: no earlier run of experiment {experiment!r} in the archive", archive_root)
         run, meta = archive.load_archived_run(earlier[0].path)
         return run, earlier[0].run_id
+    folder = raw_run_folder(spec)
+    if folder is not None:
+        return load_run(folder), archive.safe_name(folder.resolve().name)
     path = Path(spec)
-    if path.is_dir():
-        if archive.is_archived_run(path):
-            run, meta = archive.load_archived_run(path)
-            return run, meta.get("run_id") or path.name
-        return load_run(path), archive.safe_name(path.resolve().name)
+    if path.is_dir():  # an archived run folder
+        run, meta = archive.load_archived_run(path)
+        return run, meta.get("run_id") or path.name
     if "/" in spec or "\\" in spec:
         raise InputError("baseline-not-found", "baseline folder does not exist", spec)
     found = archive.find_run(archive_root, spec, experiment)
     run, meta = archive.load_archived_run(found.path)
     return run, found.run_id
+
+
+def raw_run_folder(spec: str | None) -> Path | None:
+    """The baseline spec as a run folder to read, if it names one (not "prev", not an archived run)."""
+    if not spec or spec == "prev":
+        return None
+    path = Path(spec)
+    return path if path.is_dir() and not archive.is_archived_run(path) else None
 
 
 def _refuse_inside_run(archive_root: Path, run_dir: Path) -> None:
@@ -221,4 +293,7 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> Buil
             note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
-    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress)
+    with _helper("pdf" in settings.formats) as helper:
+        if helper:
+            helper.submit(_prepare_pdf)
+        return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)

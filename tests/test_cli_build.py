@@ -90,6 +90,27 @@ def test_same_inputs_give_the_same_files(archive, tmp_path, monkeypatch):
         assert (again / "gpt-tiny" / "gpt-tiny-base" / name).read_bytes() == (run_dir(archive, "gpt-tiny-base") / name).read_bytes(), name
 
 
+def test_helper_process_gives_the_same_files(tmp_path, monkeypatch):
+    """A baseline folder is read, and the PDF laid out, in a helper process: the same bytes as here."""
+    from contextlib import nullcontext
+
+    from postmortem import pipeline
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    runs = tmp_path / "runs"
+    for name in ("gpt-tiny-base", "gpt-tiny-lr2x"):
+        shutil.copytree(SAMPLES / name, runs / name)
+    args = ["build", str(runs / "gpt-tiny-lr2x"), "--baseline", str(runs / "gpt-tiny-base"), "--experiment", "gpt-tiny"]
+    assert main([*args, "--out", str(tmp_path / "helper")]) == 0
+    monkeypatch.setattr(pipeline, "_helper", lambda wanted: nullcontext())
+    assert main([*args, "--out", str(tmp_path / "inline")]) == 0
+    for name in ("report.html", "report.pdf", "metrics.json", "summary.md"):
+        helper, inline = (tmp_path / out / "gpt-tiny" / "gpt-tiny-lr2x" / name for out in ("helper", "inline"))
+        assert helper.read_bytes() == inline.read_bytes(), name
+    metrics = json.loads((tmp_path / "helper" / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text())
+    assert metrics["baseline"]["run"]["id"] == "gpt-tiny-base"
+
+
 def test_index_lists_runs_newest_first(archive):
     out, _ = archive
     index = json.loads((out / "index.json").read_text())

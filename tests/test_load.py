@@ -135,6 +135,38 @@ def test_conflicting_sources_are_a_diagnostic(tmp_path):
     assert len(conflicts) == 1 and "1 step(s)" in conflicts[0].message and "step 7" in conflicts[0].message
 
 
+def test_conflict_note_names_the_first_disagreeing_file_in_launch_order(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "a.log").write_text("".join(f"step={i} loss={5 - i * 0.1:.4f}\n" for i in range(1, 11)))
+    for name in ("b.jsonl", "c.jsonl"):  # the same wrong value at step 7 in two later files
+        (run / name).write_text("".join(json.dumps({"step": i, "loss": 5 - i * 0.1 + (1 if i == 7 else 0)}) + "\n" for i in range(1, 11)))
+    conflicts = [d for d in load_run(run).diagnostics if d.slug == "source-conflict"]
+    assert len(conflicts) == 1 and "first at step 7" in conflicts[0].message and conflicts[0].path == "b.jsonl"
+
+
+def test_one_value_per_step_when_steps_are_far_apart(tmp_path):
+    """Steps too far apart for offset codes (ranked instead) keep their order and the best source."""
+    run = tmp_path / "run"
+    run.mkdir()
+    steps = [1, 2, 2**40, 2**40 + 1, 2**50]
+    (run / "a.log").write_text("".join(f"step={s} loss={i}.5\n" for i, s in enumerate(steps)))
+    (run / "b.jsonl").write_text("".join(json.dumps({"step": s, "loss": i + 0.5}) + "\n" for i, s in enumerate(steps)))
+    loss = load_run(run).tables["scalars"].filter(pl.col("tag") == "loss")
+    assert loss["step"].to_list() == steps and set(loss["source"]) == {"log:kv"}
+
+
+def test_packed_keys_group_and_sort_like_their_columns():
+    from postmortem.load import _packed
+
+    df = pl.DataFrame({"a": [2, 1, 1, 0, 1], "b": [0, 5, 3, 9, 5]})
+    for size in (10, 2**40):  # an Int64 key, and the struct a key needs past 63 bits
+        key = _packed([(pl.col("a"), size), (pl.col("b"), size)]).alias("k")
+        out = df.with_columns(key).sort("k", maintain_order=True)
+        assert out.select("a", "b").rows() == [(0, 9), (1, 3), (1, 5), (1, 5), (2, 0)]
+        assert df.with_columns(key)["k"].is_first_distinct().to_list() == [True, True, True, True, False]
+
+
 def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     """Ranks are read and joined in worker processes when there is enough work; same result."""
     import shutil
@@ -142,13 +174,46 @@ def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     import postmortem.load as load
 
     run = tmp_path / "run"
-    for rank in (0, 1, 2):
+    for rank in range(5):  # this process reads some ranks (from the back), the worker the others
         shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
     monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)  # decided in this process, so it applies
     serial, parallel = load_run(run, workers=1), load_run(run, workers=2)
-    assert serial.ranks == parallel.ranks == (0, 1, 2)
+    assert serial.ranks == parallel.ranks == (0, 1, 2, 3, 4)
     for name, table in serial.tables.items():
+        # equals() ignores dtypes: workers send strings as categoricals, load must turn them back
+        assert table.schema == parallel.tables[name].schema, name
         assert table.equals(parallel.tables[name]), name
     assert serial.segments == parallel.segments and len(serial.segments) == 2
     assert serial.diagnostics == parallel.diagnostics
     assert serial.inventory == parallel.inventory
+
+
+def _worker_polars_threads(_: int) -> int:
+    import polars
+
+    return polars.thread_pool_size()
+
+
+def test_worker_processes_run_single_threaded_polars():
+    """Each worker keeps one core busy: polars must not start a thread per core in every worker."""
+    from postmortem import workers
+
+    with workers.pool(2) as pool:
+        assert set(pool.map(_worker_polars_threads, range(4))) == {1}
+
+
+def test_tables_survive_the_trip_between_processes():
+    """Rank parts travel packed (strings as runs, the rest as Arrow IPC) and come back equal, dtypes too."""
+    from postmortem.model import packed, unpacked
+
+    tables = {
+        "mixed": pl.DataFrame({
+            "s": ["b", "b", None, "a", "b"], "n": [1, 2, None, 4, 5], "f": [1.0, None, float("nan"), float("inf"), 2.0],
+            "l": [[1], [], None, [2, 3], [4]], "r": pl.Series([0, 1, 2, 3, 4], dtype=pl.Int32),
+        }),
+        "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
+        "all_null": pl.DataFrame({"s": [None, None]}, schema={"s": pl.String}),
+    }
+    back = unpacked(packed(tables))
+    for name, table in tables.items():
+        assert back[name].schema == table.schema and back[name].equals(table), name

@@ -22,10 +22,10 @@ from .phases import phases
 from .ranks import ranks
 from .stability import stability
 from .throughput import global_batch_size, seq_length, throughput
-from .types import STEP_SERIES, Analysis, AnalysisOptions
+from .types import STEP_SERIES, Analysis, AnalysisOptions, BaselineAnalysis
 from .window import exclusion_reasons, steady_window
 
-__all__ = ["analyze", "Analysis", "AnalysisOptions"]
+__all__ = ["analyze", "analyze_baseline", "Analysis", "AnalysisOptions", "BaselineAnalysis"]
 
 
 def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
@@ -69,7 +69,16 @@ def _event_steps(run: Run, kind: str) -> set[int]:
     return _steps_of(run.tables["events"].filter(pl.col("kind") == kind))
 
 
-def analyze(run: Run, baseline: Run | None = None, options: AnalysisOptions = AnalysisOptions()) -> Analysis:
+def analyze_baseline(baseline: Run, options: AnalysisOptions) -> BaselineAnalysis:
+    """A baseline as ``analyze`` compares against it, for when it is better made beforehand: the
+    build makes it in a helper process while this one reads the run (and sends back only this)."""
+    own = analyze(baseline, None, dataclasses.replace(options, run_id=None, experiment=None))
+    return BaselineAnalysis(own, baseline.settings)
+
+
+def analyze(
+    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions()
+) -> Analysis:
     scalars = run.tables["scalars"]
     steps, rank = primary_steps(run)
     series_by_tag = tag_series(scalars, ("loss", "grad_norm", "lr", "overflow", "eval_loss", *AUX_TAGS))
@@ -125,10 +134,9 @@ def analyze(run: Run, baseline: Run | None = None, options: AnalysisOptions = An
     )
     series = per.select([pl.col(c).cast(t) for c, t in STEP_SERIES.items()])
 
-    base_analysis = None
-    if baseline is not None:
-        base_options = dataclasses.replace(options, run_id=None, experiment=None)
-        base_analysis = analyze(baseline, None, base_options)
+    if isinstance(baseline, Run):
+        baseline = analyze_baseline(baseline, options)
+    base_analysis = baseline.analysis if baseline is not None else None
     clock = StepClock(series, tps)
     aux = {tag: series_by_tag[tag] for tag in AUX_TAGS}
     conv = convergence(loss, aux, series_by_tag["eval_loss"], clock, options,
@@ -151,8 +159,9 @@ def analyze(run: Run, baseline: Run | None = None, options: AnalysisOptions = An
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=tuple(run.diagnostics), baseline=base_analysis,
     )
-    if base_analysis is not None:
-        analysis = dataclasses.replace(analysis, comparison=compare(analysis, base_analysis, run, baseline))
+    if baseline is not None:
+        comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)
+        analysis = dataclasses.replace(analysis, comparison=comparison)
     return dataclasses.replace(analysis, findings=findings(analysis, run))
 
 

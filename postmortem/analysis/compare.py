@@ -14,6 +14,7 @@ Significance rules (documented per figure in ``Delta.method``):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .stats import MAD_SCALE, bootstrap_median_diff_ci
 from .types import Comparison, Delta, FamilyVerdict, SettingChange, SettingsDiff
 
 if TYPE_CHECKING:
-    from ..model import Run
+    from ..model import Setting
     from .types import Analysis
 
 MIN_REL = 0.01
@@ -62,9 +63,9 @@ def loss_at_tokens(a: Analysis, tokens: float) -> float | None:
     return float(np.interp(tokens, s["tokens"].to_numpy(), s["loss_smoothed"].to_numpy()))
 
 
-def settings_diff(current: Run, baseline: Run) -> SettingsDiff:
-    cur = {k: v.value for k, v in current.settings.items()}
-    base = {k: v.value for k, v in baseline.settings.items()}
+def settings_diff(current: Mapping[str, Setting], baseline: Mapping[str, Setting]) -> SettingsDiff:
+    cur = {k: v.value for k, v in current.items()}
+    base = {k: v.value for k, v in baseline.items()}
     return SettingsDiff(
         added=tuple(SettingChange(k, None, cur[k]) for k in sorted(cur.keys() - base.keys())),
         removed=tuple(SettingChange(k, base[k], None) for k in sorted(base.keys() - cur.keys())),
@@ -85,7 +86,9 @@ def _verdict(family: str, deltas: list[Delta]) -> FamilyVerdict:
     return FamilyVerdict(family, verdict, tuple(d.figure for d in sig))
 
 
-def compare(current: Analysis, baseline: Analysis, current_run: Run, baseline_run: Run) -> Comparison:
+def compare(
+    current: Analysis, baseline: Analysis, current_settings: Mapping[str, Setting], baseline_settings: Mapping[str, Setting]
+) -> Comparison:
     o = current.options
     a, b = _steady_times(current), _steady_times(baseline)
     if a.size and b.size:
@@ -149,4 +152,4 @@ def compare(current: Analysis, baseline: Analysis, current_run: Run, baseline_ru
     ]
     verdicts = tuple(_verdict(f, deltas) for f in ("throughput", "efficiency", "convergence", "stability"))
     return Comparison(baseline_id=baseline.run_id, deltas=tuple(deltas), verdicts=verdicts,
-                      settings=settings_diff(current_run, baseline_run))
+                      settings=settings_diff(current_settings, baseline_settings))

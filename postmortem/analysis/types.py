@@ -448,3 +448,12 @@ class Analysis:
     diagnostics: tuple[Diagnostic, ...]  # the run's data-quality diagnostics plus analysis ones
     comparison: Comparison | None = None
     baseline: Analysis | None = None  # the baseline analysed with the same options (its .steps for charts)
+
+
+@dataclass(frozen=True)
+class BaselineAnalysis:
+    """What a comparison needs of a baseline run (``analysis.analyze_baseline``): its own analysis,
+    made with the current run's options, and its settings (key -> ``model.Setting``)."""
+
+    analysis: Analysis
+    settings: dict[str, Any]

@@ -14,6 +14,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 import vl_convert
+from altair.utils.schemapi import debug_mode
 
 from .format import Labels
 
@@ -95,26 +96,36 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def _data(df: pl.DataFrame) -> alt.Data:
-    return alt.Data(values=values(df))
+    # altair validates a Data against the schema when it is made, walking every inline row (about
+    # a second for a long run); these rows are ours, plain numbers and strings (see _finish).
+    with debug_mode(False):
+        return alt.Data(values=values(df))
 
 
 def _zoom(name: str) -> alt.Parameter:
     return alt.selection_interval(bind="scales", encodings=["x"], name=name)
 
 
-def _finish(chart: alt.TopLevelMixin, title: str) -> dict:
-    spec = (
-        chart.properties(title=title)
-        .configure(font=FONT)
-        .configure_axis(labelFontSize=11, titleFontSize=11, grid=True, gridColor="#eeeeee")
-        .configure_legend(orient="bottom", labelFontSize=11, titleFontSize=11, symbolLimit=20)
-        .configure_title(fontSize=13, anchor="start")
-        .configure_view(stroke=None)
-        # Schema validation walks every inline data point (seconds for a long run); the specs are
-        # fixed by this module and the browser test draws every chart, which catches a bad one.
-        .to_dict(validate=False)
-    )
+# The same configuration for every chart. _finish sets it, with the title and size, on the spec
+# dict: each altair .properties() / .configure_*() call copies the whole chart, inline rows too.
+CONFIG = {
+    "font": FONT,
+    "axis": {"labelFontSize": 11, "titleFontSize": 11, "grid": True, "gridColor": "#eeeeee"},
+    "legend": {"orient": "bottom", "labelFontSize": 11, "titleFontSize": 11, "symbolLimit": 20},
+    "title": {"fontSize": 13, "anchor": "start"},
+    "view": {"stroke": None},
+}
+
+
+def _finish(chart: alt.TopLevelMixin, title: str, height: int = HEIGHT) -> dict:
+    # Schema validation walks every inline data point (seconds for a long run); the specs are
+    # fixed by this module and the browser test draws every chart, which catches a bad one.
+    spec = chart.to_dict(validate=False)
     spec.pop("$schema", None)  # keeps every URL out of the report; vega-embed is told the mode
+    spec.update(title=title, width=WIDTH, height=height)
+    config = spec.setdefault("config", {})  # altair's theme: view.continuousWidth/Height
+    for key, value in CONFIG.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     return spec
 
 
@@ -207,7 +218,7 @@ def step_time_chart(
                          alt.Tooltip("excluded:N", title=labels["excluded_reason"])],
             )
         )
-    chart = alt.layer(*layers).resolve_scale(color="independent").properties(width=WIDTH, height=HEIGHT)
+    chart = alt.layer(*layers).resolve_scale(color="independent")
     return _finish(chart, labels["step_time"])
 
 
@@ -279,7 +290,7 @@ def loss_chart(
     )
     layers: list[alt.Chart] = [lines]
     layers += _marker_layers(cur, x, "loss", "loss_spike", labels)
-    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+    chart = alt.layer(*layers)
     title = labels["loss_by_tokens"] if x == "tokens" else labels["loss_by_step"]
     return _finish(chart, title)
 
@@ -325,7 +336,7 @@ def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
         .add_params(_zoom("zoom_grad_norm"))
     )
     chart = alt.layer(base, *_marker_layers(steps, "step", "grad_norm", "grad_norm_spike", labels))
-    return _finish(chart.properties(width=WIDTH, height=160), labels["grad_norm"])
+    return _finish(chart, labels["grad_norm"], height=160)
 
 
 def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels, baseline_name: str = "") -> dict | None:
@@ -348,7 +359,7 @@ def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels,
         )
         .add_params(_zoom("zoom_lr"))
     )
-    return _finish(chart.properties(width=WIDTH, height=140), labels["learning_rate"])
+    return _finish(chart, labels["learning_rate"], height=140)
 
 
 def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labels: Labels) -> dict | None:
@@ -368,7 +379,7 @@ def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labe
             tooltip=[alt.Tooltip("count():Q", title=labels["count"]), "recovery:N"],
         )
     )
-    return _finish(chart.properties(width=WIDTH, height=160), labels["spike_heights"])
+    return _finish(chart, labels["spike_heights"], height=160)
 
 
 def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
@@ -388,7 +399,7 @@ def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
         )
         .add_params(_zoom("zoom_ckpt"))
     )
-    return _finish(chart.properties(width=WIDTH, height=140), labels["checkpoints"])
+    return _finish(chart, labels["checkpoints"], height=140)
 
 
 def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
@@ -409,7 +420,7 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
                      alt.Tooltip("excess:Q", format="+.1%")],
         )
     )
-    return _finish(chart.properties(width=WIDTH, height=140), labels["per_rank"])
+    return _finish(chart, labels["per_rank"], height=140)
 
 
 def profile_chart(shares: Mapping[str, Mapping[str, float | None]], labels: Labels) -> dict | None:
@@ -436,7 +447,7 @@ def profile_chart(shares: Mapping[str, Mapping[str, float | None]], labels: Labe
         )
         .transform_calculate(part_order=f"indexof({domain!r}, datum.part)")
     )
-    return _finish(chart.properties(width=WIDTH, height=28 * len(shares)), labels["profile_breakdown"])
+    return _finish(chart, labels["profile_breakdown"], height=28 * len(shares))
 
 
 # --------------------------------------------------------------------------- static output

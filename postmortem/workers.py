@@ -1,0 +1,51 @@
+"""Worker processes for CPU-bound steps (reading ranks, reading a baseline, laying out the PDF).
+
+Workers are spawned, not forked: forking a process whose polars thread pool is running can
+deadlock. Each worker is meant to keep one core busy, so its polars runs one thread: polars'
+default (one thread per core) in every worker oversubscribes the cores, and idle pool threads
+spin on them. polars reads its settings once, when it is imported, so the initializer has to run
+before that. It does: a worker unpickles the initializer (this module) before its first task,
+whose module is what imports polars. Hence this module must not import polars itself.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+
+_shared: object = None
+
+
+def pool(workers: int, *, keep_freed_memory: bool = False, shared: object = None) -> ProcessPoolExecutor:
+    """A pool of `workers` spawned processes, each with a single-threaded polars.
+
+    keep_freed_memory: for workers that run many like tasks (one per rank). polars' allocator
+    gives freed pages back to the OS after half a second and the next task faults them in again,
+    a third of a worker's CPU time when the machine is busy; such a worker keeps them instead.
+    shared: a multiprocessing object (an Array with its lock, ...) the workers' tasks see as
+    ``shared()``; such objects reach a process only when it starts.
+    """
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start,
+        initargs=(keep_freed_memory, shared),
+    )
+
+
+def shared() -> object:
+    """In a worker: the `shared` object its pool was made with."""
+    return _shared
+
+
+def _start(keep_freed_memory: bool, shared: object) -> None:
+    global _shared
+    _shared = shared
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    if keep_freed_memory:
+        # polars puts its own jemalloc defaults (inherited from the parent's environment, too) in
+        # front of these when it is imported; the last setting wins.
+        inherited = os.environ.get("_RJEM_MALLOC_CONF")
+        os.environ["_RJEM_MALLOC_CONF"] = ",".join(filter(None, [inherited, "dirty_decay_ms:-1,muzzy_decay_ms:-1"]))
