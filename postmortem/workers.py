@@ -5,7 +5,9 @@ deadlock. Each worker is meant to keep one core busy, so its polars runs one thr
 default (one thread per core) in every worker oversubscribes the cores, and idle pool threads
 spin on them. polars reads its settings once, when it is imported, so the initializer has to run
 before that. It does: a worker unpickles the initializer (this module) before its first task,
-whose module is what imports polars. Hence this module must not import polars itself.
+whose module is what imports polars. Hence this module must not import polars itself. (A main
+script that imports polars at its top defeats this: spawn imports the script in each worker
+first. The results are the same, only slower.)
 """
 
 from __future__ import annotations
