@@ -4,8 +4,8 @@ How it stays fast (a 1M-line log must read at 200+ MB/s on one core):
 
 1. The file is read in big binary chunks of whole lines.
 2. A C scanner (``_logscan.c``) looks at each line once: it drops lines that hold nothing wanted
-   and parses the common shapes (MindFormers monitor, LossMonitor, per-step flops, progress,
-   key=value, flat JSON) into numeric columns. Every line it is not sure about (NaN spellings,
+   and parses the common shapes (MindFormers monitor, LossMonitor, TimeMonitor, per-step flops,
+   progress, key=value, flat JSON) into numeric columns. Every line it is not sure about (NaN spellings,
    Unicode where a regex class could match, shape variants, ERROR lines, ...) comes back as text.
 3. The lines that come back (all lines, without the C scanner) take the polars path, the
    reference: candidate lines picked with one vectorised regex over literal anchors, fields
@@ -170,7 +170,9 @@ def _scan(path: str) -> _Scan:
                 skipping = True
             else:
                 carry = end - start
-                buf[:carry] = view[start:end]  # the unfinished line moves to the front
+                # the unfinished line (at most MAX_LINE_BYTES) moves to the front; copied first, as
+                # the two ranges may overlap and bytearray slice assignment copies with memcpy
+                buf[:carry] = bytes(view[start:end])
     if carry and not skipping:
         _take_body(scan, view[:carry])
     if scan.handed_back:
