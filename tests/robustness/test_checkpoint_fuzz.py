@@ -42,6 +42,16 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
+def _header_and_peak(path: Path):
+    """The checkpoint header of ``path`` and the peak of Python allocations while reading it."""
+    tracemalloc.start()
+    try:
+        header = read_checkpoint_header(path)
+        return header, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def _enc_varint(n: int) -> bytes:
     out = bytearray()
     while True:
@@ -167,12 +177,7 @@ def test_absurd_lengths_are_never_allocated(src: Path, work: Path, where: str, l
         damaged = raw[: after + 1] + _enc_varint(length) + raw[name_at:]
     path = work / src.name
     path.write_bytes(damaged)
-    tracemalloc.start()
-    try:
-        header = read_checkpoint_header(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    header, peak = _header_and_peak(path)
     assert peak < 2 << 20, f"peak {peak} bytes"
     full = read_checkpoint_header(src)
     assert header.params[:i] == full.params[:i]
@@ -234,11 +239,6 @@ def test_safetensors_header_length_is_not_allocated(work: Path):
     damaged = struct.pack("<Q", (100 << 20) - 1) + raw[8:]
     path = work / "huge-header.safetensors"
     path.write_bytes(damaged)
-    tracemalloc.start()
-    try:
-        header = read_checkpoint_header(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    header, peak = _header_and_peak(path)
     assert header.problem == "ckpt-truncated"
     assert peak < 8 << 20, f"peak {peak / 1e6:.0f} MB for a {len(raw)}-byte file"
