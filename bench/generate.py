@@ -469,44 +469,25 @@ def generate(kinds: list[str], force: bool) -> dict:
         made[name] = {"seconds": round(time.perf_counter() - t, 2), **(r or {})}
         print(f"  {name:<14} {made[name]['seconds']:6.1f} s", flush=True)
 
-    if "summary" in kinds:
-        big, small = INPUTS["summary"]
-        if todo(big):
-            timed("summary-250k", write_summary, big, BIG)
-        if todo(small):
-            timed("summary-25k", write_summary, small, SMALL)
-    if "tb" in kinds:
-        big, small = INPUTS["tb"]
-        if todo(big):
-            timed("tb-250k", write_tb, big, BIG)
-        if todo(small):
-            timed("tb-25k", write_tb, small, SMALL)
-    if "log" in kinds:
-        big, small = INPUTS["log"]
-        if todo(big):
-            timed("log-1M", write_mixed_log, big, 1_000_000)
-        if todo(small):
-            timed("log-100k", write_mixed_log, small, 100_000)
-    if "ckpt" in kinds:
-        big, small, mini = INPUTS["ckpt"]
-        if todo(big):
-            timed("ckpt-10G", write_ckpt, big, 10 * 10**9)
-        if todo(small):
-            timed("ckpt-1G", write_ckpt, small, 10**9)
-        if todo(mini):
-            timed("ckpt-mini", write_ckpt, mini, 4 * 10**6, 4, False)
-    if "ranks" in kinds:
-        r64, r8 = INPUTS["ranks"]
-        if todo(r64):
-            timed("ranks64", write_rank_folder, r64, 64, 20_000)
-        if todo(r8):
-            timed("ranks8", write_rank_folder, r8, 8, 20_000)
-    if "build" in kinds:
-        run, base = INPUTS["build"]
-        if todo(run):
-            timed("build-run", write_build_run, run, BIG, 0)
-        if todo(base):
-            timed("build-base", write_build_run, base, BIG, 1)
+    # What writes each input (in INPUTS order): its name in the timing, the writer, its arguments.
+    writers = {
+        "summary": [("summary-250k", write_summary, BIG), ("summary-25k", write_summary, SMALL)],
+        "tb": [("tb-250k", write_tb, BIG), ("tb-25k", write_tb, SMALL)],
+        "log": [("log-1M", write_mixed_log, 1_000_000), ("log-100k", write_mixed_log, 100_000)],
+        "ckpt": [
+            ("ckpt-10G", write_ckpt, 10 * 10**9),
+            ("ckpt-1G", write_ckpt, 10**9),
+            ("ckpt-mini", write_ckpt, 4 * 10**6, 4, False),
+        ],
+        "ranks": [("ranks64", write_rank_folder, 64, 20_000), ("ranks8", write_rank_folder, 8, 20_000)],
+        "build": [("build-run", write_build_run, BIG, 0), ("build-base", write_build_run, BIG, 1)],
+    }
+    for kind, jobs in writers.items():
+        if kind not in kinds:
+            continue
+        for path, (name, writer, *args) in zip(INPUTS[kind], jobs, strict=True):
+            if todo(path):
+                timed(name, writer, path, *args)
     return made
 
 
