@@ -39,57 +39,7 @@
 #define JSON_MAX_BYTES 4000 /* textlog.py: longer JSON lines go the slow way */
 #define MAX_PAIRS 64          /* pairs in a kv / JSON line; lines with more go the slow way */
 
-/* ------------------------------------------------------------------ growable columns */
-
-/* Bytes in a bytearray, so that Python gets them without a copy (numpy and polars wrap them). */
-typedef struct {
-    PyObject *array; /* bytearray of cap bytes, the first len used */
-    char *data;
-    size_t len, cap;
-} Buf;
-
-static int grow(Buf *b, size_t n) {
-    size_t cap = b->cap ? b->cap * 2 : 1 << 16;
-    while (cap < b->len + n) cap *= 2;
-    if (!b->array && !(b->array = PyByteArray_FromStringAndSize(NULL, 0))) return -1;
-    if (PyByteArray_Resize(b->array, (Py_ssize_t)cap) < 0) return -1;
-    b->data = PyByteArray_AS_STRING(b->array);
-    b->cap = cap;
-    return 0;
-}
-
-/* The bytearray holding exactly what was put (a new reference). */
-static PyObject *buf_bytes(Buf *b) {
-    if (!b->array) return PyByteArray_FromStringAndSize(NULL, 0);
-    if (PyByteArray_Resize(b->array, (Py_ssize_t)b->len) < 0) return NULL;
-    b->data = PyByteArray_AS_STRING(b->array);
-    b->cap = b->len;
-    Py_INCREF(b->array);
-    return b->array;
-}
-
-static int put(Buf *b, const void *p, size_t n) {
-    if (b->len + n > b->cap && grow(b, n)) return -1;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
-/* A 4-byte cell. */
-static inline int put4(Buf *b, const void *p) {
-    if (b->len + 4 > b->cap && grow(b, 4)) return -1;
-    memcpy(b->data + b->len, p, 4);
-    b->len += 4;
-    return 0;
-}
-
-/* An 8-byte cell: a constant-size copy, which the compiler inlines. */
-static inline int put8(Buf *b, const void *p) {
-    if (b->len + 8 > b->cap && grow(b, 8)) return -1;
-    memcpy(b->data + b->len, p, 8);
-    b->len += 8;
-    return 0;
-}
+#include "_columns.h" /* Buf: growable byte columns */
 
 #define MAX_COLS 12
 typedef struct {
@@ -812,7 +762,7 @@ static void table_init(Table *t, const char *name, const char *const *cols) {
 }
 
 static void table_free(Table *t) {
-    for (int i = 0; i < t->ncol; i++) Py_CLEAR(t->buf[i].array);
+    for (int i = 0; i < t->ncol; i++) buf_free(&t->buf[i]);
 }
 
 static PyObject *table_dict(Table *t) {
@@ -922,8 +872,8 @@ static PyObject *scanner_scan(Scanner *self, PyObject *args) {
                                buf_bytes(&back), "back_lines", buf_bytes(&back_lines));
     else if (!PyErr_Occurred())
         PyErr_NoMemory();
-    Py_XDECREF(back.array);
-    Py_XDECREF(back_lines.array);
+    buf_free(&back);
+    buf_free(&back_lines);
     PyBuffer_Release(&view);
     return result;
 }

@@ -12,7 +12,7 @@
  *   spans      int64 triples (record_offset, data_start, data_end), as framing.spans gives them
  *   value_key  key byte of the float field: 0x1D MindSpore scalar_value = 3, 0x15 TB simple_value = 2
  *   tags       dict bytes -> int: codes of the tags met, extended here
- * returns bytes of native arrays, one row per value, in file order:
+ * returns bytearrays of native arrays, one row per value, in file order:
  *   ord (int64, the record's index in spans), step (int64), tag (int32 code), value (float64),
  *   wall (float64); and undone (int64): indices of the records left to the Python path.
  *
@@ -24,24 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Buf;
-
-static int put(Buf *b, const void *p, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
-        while (cap < b->len + n) cap *= 2;
-        char *d = PyMem_Realloc(b->data, cap);
-        if (!d) return -1;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return 0;
-}
+#include "_columns.h" /* Buf: growable byte columns */
 
 static double le_f64(const uint8_t *p) {
     uint64_t v = 0;
@@ -125,8 +108,8 @@ static int record(const uint8_t *buf, int64_t start, int64_t end, int64_t ord, u
         const uint8_t *q = p + 4 + p[3];
         int32_t code = tag_code(tags, slot, p + 4, p[3]);
         double value = le_f32(q + 1);
-        if (code < 0 || put(&out[0], &ord, 8) || put(&out[1], &step64, 8) || put(&out[2], &code, 4) ||
-            put(&out[3], &value, 8) || put(&out[4], &wall, 8))
+        if (code < 0 || put8(&out[0], &ord) || put8(&out[1], &step64) || put4(&out[2], &code) ||
+            put8(&out[3], &value) || put8(&out[4], &wall))
             return -1;
         p += 2 + p[1];
     }
@@ -149,25 +132,26 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     for (int64_t i = 0; i < nrec && !failed; i++) {
         int64_t start = sp[3 * i + 1], end = sp[3 * i + 2];
         if (start < 0 || end > data.len || start > end) {
-            failed = put(&undone, &i, 8);
+            failed = put8(&undone, &i);
             continue;
         }
         int r = record(data.buf, start, end, i, (uint8_t)value_key, &tags, out);
         if (r < 0) failed = 1;
-        else if (r == 0) failed = put(&undone, &i, 8);
+        else if (r == 0) failed = put8(&undone, &i);
     }
     if (!failed) {
-        result = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "ord", out[0].data ? out[0].data : "",
-                               (Py_ssize_t)out[0].len, "step", out[1].data ? out[1].data : "", (Py_ssize_t)out[1].len,
-                               "tag", out[2].data ? out[2].data : "", (Py_ssize_t)out[2].len, "value",
-                               out[3].data ? out[3].data : "", (Py_ssize_t)out[3].len, "wall",
-                               out[4].data ? out[4].data : "", (Py_ssize_t)out[4].len, "undone",
-                               undone.data ? undone.data : "", (Py_ssize_t)undone.len);
+        static const char *const names[] = {"ord", "step", "tag", "value", "wall"};
+        result = PyDict_New();
+        for (int i = 0; result && i < 6; i++) {
+            PyObject *column = buf_bytes(i < 5 ? &out[i] : &undone);
+            if (!column || PyDict_SetItemString(result, i < 5 ? names[i] : "undone", column) < 0) Py_CLEAR(result);
+            Py_XDECREF(column);
+        }
     } else if (!PyErr_Occurred()) {
         PyErr_NoMemory();
     }
-    for (int i = 0; i < 5; i++) PyMem_Free(out[i].data);
-    PyMem_Free(undone.data);
+    for (int i = 0; i < 5; i++) buf_free(&out[i]);
+    buf_free(&undone);
     PyBuffer_Release(&data);
     PyBuffer_Release(&spans);
     return result;
