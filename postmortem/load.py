@@ -144,7 +144,7 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     process start and half of the parts' trips back (packed, then unpacked here)."""
     parts: list[_RankPart | None] = [None] * len(jobs)
     taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
-    with worker_processes.pool(workers - 1, keep_freed_memory=True, shared=taken) as pool:
+    with worker_processes.pool(workers - 1, shared=taken) as pool:
         futures = [
             pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order))
             for i, (files, order) in enumerate(jobs)

@@ -22,13 +22,13 @@ from .diagnostics import Diagnostic
 
 SCALARS = {
     "step": pl.Int64,  # global step, 1-based as the training counted it
-    "tag": pl.Utf8,  # canonical name: loss, lr, grad_norm, step_time, ... (see CANONICAL_TAGS)
-    "raw_tag": pl.Utf8,  # the name as the source wrote it
+    "tag": pl.Categorical(),  # canonical name: loss, lr, grad_norm, step_time, ... (see CANONICAL_TAGS)
+    "raw_tag": pl.Categorical(),  # the name as the source wrote it
     "value": pl.Float64,  # NaN / +-Inf are kept as data
     "wall_time": pl.Float64,  # unix seconds when known, else null
     "rank": pl.Int32,
-    "source": pl.Utf8,  # reader kind + flavour: "summary", "tensorboard", "log:lossmonitor", "log:mindformers", ...
-    "file": pl.Utf8,  # path relative to the run folder
+    "source": pl.Categorical(),  # reader kind + flavour: "summary", "tensorboard", "log:lossmonitor", "log:mindformers", ...
+    "file": pl.Categorical(),  # path relative to the run folder
 }
 
 HISTOGRAMS = {

@@ -16,16 +16,16 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
+from . import KEEP_FREED_PAGES
+
 
 _shared: object = None
 
 
-def pool(workers: int, *, keep_freed_memory: bool = False, shared: object = None) -> ProcessPoolExecutor:
-    """A pool of `workers` spawned processes, each with a single-threaded polars.
+def pool(workers: int, *, shared: object = None) -> ProcessPoolExecutor:
+    """A pool of `workers` spawned processes, each with a single-threaded polars that keeps its
+    freed pages (see postmortem/__init__.py: a worker runs many like tasks, one per rank).
 
-    keep_freed_memory: for workers that run many like tasks (one per rank). polars' allocator
-    gives freed pages back to the OS after half a second and the next task faults them in again,
-    a third of a worker's CPU time when the machine is busy; such a worker keeps them instead.
     shared: a multiprocessing object (an Array with its lock, ...) the workers' tasks see as
     ``shared()``; such objects reach a process only when it starts.
     """
@@ -33,7 +33,7 @@ def pool(workers: int, *, keep_freed_memory: bool = False, shared: object = None
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start,
-        initargs=(keep_freed_memory, shared),
+        initargs=(shared,),
     )
 
 
@@ -42,12 +42,10 @@ def shared() -> object:
     return _shared
 
 
-def _start(keep_freed_memory: bool, shared: object) -> None:
+def _start(shared: object) -> None:
     global _shared
     _shared = shared
     os.environ["POLARS_MAX_THREADS"] = "1"
-    if keep_freed_memory:
-        # polars puts its own jemalloc defaults (inherited from the parent's environment, too) in
-        # front of these when it is imported; the last setting wins.
-        inherited = os.environ.get("_RJEM_MALLOC_CONF")
-        os.environ["_RJEM_MALLOC_CONF"] = ",".join(filter(None, [inherited, "dirty_decay_ms:-1,muzzy_decay_ms:-1"]))
+    # polars puts its defaults in front of an inherited setting when it is imported; the last wins.
+    inherited = os.environ.get("_RJEM_MALLOC_CONF")
+    os.environ["_RJEM_MALLOC_CONF"] = ",".join(filter(None, [inherited, KEEP_FREED_PAGES]))

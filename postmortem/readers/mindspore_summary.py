@@ -100,7 +100,7 @@ class ScalarColumns:
     def flush(self) -> None:
         if self.steps:
             self.chunks.append((pl.Series(self.ords, dtype=pl.Int64), pl.Series(self.steps, dtype=pl.Int64),
-                                pl.Series(self.tags, dtype=pl.Utf8), pl.Series(self.values, dtype=pl.Float64),
+                                pl.Series(self.tags, dtype=pl.Categorical), pl.Series(self.values, dtype=pl.Float64),
                                 pl.Series(self.walls, dtype=pl.Float64)))
             self.ords, self.steps, self.tags, self.values, self.walls = [], [], [], [], []
 
@@ -252,7 +252,7 @@ def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndar
             pl.Series(np.repeat(ords[sub], k)),
             pl.Series(np.repeat(steps.astype(np.int64), k)),
             # tag codes 0..k-1 per record, mapped to the k tag strings in one vectorised step
-            pl.Series(np.tile(np.arange(k), len(sub))).replace_strict(tags, return_dtype=pl.Utf8),
+            pl.Series(np.tile(np.arange(k), len(sub))).replace_strict(tags, return_dtype=pl.Categorical),
             pl.Series(values.astype(np.float64).ravel()),
             pl.Series(np.repeat(walls, k)),
         ))
@@ -264,7 +264,7 @@ def _decode_in_c(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: 
     """The plain scalar records, decoded by _scalars.c into one chunk; the indices of the others."""
     out = _c_decode(buf, np.ascontiguousarray(spans, dtype=np.int64), value_key, cols.tag_codes)
     if out["ord"]:
-        names = pl.Series([tag.decode("utf-8", errors="replace") for tag in cols.tag_codes], dtype=pl.Utf8)
+        names = pl.Series([tag.decode("utf-8", errors="replace") for tag in cols.tag_codes], dtype=pl.Categorical)
         cols.flush()
         cols.chunks.append((
             pl.Series(np.frombuffer(out["ord"], dtype=np.int64)),
@@ -416,7 +416,7 @@ def scalars_frame(cols: ScalarColumns, rank: int | None, source: str, rel: str) 
     columns = cols.columns()
     df = frame({**columns, "rank": rank, "source": source, "file": rel}, SCALARS)
     mapping = {raw: canonical_tag(raw) for raw in df["raw_tag"].unique().to_list()}
-    return df.with_columns(pl.col("raw_tag").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("tag"))
+    return df.with_columns(pl.col("raw_tag").replace_strict(mapping, default=None, return_dtype=pl.Categorical).alias("tag"))
 
 
 def _histograms_frame(cols: ScalarColumns, rank: int | None, rel: str) -> pl.DataFrame:

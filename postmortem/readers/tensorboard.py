@@ -151,7 +151,8 @@ def read(artifact: Artifact) -> ReadResult:
 def _mindformers_units(df: pl.DataFrame) -> pl.DataFrame:
     raw = pl.col("raw_tag")
     return df.with_columns(
-        tag=pl.when(raw.is_in(list(_ALIASES))).then(raw.replace_strict(_ALIASES, default=None)).otherwise(pl.col("tag")),
+        tag=pl.when(raw.is_in(list(_ALIASES))).then(raw.replace_strict(_ALIASES, default=None, return_dtype=pl.Categorical))
+        .otherwise(pl.col("tag")),
         value=pl.when(raw.is_in(list(_MS_TO_S))).then(pl.col("value") / 1000.0).otherwise(pl.col("value")),
     )
 

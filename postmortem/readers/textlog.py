@@ -305,7 +305,7 @@ class _Labels:
 
     def column(self, codes: pl.Series, item: int) -> pl.Series:
         """Text column ``item`` (0 tag, 1 raw_tag, 2 source) for a column of codes."""
-        return pl.Series([k[item] for k in self.codes], dtype=pl.Utf8).gather(codes)
+        return pl.Series([k[item] for k in self.codes], dtype=pl.Categorical).gather(codes)
 
 
 def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str, labels: _Labels) -> pl.DataFrame:
