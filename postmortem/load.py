@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
 
 # Below this much input, process start-up costs more than it saves.
 _PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+# Where worker processes leave the tables they send back: in memory where there is such a folder.
+_SHARED_MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
@@ -144,9 +147,12 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     process start and half of the parts' trips back (packed, then unpacked here)."""
     parts: list[_RankPart | None] = [None] * len(jobs)
     taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
-    with worker_processes.pool(workers - 1, shared=taken) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="postmortem-parts-", dir=_SHARED_MEMORY) as folder,
+        worker_processes.pool(workers - 1, shared=taken) as pool,
+    ):
         futures = [
-            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order))
+            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order), folder)
             for i, (files, order) in enumerate(jobs)
         ]
         pending = dict(zip(futures, range(len(jobs))))
@@ -169,12 +175,13 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     return parts
 
 
-def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]]) -> _RankPart | None:
-    """In a worker: rank i, read and joined, unless the parent took it first (readers travel by name)."""
+def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]], folder: str) -> _RankPart | None:
+    """In a worker: rank i, read and joined, unless the parent took it first (readers travel by
+    name); its tables go back as files in `folder`."""
     if not _take(worker_processes.shared(), i):
         return None
     part = _load_rank(*job)
-    part.tables = packed(part.tables)
+    part.tables = packed(part.tables, folder)
     return part
 
 

@@ -170,6 +170,7 @@ def test_packed_keys_group_and_sort_like_their_columns():
 def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     """Ranks are read and joined in worker processes when there is enough work; same result."""
     import shutil
+    import time
 
     import postmortem.load as load
 
@@ -177,10 +178,19 @@ def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     for rank in range(5):  # this process reads some ranks (from the back), the worker the others
         shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
     monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)  # decided in this process, so it applies
-    serial, parallel = load_run(run, workers=1), load_run(run, workers=2)
+    shared = tmp_path / "shm"  # where the workers leave their tables
+    shared.mkdir()
+    monkeypatch.setattr(load, "_SHARED_MEMORY", str(shared))
+    serial = load_run(run, workers=1)
+    # This process reads slowly, so the worker surely starts in time to take ranks too.
+    monkeypatch.setattr(load, "_load_rank", lambda *job, read=load._load_rank: time.sleep(1) or read(*job))
+    from_worker = []
+    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_worker.append(1) or unpack(tables))
+    parallel = load_run(run, workers=2)
+    assert from_worker and not list(shared.iterdir())
     assert serial.ranks == parallel.ranks == (0, 1, 2, 3, 4)
     for name, table in serial.tables.items():
-        # equals() ignores dtypes: workers send strings as categoricals, load must turn them back
+        # equals() ignores dtypes: categoricals must come back as categoricals
         assert table.schema == parallel.tables[name].schema, name
         assert table.equals(parallel.tables[name]), name
     assert serial.segments == parallel.segments and len(serial.segments) == 2
@@ -202,18 +212,20 @@ def test_worker_processes_run_single_threaded_polars():
         assert set(pool.map(_worker_polars_threads, range(4))) == {1}
 
 
-def test_tables_survive_the_trip_between_processes():
-    """Rank parts travel packed (strings as runs, the rest as Arrow IPC) and come back equal, dtypes too."""
+def test_tables_survive_the_trip_between_processes(tmp_path):
+    """Rank parts travel as Arrow IPC files and come back equal, dtypes too; the files are gone after."""
     from postmortem.model import packed, unpacked
 
     tables = {
         "mixed": pl.DataFrame({
             "s": ["b", "b", None, "a", "b"], "n": [1, 2, None, 4, 5], "f": [1.0, None, float("nan"), float("inf"), 2.0],
             "l": [[1], [], None, [2, 3], [4]], "r": pl.Series([0, 1, 2, 3, 4], dtype=pl.Int32),
+            "c": pl.Series(["x", None, "y", "x", "x"], dtype=pl.Categorical()),
         }),
         "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
         "all_null": pl.DataFrame({"s": [None, None]}, schema={"s": pl.String}),
     }
-    back = unpacked(packed(tables))
+    back = unpacked(packed(tables, str(tmp_path)))
     for name, table in tables.items():
         assert back[name].schema == table.schema and back[name].equals(table), name
+    assert not list(tmp_path.iterdir())
