@@ -65,8 +65,6 @@ SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
 
 # Below this much input, process start-up costs more than it saves.
 _PARALLEL_MIN_BYTES = 32 * 1024 * 1024
-# Where worker processes leave the tables they send back: in memory where there is such a folder.
-_SHARED_MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
@@ -148,7 +146,7 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     parts: list[_RankPart | None] = [None] * len(jobs)
     taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
     with (
-        tempfile.TemporaryDirectory(prefix="postmortem-parts-", dir=_SHARED_MEMORY) as folder,
+        tempfile.TemporaryDirectory(prefix="postmortem-parts-") as folder,  # where workers leave their tables
         worker_processes.pool(workers - 1, shared=taken) as pool,
     ):
         futures = [

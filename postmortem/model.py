@@ -8,6 +8,7 @@ Units: times in seconds, wall times as unix seconds (float), sizes in bytes, fra
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
@@ -192,12 +193,14 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
 @dataclass(frozen=True)
 class PackedTable:
     """A table on its way to another process: written as an Arrow IPC file into a folder both
-    processes see (in memory: /dev/shm), so only the file's name travels through the pipe. A
-    pipe carries a few MB per table no faster than the receiving process reads it, and that
-    process was busy: the sender waited ~20 ms per table (a third of a core, 64 ranks)."""
+    processes see, so only the file's name travels through the pipe. A pipe carries a few MB per
+    table no faster than the receiving process reads it, and that process is busy: the sender
+    waited ~20 ms per table (64 ranks: a third of a core). Where the file cannot be written (a
+    full disk), the table itself travels."""
 
     schema: dict[str, pl.DataType]
-    path: str | None = None  # none for an empty table (most tables of a rank are)
+    path: str | None = None  # the IPC file; none for an empty table (most tables of a rank are)
+    table: pl.DataFrame | None = None  # the table itself, when no file could be written
 
 
 def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTable]:
@@ -206,10 +209,17 @@ def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTabl
         if table.is_empty():
             out[name] = PackedTable(dict(table.schema))
             continue
-        fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
-        with os.fdopen(fd, "wb") as f:
-            table.write_ipc(f, compression="uncompressed")
-        out[name] = PackedTable(dict(table.schema), path)
+        path = None
+        try:
+            fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
+            with os.fdopen(fd, "wb") as f:
+                table.write_ipc(f, compression="uncompressed")
+            out[name] = PackedTable(dict(table.schema), path)
+        except OSError:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            out[name] = PackedTable(dict(table.schema), table=table)
     return out
 
 
@@ -217,11 +227,13 @@ def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
     """The tables back, their files deleted."""
     out = {}
     for name, packed_table in tables.items():
-        if packed_table.path is None:
+        if packed_table.table is not None:
+            out[name] = packed_table.table
+        elif packed_table.path is None:
             out[name] = pl.DataFrame(schema=packed_table.schema)
-            continue
-        out[name] = pl.read_ipc(packed_table.path)
-        os.unlink(packed_table.path)
+        else:
+            out[name] = pl.read_ipc(packed_table.path)
+            os.unlink(packed_table.path)
     return out
 
 

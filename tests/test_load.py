@@ -170,6 +170,7 @@ def test_packed_keys_group_and_sort_like_their_columns():
 def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     """Ranks are read and joined in worker processes when there is enough work; same result."""
     import shutil
+    import tempfile
     import time
 
     import postmortem.load as load
@@ -178,9 +179,9 @@ def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
     for rank in range(5):  # this process reads some ranks (from the back), the worker the others
         shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
     monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)  # decided in this process, so it applies
-    shared = tmp_path / "shm"  # where the workers leave their tables
+    shared = tmp_path / "tmp"  # where the workers leave their tables
     shared.mkdir()
-    monkeypatch.setattr(load, "_SHARED_MEMORY", str(shared))
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
     serial = load_run(run, workers=1)
     # This process reads slowly, so the worker surely starts in time to take ranks too.
     monkeypatch.setattr(load, "_load_rank", lambda *job, read=load._load_rank: time.sleep(1) or read(*job))
@@ -214,6 +215,8 @@ def test_worker_processes_run_single_threaded_polars():
 
 def test_tables_survive_the_trip_between_processes(tmp_path):
     """Rank parts travel as Arrow IPC files and come back equal, dtypes too; the files are gone after."""
+    import pickle
+
     from postmortem.model import packed, unpacked
 
     tables = {
@@ -229,3 +232,9 @@ def test_tables_survive_the_trip_between_processes(tmp_path):
     for name, table in tables.items():
         assert back[name].schema == table.schema and back[name].equals(table), name
     assert not list(tmp_path.iterdir())
+    # A folder that cannot be written (full, gone): the tables travel themselves.
+    inline = packed(tables, str(tmp_path / "missing"))
+    assert inline["mixed"].path is None and inline["mixed"].table is not None
+    back = unpacked(pickle.loads(pickle.dumps(inline)))
+    for name, table in tables.items():
+        assert back[name].schema == table.schema and back[name].equals(table), name

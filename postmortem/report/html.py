@@ -7,9 +7,14 @@ is inlined, fonts are system fonts. jinja2 autoescape is on; chart specs go into
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
+import tempfile
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -43,10 +48,52 @@ def read_template_file(name: str) -> str:
 
 @cache
 def javascript_bundle() -> str:
-    """vega + vega-lite + vega-embed as one script, from the installed vl-convert (cached: ~1 s)."""
-    bundle = vl_convert.javascript_bundle()
+    """vega + vega-lite + vega-embed as one script, from the installed vl-convert.
+
+    vl-convert takes 1.5 s to make it, once per process: a build would spend that on every report,
+    so the bundle is kept in the user's cache folder, per vl-convert version.
+    """
+    path = _bundle_cache_path()
+    bundle = _read_cached(path)
+    if bundle is None:
+        bundle = vl_convert.javascript_bundle()
+        _write_cached(path, bundle)
     # Inline <script> content must never contain "</script": the bundle has none, keep it so.
     return bundle.replace("</script", "<\\/script")
+
+
+def _bundle_cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "postmortem" / f"vega-bundle-vl-convert-{vl_convert.__version__}.js"
+
+
+def _read_cached(path: Path) -> str | None:
+    """The cached text, if the file is there and whole (its first line is the sha256 of the rest)."""
+    try:
+        head, _, text = path.read_text(encoding="utf-8").partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if head == _checksum_line(text) else None
+
+
+def _write_cached(path: Path, text: str) -> None:
+    """Write atomically (readers never see half a file); a cache folder that cannot be written is no error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(_checksum_line(text) + "\n" + text)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _checksum_line(text: str) -> str:
+    return "// sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def json_for_script(value: Any) -> Markup:

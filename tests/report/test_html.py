@@ -119,3 +119,34 @@ def test_no_baseline_report_says_so():
     html = render_html(view)
     assert "No baseline" in html
     assert not any(isinstance(c, Chart) and "Baseline" in str(c.spec.get("layer", "")) for c in view.charts)
+
+
+def test_vega_bundle_is_cached_per_vl_convert_version(tmp_path, monkeypatch):
+    """Made once (1.5 s), then read from the user's cache folder; a damaged cache file is made again."""
+    import vl_convert
+
+    from postmortem.report import html as html_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    made = []
+    monkeypatch.setattr(vl_convert, "javascript_bundle", lambda: made.append(1) or "/* vega */ var x = '</script>';")
+    bundle = html_module.javascript_bundle.__wrapped__
+
+    assert bundle() == "/* vega */ var x = '<\\/script>';" and len(made) == 1
+    path = tmp_path / "postmortem" / f"vega-bundle-vl-convert-{vl_convert.__version__}.js"
+    assert path.read_text().startswith("// sha256:") and [p.name for p in path.parent.iterdir()] == [path.name]
+    assert bundle() == "/* vega */ var x = '<\\/script>';" and len(made) == 1  # from the cache file
+
+    path.write_text(path.read_text()[:-3])  # cut short: the checksum no longer matches
+    assert bundle() == "/* vega */ var x = '<\\/script>';" and len(made) == 2
+    assert bundle() and len(made) == 2  # whole again
+
+
+def test_vega_bundle_without_a_writable_cache_folder(tmp_path, monkeypatch):
+    from postmortem.report import html as html_module
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert html_module.javascript_bundle.__wrapped__() == html_module.javascript_bundle()
+    assert blocker.read_text() == ""
