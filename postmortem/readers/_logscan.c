@@ -383,12 +383,13 @@ static int timestamp(const char *s, const char *e, const char *first_non_ascii, 
  * coded k is field N_FIXED + 2k, a JSON key N_FIXED + 2k + 1. */
 enum { K_MF, K_LM, K_FS, K_PG, K_KV, K_JSON, K_TM };
 enum {
-    MF_LOSS, MF_STEP_TIME, MF_LR, MF_OVERFLOW, MF_LOSS_SCALE, MF_GLOBAL_NORM, MF_TFLOPS_NPU, LM_LOSS, FS_STEP_TIME,
-    FS_MFU, FS_HFU, PG_SAMPLES, TM_EPOCH_TIME, TM_STEP_TIME, TM_DATA_TIME, N_FIXED
+    MF_LOSS, MF_LM_LOSS, MF_LB_LOSS, MF_MTP_LOSS, MF_STEP_TIME, MF_LR, MF_OVERFLOW, MF_LOSS_SCALE, MF_GLOBAL_NORM,
+    MF_TFLOPS_NPU, LM_LOSS, FS_STEP_TIME, FS_MFU, FS_HFU, PG_SAMPLES, TM_EPOCH_TIME, TM_STEP_TIME, TM_DATA_TIME, N_FIXED
 };
 static const char *const FIXED_FIELDS[N_FIXED] = {
     /* "<shape>:<column>" as textlog.py's specs name them */
-    "mf:loss", "mf:step_time", "mf:lr", "mf:overflow", "mf:loss_scale", "mf:global_norm", "mf:tflops_npu",
+    "mf:loss", "mf:lm_loss", "mf:load_balancing_loss", "mf:mtp_loss", "mf:step_time", "mf:lr", "mf:overflow",
+    "mf:loss_scale", "mf:global_norm", "mf:tflops_npu",
     "lm:loss", "fs:step_time", "fs:mfu", "fs:hfu", "pg:samples", "tm:epoch_time", "tm:step_time", "tm:data_time",
 };
 
@@ -454,16 +455,24 @@ static int add_value(Out *o, int64_t field, double value) {
     return put4(&b[0], &line) || put4(&b[1], &f) || put8(&b[2], &value) ? -1 : 0;
 }
 
-/* textlog._MF_FAST_RE: the MindFormers r0.7 - r1.6 monitor line, logger prefix optional. */
+/* The MindFormers r0.7 - r1.8 monitor line (textlog._MF_FAST_RE is r0.7 - r1.6), logger prefix
+ * optional. r1.7 names the logger before the source path and may print lm_loss,
+ * load_balancing_loss and mtp_loss after the loss. */
 static int parse_mf(Out *o, Cur c, int64_t pos, double wall) {
     Cur pre = c;
-    /* YYYY-MM-DD HH:MM:SS,mmm - [path:line] - LEVEL - */
-    static const char shape[] = "dddd-dd-dd dd:dd:dd,ddd - [";
+    /* YYYY-MM-DD HH:MM:SS,mmm - [path:line] - LEVEL - , or ... - mindformers[path:line] - ... */
+    static const char shape[] = "dddd-dd-dd dd:dd:dd,ddd - ";
     int ok = 1;
     for (int i = 0; ok && shape[i]; i++)
         ok = pre.p + i < pre.e && (shape[i] == 'd' ? is_digit(pre.p[i]) : pre.p[i] == shape[i]);
     if (ok) {
         pre.p += sizeof shape - 1;
+        /* the logger's name: letters only, so that no field's pattern can match in it */
+        while (pre.p < pre.e && is_alpha(*pre.p)) pre.p++;
+        ok = LIT(&pre, "[");
+    }
+    if (ok) {
+        /* the source path: no "_" and no space, so no field's pattern can match in it either */
         while (pre.p < pre.e && (is_alpha(*pre.p) || is_digit(*pre.p) || *pre.p == '/' || *pre.p == '.' || *pre.p == '-'))
             pre.p++;
         int64_t ln;
@@ -486,6 +495,9 @@ static int parse_mf(Out *o, Cur c, int64_t pos, double wall) {
     if (!integer(&c, &l.step_in) || !LIT(&c, "/")) return BACK;
     spaces(&c);
     if (!integer(&c, &l.steps_total) || !LIT(&c, "], loss: ") || !number(&c, &v[MF_LOSS])) return BACK;
+    if (LIT(&c, ", lm_loss: ") && !number(&c, &v[MF_LM_LOSS])) return BACK;
+    if (LIT(&c, ", load_balancing_loss: ") && !number(&c, &v[MF_LB_LOSS])) return BACK;
+    if (LIT(&c, ", mtp_loss: ") && !number(&c, &v[MF_MTP_LOSS])) return BACK;
     if (!LIT(&c, ", per_step_time: ") || !number(&c, &v[MF_STEP_TIME]) || !LIT(&c, "ms, ")) return BACK;
     if (LIT(&c, "lr: ") && !(number(&c, &v[MF_LR]) && LIT(&c, ", "))) return BACK;
     if (!LIT(&c, "overflow cond: ")) return BACK;

@@ -76,6 +76,13 @@ BASE_LINES = [
     "{ Epoch:[  1/ 15], step:[    2/ 1000], loss: 10.5, per_step_time: 609ms, overflow cond: True, loss_scale: 65536.0",
     "{ Epoch:[  1/ 15], step:[    3/ 1000], loss: 10.25, per_step_time: 610ms, lr: 1e-05, overflow cond: False, "
     "loss_scale: 1.0, global_norm: [0.5]",
+    # r1.7 - r1.8: the logger's name before the source path, extra losses after the loss
+    "2026-11-30 10:50:07,500 - mindformers[mindformers/core/callback/callback.py:350] - INFO - { Epoch:[  1/ 15], "
+    "step:[    4/ 1000], loss: 3.141593, lm_loss: 3.000000, load_balancing_loss: 0.100000, mtp_loss: 0.041593, "
+    "per_step_time: 1200ms, lr: 2.5e-04, overflow cond: False, loss_scale: 1.0, global_norm: [2.5], "
+    "train_throughput_per_npu: 150.5T",
+    "2026-11-30 10:50:08,500 - mindformers[mindformers/core/callback/callback.py:350] - INFO - { Epoch:[  1/ 15], "
+    "step:[    5/ 1000], loss: 3.100000, lm_loss: 3.000000, per_step_time: 1201ms, overflow cond: False, loss_scale: 1.0",
     "epoch: 1 step: 4, loss is 8.61",
     "Train per step time: 608.567 ms mfu:0.08% hfu:0.08%",
     "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%",
