@@ -507,7 +507,14 @@ def _last_of_run(key: str) -> pl.Expr:
 def _string_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
     """Int64 codes that order like the strings (null first, as 0), and the strings by code."""
     distinct = values.unique().drop_nulls().sort()
-    codes = values.replace_strict(distinct, pl.int_range(1, distinct.len() + 1, eager=True), default=0, return_dtype=pl.Int64)
+    ordinal = pl.int_range(1, distinct.len() + 1, eager=True)
+    if values.dtype == pl.Categorical:  # by the categories' ids: a table lookup, no string compares
+        ids = values.to_physical()
+        lookup = np.zeros(int(ids.max() or 0) + 1, dtype=np.int64)
+        lookup[distinct.to_physical().to_numpy()] = ordinal.to_numpy()
+        codes = pl.Series(lookup).gather(ids)
+    else:
+        codes = values.replace_strict(distinct, ordinal, default=0, return_dtype=pl.Int64)
     return codes.fill_null(0), [None, *distinct.to_list()]
 
 

@@ -35,6 +35,7 @@ import math
 from datetime import datetime, timezone
 import re
 from fnmatch import fnmatch
+from functools import cache
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -759,40 +760,32 @@ def read(artifact: Artifact) -> ReadResult:
             )
         )
 
-    # The lines the C scanner parsed (claimed) and the polars path for all others. "pos" orders
-    # lines; the line number does.
+    # The lines the C scanner parsed (claimed) and the polars path for all others (handed back).
+    # "pos" orders lines; the line number does.
     claimed = scan.claimed()
     scanned = claimed.lines
     kind = pl.col("kind")
-    df = scan.frame().with_columns(pos=pl.col("lineno"))
-    line = pl.col("line")
-    df = df.with_columns(_wall_time(df["line"]))
-    kinds = _split_kinds(df)
+    handed_back = scan.frame()
+    back = _read_handed_back(handed_back, scan.keys) if handed_back.height else _nothing_handed_back()
 
     longs: list[pl.DataFrame] = []
     labels = _Labels()
     # ---- MindFormers / pynative trainer
-    mf = _mindformers(kinds["mf"])
-    longs.append(_long(mf, _MF_FIELDS, "log:mindformers", labels))
+    longs.append(_long(back.mf, _MF_FIELDS, "log:mindformers", labels))
     mf_steps = (pl.col("epoch") - 1) * pl.col("steps_total") + pl.col("step_in")  # claimed lines have an epoch
     scanned_mf = scanned.filter(kind == _K_MF).with_columns(step=mf_steps)
-    mf = _in_line_order(mf, scanned_mf, _MF_LINE_COLUMNS)
+    mf = _in_line_order(back.mf, scanned_mf, _MF_LINE_COLUMNS)
     spe_mf = mf["steps_total"].max() if mf.height and mf["epoch"].null_count() < mf.height else None
 
     # ---- LossMonitor: step within the epoch -> global step
-    lm = _fields(kinds["lm"], _LM_SPECS, _LM_FAST_RE)
     scanned_lm = scanned.select("pos", "kind", "epoch", "step_in").filter(kind == _K_LM)
-    spe = _steps_per_epoch(_in_line_order(lm, scanned_lm, ("pos", "epoch", "step_in")), spe_mf, rel, diags)
+    spe = _steps_per_epoch(_in_line_order(back.lm, scanned_lm, ("pos", "epoch", "step_in")), spe_mf, rel, diags)
     lm_steps = (pl.col("epoch") - 1) * spe + pl.col("step_in") if spe else pl.col("step_in")
-    lm = lm.with_columns(step=lm_steps)
+    lm = back.lm.with_columns(step=lm_steps)
     longs.append(_long(lm, _LM_FIELDS, "log:lossmonitor", labels))
+    if back.bad_json_line is not None:
+        diags.append(dg.warning("log-json-invalid", "a JSON-looking line did not parse; skipped", rel, back.bad_json_line))
 
-    # Step-bearing rows so far: lines without a step take the last step before them.
-    kv_pairs, kv_steps = _with_step(_numeric_pairs(_kv(kinds["kv"]), scan.keys), scan.keys)
-    json_pairs, bad_json_line = _json(kinds["json"])
-    json_pairs, json_steps = _with_step(_numeric_pairs(json_pairs, scan.keys), scan.keys)
-    if bad_json_line is not None:
-        diags.append(dg.warning("log-json-invalid", "a JSON-looking line did not parse; skipped", rel, bad_json_line))
     # The claimed lines' own steps; the other shapes take theirs from the lines before them.
     scanned = scanned.with_columns(
         step=pl.when(kind == _K_MF).then(mf_steps).when(kind == _K_LM).then(lm_steps)
@@ -800,17 +793,16 @@ def read(artifact: Artifact) -> ReadResult:
     )
     # One row per line (lines of different shapes never share a pos).
     steps_at = pl.concat(
-        [x.select("pos", "step") for x in (mf, lm, kv_steps, json_steps)]
-        + [scanned.select("pos", "step", "kind").filter(kind.is_in((_K_LM, _K_KV, _K_JSON))).drop("kind")]
+        [x.select("pos", "step") for x in (mf, lm, back.kv_steps, back.json_steps) if x.height]
+        + [scanned.select("pos", "step", "kind").filter(kind.is_in((_K_LM, _K_KV, _K_JSON))).drop("kind")],
+        how="vertical_relaxed",
     ).sort("pos")
     scanned = _attach_step(scanned.rename({"step": "own_step"}), steps_at).select(
         *_CLAIMED_COLUMNS[:5], pl.coalesce("own_step", "step").alias("step"), *_CLAIMED_COLUMNS[6:]
     )
 
     # ---- TimeMonitor (per-epoch averages, placed at the last step of the epoch)
-    tm = kinds["tm"].filter(~line.str.contains(r"(?i)eval epoch time"))
-    tm = tm.with_columns(**{name: conv.value(line.str.extract(pat, 1)) for name, (conv, pat) in _TM_SPECS.items()})
-    tm = _attach_step(tm, steps_at)
+    tm = _attach_step(back.tm, steps_at)
     if spe:  # a TimeMonitor line with no step before it ends the n-th epoch: step n x steps per epoch
         tm_pos = _in_line_order(tm, scanned.select("pos", "kind").filter(kind == _K_TM), ("pos",))["pos"]
 
@@ -822,26 +814,13 @@ def read(artifact: Artifact) -> ReadResult:
             step=pl.when(kind == _K_TM).then(pl.col("step").fill_null(epoch_end(scanned))).otherwise(pl.col("step"))
         )
     longs.append(_long(tm, _TM_FIELDS, "log:timemonitor", labels))
+    for key, value in back.settings.items():  # FlopsUtilizationCollector totals
+        result.settings[key] = Setting(value, "log")
 
-    # ---- FlopsUtilizationCollector
-    flops = kinds["flops_total"]
-    for key, label in (
-        ("full_model_flops", "Full model flops"),
-        ("full_hardware_flops", "Full hardware flops"),
-        ("shard_model_flops", "Shard model flops"),
-        ("shard_hardware_flops", "Shard hardware flops"),
-    ):
-        values = flops.select(_num(line, label + r" is\s*" + _NUM)).to_series().drop_nulls()
-        if values.len():
-            result.settings[key] = Setting(float(values[-1]), "log")
-    fs = _attach_step(_fields(kinds["flops_step"], _FS_SPECS, _FS_FAST_RE), steps_at)
-    longs.append(_long(fs, _FS_FIELDS, "log:flops", labels))
-
-    # ---- MindFormers progress line: samples/s per device, step of the line before it
-    samples_conv, samples_pattern = _PG_SPECS["samples"]
-    pg = kinds["progress"].with_columns(samples=samples_conv.value(line.str.extract(samples_pattern, 1)))
-    pg = _attach_step(pg, steps_at)
-    longs.append(_long(pg, _PG_FIELDS, "log:mindformers", labels))
+    # ---- FlopsUtilizationCollector per step, MindFormers progress line: the step of the line before
+    longs.append(_long(_attach_step(back.fs, steps_at), _FS_FIELDS, "log:flops", labels))
+    longs.append(_long(_attach_step(back.pg, steps_at), _PG_FIELDS, "log:mindformers", labels))
+    kv_pairs, json_pairs = back.kv_rows, back.json_rows
 
     kv_long = _pairs_to_long(kv_pairs, "log:kv", labels, scan.keys)
     json_long = _pairs_to_long(json_pairs, "log:json", labels, scan.keys)
@@ -879,8 +858,72 @@ def read(artifact: Artifact) -> ReadResult:
         SCALARS,
     )
     result.tables["scalars"] = scalars
-    result.tables["events"] = _events(df, mf, steps_at, base_rank, rel, diags)
+    result.tables["events"] = _events(back.errors, mf, steps_at, base_rank, rel, diags)
     return result
+
+
+class _HandedBack(NamedTuple):
+    """What the polars path reads from the lines the C scanner handed back (without it: all lines),
+    before steps are attached: everything here depends on those lines alone."""
+
+    mf: pl.DataFrame  # MindFormers / pynative lines, with their own steps
+    lm: pl.DataFrame  # LossMonitor lines: epoch, step in epoch, loss
+    kv_rows: pl.DataFrame  # key=value pairs of lines with a step
+    kv_steps: pl.DataFrame  # (pos, step) of key=value lines with a step
+    json_rows: pl.DataFrame
+    json_steps: pl.DataFrame
+    bad_json_line: int | None
+    tm: pl.DataFrame  # TimeMonitor lines
+    fs: pl.DataFrame  # FlopsUtilizationCollector per-step lines
+    pg: pl.DataFrame  # MindFormers progress lines
+    settings: dict[str, float]  # FlopsUtilizationCollector totals
+    errors: pl.DataFrame  # ERROR / Traceback / exception lines, see _events
+
+
+def _read_handed_back(df: pl.DataFrame, keys: dict[str, int]) -> _HandedBack:
+    """The lines (lineno, line) the C scanner handed back, read by the polars path."""
+    df = df.with_columns(pos=pl.col("lineno"))
+    df = df.with_columns(_wall_time(df["line"]))
+    line = pl.col("line")
+    kinds = _split_kinds(df)
+    # Pairs of kv lines, then of JSON lines: keys are numbered in that order.
+    kv_rows, kv_steps = _with_step(_numeric_pairs(_kv(kinds["kv"]), keys), keys)
+    json_pairs, bad_json_line = _json(kinds["json"])
+    json_rows, json_steps = _with_step(_numeric_pairs(json_pairs, keys), keys)
+    tm = kinds["tm"].filter(~line.str.contains(r"(?i)eval epoch time"))
+    tm = tm.with_columns(**{name: conv.value(line.str.extract(pat, 1)) for name, (conv, pat) in _TM_SPECS.items()})
+    settings = {}
+    for key, label in (
+        ("full_model_flops", "Full model flops"),
+        ("full_hardware_flops", "Full hardware flops"),
+        ("shard_model_flops", "Shard model flops"),
+        ("shard_hardware_flops", "Shard hardware flops"),
+    ):
+        values = kinds["flops_total"].select(_num(line, label + r" is\s*" + _NUM)).to_series().drop_nulls()
+        if values.len():
+            settings[key] = float(values[-1])
+    samples_conv, samples_pattern = _PG_SPECS["samples"]
+    return _HandedBack(
+        mf=_mindformers(kinds["mf"]),
+        lm=_fields(kinds["lm"], _LM_SPECS, _LM_FAST_RE),
+        kv_rows=kv_rows,
+        kv_steps=kv_steps,
+        json_rows=json_rows,
+        json_steps=json_steps,
+        bad_json_line=bad_json_line,
+        tm=tm,
+        fs=_fields(kinds["flops_step"], _FS_SPECS, _FS_FAST_RE),
+        pg=kinds["progress"].with_columns(samples=samples_conv.value(line.str.extract(samples_pattern, 1))),
+        settings=settings,
+        errors=_error_lines(df),
+    )
+
+
+@cache
+def _nothing_handed_back() -> _HandedBack:
+    """_read_handed_back of no lines, made once: the C scanner usually claims every line, and the
+    polars path costs ~25 ms per file even then (~150 operations of ~0.2 ms on empty frames)."""
+    return _read_handed_back(pl.DataFrame(schema={"lineno": pl.Int64, "line": pl.Utf8}), {})
 
 
 # What later steps read of the MindFormers lines (steps per epoch, step-bearing lines, overflow events).
@@ -1003,9 +1046,8 @@ def _attach_step(df: pl.DataFrame, steps_at: pl.DataFrame) -> pl.DataFrame:
     return df.set_sorted("pos").join_asof(steps_at, on="pos", strategy="backward")
 
 
-def _events(
-    df: pl.DataFrame, mf: pl.DataFrame, steps_at: pl.DataFrame, rank: int | None, rel: str, diags: list
-) -> pl.DataFrame:
+def _error_lines(df: pl.DataFrame) -> pl.DataFrame:
+    """ERROR lines and tracebacks, one row per error."""
     line = pl.col("line")
     is_traceback = line.str.strip_chars_start().str.starts_with("Traceback")
     is_exception = line.str.contains(_EXCEPTION_RE)
@@ -1014,7 +1056,12 @@ def _events(
     # happened, and drop the "Traceback (most recent call last):" header when one follows.
     err = err.with_columns(is_traceback.alias("_tb"), is_exception.alias("_exc"))
     next_is_exception = pl.col("_exc").shift(-1).fill_null(False)
-    err = err.filter(~(pl.col("_tb") & next_is_exception)).drop("_tb", "_exc")
+    return err.filter(~(pl.col("_tb") & next_is_exception)).drop("_tb", "_exc")
+
+
+def _events(
+    err: pl.DataFrame, mf: pl.DataFrame, steps_at: pl.DataFrame, rank: int | None, rel: str, diags: list
+) -> pl.DataFrame:
     if err.height > MAX_ERROR_EVENTS:
         diags.append(
             dg.info("log-errors-capped", f"{err.height} error lines; first {MAX_ERROR_EVENTS} kept as events", rel)
