@@ -195,7 +195,7 @@ class PackedTable:
     """A table on its way to another process: written as an Arrow IPC file into a folder both
     processes see, so only the file's name travels through the pipe. A pipe carries a few MB per
     table no faster than the receiving process reads it, and that process is busy: the sender
-    waited ~20 ms per table (64 ranks: a third of a core). Where the file cannot be written (a
+    waited ~20 ms per table (0.6 s of 64 ranks). Where the file cannot be written (a
     full disk), the table itself travels."""
 
     schema: dict[str, pl.DataType]

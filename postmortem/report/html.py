@@ -54,46 +54,51 @@ def javascript_bundle() -> str:
     so the bundle is kept in the user's cache folder, per vl-convert version.
     """
     path = _bundle_cache_path()
-    bundle = _read_cached(path)
+    bundle = _read_cached(path) if path else None
     if bundle is None:
         bundle = vl_convert.javascript_bundle()
-        _write_cached(path, bundle)
+        if path:
+            _write_cached(path, bundle)
     # Inline <script> content must never contain "</script": the bundle has none, keep it so.
     return bundle.replace("</script", "<\\/script")
 
 
-def _bundle_cache_path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+def _bundle_cache_path() -> Path | None:
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    except RuntimeError:  # no home folder to find
+        return None
     return Path(base) / "postmortem" / f"vega-bundle-vl-convert-{vl_convert.__version__}.js"
 
 
 def _read_cached(path: Path) -> str | None:
     """The cached text, if the file is there and whole (its first line is the sha256 of the rest)."""
     try:
-        head, _, text = path.read_text(encoding="utf-8").partition("\n")
+        head, _, body = path.read_bytes().partition(b"\n")
+        return body.decode("utf-8") if head == _checksum_line(body) else None
     except (OSError, UnicodeDecodeError):
         return None
-    return text if head == _checksum_line(text) else None
 
 
 def _write_cached(path: Path, text: str) -> None:
     """Write atomically (readers never see half a file); a cache folder that cannot be written is no error."""
+    body = text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     except OSError:
         return
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(_checksum_line(text) + "\n" + text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_checksum_line(body) + b"\n" + body)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
 
-def _checksum_line(text: str) -> str:
-    return "// sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _checksum_line(body: bytes) -> bytes:
+    return b"// sha256:" + hashlib.sha256(body).hexdigest().encode()
 
 
 def json_for_script(value: Any) -> Markup:
