@@ -14,6 +14,7 @@ The rules, in order:
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import tempfile
@@ -145,10 +146,7 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
     process start and half of the parts' trips back (packed, then unpacked here)."""
     parts: list[_RankPart | None] = [None] * len(jobs)
     taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
-    with (
-        tempfile.TemporaryDirectory(prefix="postmortem-parts-") as folder,  # where workers leave their tables
-        worker_processes.pool(workers - 1, shared=taken) as pool,
-    ):
+    with _parts_folder() as folder, worker_processes.pool(workers - 1, shared=taken) as pool:
         futures = [
             pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order), folder)
             for i, (files, order) in enumerate(jobs)
@@ -171,6 +169,19 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
             collect([f for f in pending if f.done()])  # unpacked while the workers go on
         collect(list(pending))
     return parts
+
+
+@contextlib.contextmanager
+def _parts_folder():
+    """A new temp folder where workers leave the tables they send back (model.packed), or "" when
+    none can be made: then the tables travel through the pipe."""
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="postmortem-parts-")
+    except OSError:
+        yield ""
+        return
+    with folder as path:
+        yield path
 
 
 def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]], folder: str) -> _RankPart | None:

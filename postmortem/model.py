@@ -204,22 +204,26 @@ class PackedTable:
 
 
 def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTable]:
+    """`folder`: where to write the files; "" for none (the tables then travel themselves)."""
     out = {}
     for name, table in tables.items():
+        schema = dict(table.schema)
         if table.is_empty():
-            out[name] = PackedTable(dict(table.schema))
+            out[name] = PackedTable(schema)
             continue
         path = None
         try:
+            if not folder:
+                raise FileNotFoundError("no folder for the tables")
             fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
             with os.fdopen(fd, "wb") as f:
                 table.write_ipc(f, compression="uncompressed")
-            out[name] = PackedTable(dict(table.schema), path)
+            out[name] = PackedTable(schema, path)
         except OSError:
             if path is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
-            out[name] = PackedTable(dict(table.schema), table=table)
+            out[name] = PackedTable(schema, table=table)
     return out
 
 

@@ -236,5 +236,31 @@ def test_tables_survive_the_trip_between_processes(tmp_path):
     inline = packed(tables, str(tmp_path / "missing"))
     assert inline["mixed"].path is None and inline["mixed"].table is not None
     back = unpacked(pickle.loads(pickle.dumps(inline)))
+    assert unpacked(packed(tables, ""))["mixed"].equals(tables["mixed"])  # no folder at all
     for name, table in tables.items():
         assert back[name].schema == table.schema and back[name].equals(table), name
+
+
+def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
+    """No temp folder to be had (TMPDIR gone): the rank tables come back through the pipe, same run."""
+    import shutil
+    import tempfile
+    import time
+
+    import postmortem.load as load
+
+    run = tmp_path / "run"
+    for rank in range(4):
+        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
+    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
+    serial = load_run(run, workers=1)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    # This process reads slowly, so the worker surely takes a rank too.
+    monkeypatch.setattr(load, "_load_rank", lambda *job, read=load._load_rank: time.sleep(1) or read(*job))
+    from_worker = []
+    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_worker.append(1) or unpack(tables))
+    parallel = load_run(run, workers=2)
+    assert from_worker
+    for name, table in serial.tables.items():
+        assert table.schema == parallel.tables[name].schema and table.equals(parallel.tables[name]), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
