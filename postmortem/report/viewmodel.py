@@ -20,7 +20,7 @@ from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import alignment_text, check_name, finding_text
 
-Align = Literal["left", "right"]
+Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
 
 
@@ -152,11 +152,12 @@ def text(value: Any) -> Cell:
 
 
 def _table(id: str, columns: Sequence[str], align: str, rows: Sequence[Sequence[Cell]], **kw: Any) -> Table:
-    """``align`` is one letter per column: l or r."""
+    """``align`` is one letter per column: l, r, or w (left, and a word is never broken: short
+    labels such as a status, which a narrow column would otherwise split mid-word)."""
     return Table(
         id=id,
         columns=tuple(columns),
-        align=tuple("right" if a == "r" else "left" for a in align),
+        align=tuple({"r": "right", "w": "left word"}.get(a, "left") for a in align),
         rows=tuple(tuple(r) for r in rows),
         **kw,
     )
@@ -616,7 +617,7 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
          Cell(", ".join(f"{k}={_evidence(v)}" for k, v in sorted(c.evidence.items()) if v is not None), tone="muted")]
         for c in a.config_checks
     ]
-    return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "llll", rows),))
+    return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "lwll", rows),))
 
 
 def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
