@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -97,7 +98,7 @@ def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[
         name=Path(path).resolve().name,
         tables=tables,
         settings=settings,
-        inventory=tuple(sorted(inventory, key=lambda e: e.rel)),
+        inventory=tuple(sorted(inventory, key=lambda e: _natural_order(e.rel))),
         segments=tuple(segments),
         ranks=tuple(int(r) for r in ranks),
         diagnostics=tuple(_dedupe(diagnostics)),
@@ -286,6 +287,12 @@ def _file_order(artifacts: Sequence[Artifact]) -> dict[str, int]:
     by_stamp = sorted(stamped, key=lambda a: (summary_stamp(Path(a.rel).name), a.rel))
     order.update({a.rel: slot for slot, a in zip(slots, by_stamp)})
     return order
+
+
+def _natural_order(text: str) -> tuple[list[str | int], str]:
+    """Sort key that puts rank_2 before rank_10: runs of digits compare as numbers."""
+    parts = re.split(r"(\d+)", text)  # text, digits, text, ...: the odd places are digits
+    return [int(p) if i % 2 else p for i, p in enumerate(parts)], text
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:

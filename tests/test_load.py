@@ -264,3 +264,15 @@ def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
     for name, table in serial.tables.items():
         assert table.schema == parallel.tables[name].schema and table.equals(parallel.tables[name]), name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_inventory_lists_rank_2_before_rank_10(tmp_path):
+    """Files in natural order: runs of digits compare as numbers (rank_2 before rank_10)."""
+    import shutil
+
+    for rank in (10, 2):
+        shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run" / f"rank_{rank}")
+    run = load_run(tmp_path / "run", workers=1)
+    folders = [e.rel.split("/")[0] for e in run.inventory]
+    assert folders == sorted(folders, key=lambda f: int(f.split("_")[1])) and folders[0] == "rank_2"
+    assert run.ranks == (2, 10)
