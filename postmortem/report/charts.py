@@ -412,7 +412,8 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
         alt.Chart(_data(df))
         .mark_bar()
         .encode(
-            x=alt.X("rank:O", title=labels["rank"]),
+            # hundreds of ranks: labels that would overlap are left out, not drawn over each other
+            x=alt.X("rank:O", title=labels["rank"], axis=alt.Axis(labelOverlap="greedy", labelAngle=0, labelSeparation=4)),
             y=alt.Y("median_step_time_s:Q", title=title, scale=alt.Scale(zero=False)),
             color=alt.condition("datum.slow", alt.value(SPIKE), alt.value(CURRENT)),
             tooltip=[alt.Tooltip("rank:O", title=labels["rank"]),
