@@ -571,8 +571,10 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         spec = charts.rank_chart(rdf, L)
         if spec:
             blocks.append(Chart("chart-ranks", L["per_rank"], spec))
+        # Slowest first: the chart shows rank order, and on paper a long table keeps its first rows only.
+        slowest_first = sorted(r.ranks, key=lambda x: (-(x.median_step_time_s or 0.0), x.rank))
         rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration), cell(x.excess, fmt.rel_delta),
-                 Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in r.ranks]
+                 Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
         blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["excess"], ""], "rrrrl", rows, caption=r.rule, collapsed=len(rows) > 16))
     return Section("phases", L["phases"], tuple(blocks))
 
