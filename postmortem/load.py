@@ -303,7 +303,7 @@ def _concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
 
 def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
     """Files without a rank in their path belong to a single-rank run: rank 0."""
-    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns else table
+    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns and table.height else table
 
 
 # --------------------------------------------------------------------------- restarts

@@ -314,6 +314,8 @@ def _long(df: pl.DataFrame, fields: dict[str, tuple[str, str]], source: str, lab
 
     ``fields`` maps a value column to (canonical tag, raw tag).
     """
+    if df.is_empty():  # the usual case when the C scanner claimed the lines: a select per field for nothing
+        return _EMPTY_LONG
     parts = [
         df.select(
             "pos",
