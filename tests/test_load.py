@@ -224,13 +224,18 @@ def test_tables_survive_the_trip_between_processes(tmp_path):
             "s": ["b", "b", None, "a", "b"], "n": [1, 2, None, 4, 5], "f": [1.0, None, float("nan"), float("inf"), 2.0],
             "l": [[1], [], None, [2, 3], [4]], "r": pl.Series([0, 1, 2, 3, 4], dtype=pl.Int32),
             "c": pl.Series(["x", None, "y", "x", "x"], dtype=pl.Categorical()),
+            "b": [True, None, False, True, True], "u": pl.Series([1, 2, 3, 4, 2**32 - 1], dtype=pl.UInt32),
+            "z": [0.0, -0.0, 1e-320, -1e308, 5.0], "t": ["\u65e5\u5fd7", "", "a\x00b", "x" * 100, "<&>"],
         }),
+        "chunked": pl.concat([pl.DataFrame({"v": [1.5, 2.5], "k": ["a", "b"]}),
+                              pl.DataFrame({"v": [None, 4.5], "k": ["b", None]})], rechunk=False),
         "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
-        "all_null": pl.DataFrame({"s": [None, None]}, schema={"s": pl.String}),
+        "all_null": pl.DataFrame({"s": [None, None], "c": [None, None]}, schema={"s": pl.String, "c": pl.Categorical()}),
     }
     back = unpacked(packed(tables, str(tmp_path)))
     for name, table in tables.items():
         assert back[name].schema == table.schema and back[name].equals(table), name
+    assert str(back["mixed"]["z"][1]) == "-0.0"  # equals() does not tell -0.0 from 0.0
     assert not list(tmp_path.iterdir())
     # A folder that cannot be written (full, gone): the tables travel themselves.
     inline = packed(tables, str(tmp_path / "missing"))
