@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from .. import diagnostics as dg
-from ..model import CANONICAL_TAGS, EVENTS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, frame
+from ..model import CANONICAL_TAGS, EVENTS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, empty, frame
 from .base import Reader
 
 CHUNK_BYTES = 8 << 20
@@ -53,6 +53,8 @@ try:
     from . import _logscan
 except ImportError:  # built without a compiler: the polars path gives the same result, slower
     _logscan = None
+
+_LINES = {"lineno": pl.Int64, "line": pl.Utf8}  # the lines the polars path reads
 
 _CLAIM_PATTERNS = ("*.log", "*.txt", "*.out", "*.jsonl", "*.log.*", "stdout*", "stderr*")
 
@@ -106,7 +108,7 @@ class _Scan:
 
     def frame(self) -> pl.DataFrame:
         if not self.parts:
-            return pl.DataFrame(schema={"lineno": pl.Int64, "line": pl.Utf8})
+            return empty(_LINES)
         return pl.concat(self.parts)
 
     def claimed(self) -> _Claimed:
@@ -345,7 +347,6 @@ class _Conv(NamedTuple):
 
     parse: Callable[[pl.Expr], pl.Expr]
     scale: float
-    dtype: type[pl.DataType]
 
     def value(self, text: pl.Expr) -> pl.Expr:
         number = self.parse(text)
@@ -360,15 +361,13 @@ def _int(text: pl.Expr) -> pl.Expr:
     return text.cast(pl.Int64, strict=False)
 
 
-_FLOAT = _Conv(_float, 1.0, pl.Float64)
-_INT = _Conv(_int, 1.0, pl.Int64)
-_MS = _Conv(_float, 1e-3, pl.Float64)  # milliseconds -> seconds
+_FLOAT = _Conv(_float, 1.0)
+_INT = _Conv(_int, 1.0)
+_MS = _Conv(_float, 1e-3)  # milliseconds -> seconds
 # percent -> fraction: a product, not x / 100: polars divides a long column by multiplying with
 # the reciprocal and a short one exactly, so a quotient would depend on how many rows came together
-_PCT = _Conv(_float, 0.01, pl.Float64)
-_BOOL = _Conv(
-    lambda t: t.replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64), 1.0, pl.Float64
-)
+_PCT = _Conv(_float, 0.01)
+_BOOL = _Conv(lambda t: t.replace_strict({"True": 1.0, "False": 0.0}, default=None, return_dtype=pl.Float64), 1.0)
 
 
 def _fields(df: pl.DataFrame, specs: dict, fast_re: str) -> pl.DataFrame:
@@ -925,7 +924,7 @@ def _read_handed_back(df: pl.DataFrame, keys: dict[str, int]) -> _HandedBack:
 def _nothing_handed_back() -> _HandedBack:
     """_read_handed_back of no lines, made once: the C scanner usually claims every line, and the
     polars path costs ~25 ms per file even then (~150 operations of ~0.2 ms on empty frames)."""
-    return _read_handed_back(pl.DataFrame(schema={"lineno": pl.Int64, "line": pl.Utf8}), {})
+    return _read_handed_back(empty(_LINES), {})
 
 
 # What later steps read of the MindFormers lines (steps per epoch, step-bearing lines, overflow events).
