@@ -464,9 +464,9 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
        printed key=value); the per-launch files of one source (summary, tensorboard) are one.
     2. One value per (tag, rank, step): the best source; between two streams of one source, the
        later launch.
-    Both run on a narrow frame of integer codes; the wide table (four string columns) is gathered
-    once. Polars hashes and sorts one Int64 column several times faster than several columns (and
-    strings slowest), so (tag, rank, step) and (stream, tag, rank, step) are packed into one each.
+    Both run on a narrow frame of integer codes; the wide table is gathered once. Polars hashes and
+    sorts one Int64 column several times faster than several columns, so (tag, rank, step) and
+    (stream, tag, rank, step) are packed into one each.
     """
     if scalars.is_empty():
         return pl.Series("_i", [], dtype=pl.UInt32), []
@@ -476,8 +476,8 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
     # Rows arrive in discovery order, which is launch order unless stamps differ in digit count.
     if not keys["_file_order"].is_sorted():
         keys = keys.sort("_file_order", "_row", maintain_order=True)
-    tag, tags = _string_codes(keys["tag"])
-    source, sources = _string_codes(keys["source"])
+    tag, tags = _category_codes(keys["tag"])  # SCALARS' text columns are categorical
+    source, sources = _category_codes(keys["source"])
     file, files = _int_codes(keys["_file_order"])  # a file's launch order stands for the file
     rank, ranks = _int_codes(keys["rank"])
     step, steps = _int_codes(keys["step"])
@@ -522,18 +522,14 @@ def _last_of_run(key: str) -> pl.Expr:
     return pl.col(key).ne_missing(pl.col(key).shift(-1))
 
 
-def _string_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
-    """Int64 codes that order like the strings (null first, as 0), and the strings by code."""
-    distinct = values.unique().drop_nulls().sort()
-    ordinal = pl.int_range(1, distinct.len() + 1, eager=True)
-    if values.dtype == pl.Categorical:  # by the categories' ids: a table lookup, no string compares
-        ids = values.to_physical()
-        lookup = np.zeros(int(ids.max() or 0) + 1, dtype=np.int64)
-        lookup[distinct.to_physical().to_numpy()] = ordinal.to_numpy()
-        codes = pl.Series(lookup).gather(ids)
-    else:
-        codes = values.replace_strict(distinct, ordinal, default=0, return_dtype=pl.Int64)
-    return codes.fill_null(0), [None, *distinct.to_list()]
+def _category_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
+    """Int64 codes that order like the text of a categorical column (null first, as 0), and the
+    text by code: the categories' ids looked up in a table, no string compares."""
+    distinct = values.unique().drop_nulls().sort()  # a categorical sorts by its text
+    ids = values.to_physical()
+    lookup = np.zeros(int(ids.max() or 0) + 1, dtype=np.int64)
+    lookup[distinct.to_physical().to_numpy()] = np.arange(1, distinct.len() + 1)
+    return pl.Series(lookup).gather(ids).fill_null(0), [None, *distinct.to_list()]
 
 
 def _int_codes(values: pl.Series) -> tuple[pl.Series, int]:
