@@ -221,21 +221,28 @@ def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTabl
         schema = dict(table.schema)
         if table.is_empty():
             out[name] = PackedTable(schema)
-            continue
-        path = None
-        try:
-            if not folder:
-                raise FileNotFoundError("no folder for the tables")
-            fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
-            with os.fdopen(fd, "wb") as f:
-                table.write_ipc(f, compression="uncompressed")
+        elif path := _ipc_file(table, folder, name):
             out[name] = PackedTable(schema, path)
-        except OSError:
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+        else:
             out[name] = PackedTable(schema, table=table)
     return out
+
+
+def _ipc_file(table: pl.DataFrame, folder: str, name: str) -> str | None:
+    """The path of a new Arrow IPC file in `folder` holding `table`; None when none can be written."""
+    if not folder:
+        return None
+    path = None
+    try:
+        fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
+        with os.fdopen(fd, "wb") as f:
+            table.write_ipc(f, compression="uncompressed")
+        return path
+    except OSError:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return None
 
 
 def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
