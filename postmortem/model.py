@@ -207,11 +207,18 @@ class PackedTable:
     processes see, so only the file's name travels through the pipe. A pipe carries a few MB per
     table no faster than the receiving process reads it, and that process is busy: the sender
     waited ~20 ms per table (0.6 s of 64 ranks). Where the file cannot be written (a
-    full disk), the table itself travels."""
+    full disk), the table itself travels.
+
+    The receiver maps the file rather than reading it: its numbers are used where they lie, in
+    the page cache, instead of being copied into new memory (~8 MB a rank, whose page faults were
+    most of the cost). Categorical columns travel as the sender's category ids plus its labels
+    (`labels`), because ids are per process; turning them into Arrow dictionaries cost the sender
+    more than the whole rest of the file."""
 
     schema: dict[str, pl.DataType]
     path: str | None = None  # the IPC file; none for an empty table (most tables of a rank are)
     table: pl.DataFrame | None = None  # the table itself, when no file could be written
+    labels: dict[str, list[str | None]] = field(default_factory=dict)  # categorical column -> label of each id
 
 
 def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTable]:
@@ -219,13 +226,23 @@ def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTabl
     out = {}
     for name, table in tables.items():
         schema = dict(table.schema)
+        categorical = [column for column, dtype in schema.items() if isinstance(dtype, pl.Categorical)]
         if table.is_empty():
             out[name] = PackedTable(schema)
-        elif path := _ipc_file(table, folder, name):
-            out[name] = PackedTable(schema, path)
+        elif path := _ipc_file(table.with_columns(pl.col(categorical).to_physical()), folder, name):
+            out[name] = PackedTable(schema, path, labels={column: _labels(table[column]) for column in categorical})
         else:
             out[name] = PackedTable(schema, table=table)
     return out
+
+
+def _labels(column: pl.Series) -> list[str | None]:
+    """The label of each category id up to the highest one `column` uses (from its dtype's
+    categories, which may hold many more)."""
+    highest = column.to_physical().max()
+    if highest is None:
+        return []
+    return column.dtype.categories.to_series().head(int(highest) + 1).to_list()
 
 
 def _ipc_file(table: pl.DataFrame, folder: str, name: str) -> str | None:
@@ -246,7 +263,7 @@ def _ipc_file(table: pl.DataFrame, folder: str, name: str) -> str | None:
 
 
 def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
-    """The tables back, their files deleted."""
+    """The tables back, their files deleted (a mapped file's pages stay while they are used)."""
     out = {}
     for name, packed_table in tables.items():
         if packed_table.table is not None:
@@ -254,9 +271,21 @@ def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
         elif packed_table.path is None:
             out[name] = empty(packed_table.schema)
         else:
-            out[name] = pl.read_ipc(packed_table.path)
+            out[name] = _mapped(packed_table)
             os.unlink(packed_table.path)
     return out
+
+
+def _mapped(packed_table: PackedTable) -> pl.DataFrame:
+    import pyarrow as pa  # only where worker processes send tables: its import takes ~0.1 s
+    import pyarrow.ipc
+
+    table = pl.from_arrow(pyarrow.ipc.open_file(pa.memory_map(packed_table.path)).read_all())
+    # Each id becomes the label it stands for in the sender, as a category of this process.
+    return table.with_columns(
+        pl.Series(labels, dtype=packed_table.schema[column]).gather(table[column]).alias(column)
+        for column, labels in packed_table.labels.items()
+    )
 
 
 # --------------------------------------------------------------------------- canonical names

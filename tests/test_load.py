@@ -246,6 +246,34 @@ def test_tables_survive_the_trip_between_processes(tmp_path):
         assert back[name].schema == table.schema and back[name].equals(table), name
 
 
+def _packed_elsewhere(folder: str):
+    """In a worker: a table packed by a process whose category ids differ from the parent's."""
+    from postmortem.model import packed
+
+    pl.Series([f"only-here-{i}" for i in range(50)] + ["zeta", "alpha"], dtype=pl.Categorical())  # ids the parent lacks
+    table = pl.DataFrame({
+        "tag": pl.Series(["alpha", "zeta", None, "alpha"], dtype=pl.Categorical()),
+        "v": [1.0, 2.0, 3.0, None],
+    })
+    return packed({"t": table}, folder)
+
+
+def test_categories_survive_the_trip_from_another_process(tmp_path):
+    """Category ids are per process: a worker's ids come back as this process's categories."""
+    from postmortem import workers
+    from postmortem.model import unpacked
+
+    pl.Series(["zeta", "beta", "alpha"], dtype=pl.Categorical())  # this process: other ids for the same labels
+    with workers.pool(1) as pool:
+        sent = pool.submit(_packed_elsewhere, str(tmp_path)).result()
+    assert sent["t"].path is not None  # it came as a file, not as the table itself
+    back = unpacked(sent)["t"]
+    assert back.schema == {"tag": pl.Categorical(), "v": pl.Float64}
+    assert back["tag"].to_list() == ["alpha", "zeta", None, "alpha"]
+    assert back["v"].to_list() == [1.0, 2.0, 3.0, None]
+    assert not list(tmp_path.iterdir())
+
+
 def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
     """No temp folder to be had (TMPDIR gone): the rank tables come back through the pipe, same run."""
     import shutil
