@@ -14,8 +14,6 @@ import json
 import re
 from typing import Any
 
-import yaml
-
 from .. import diagnostics as dg
 from ..model import Artifact, ReadResult, Setting
 from .base import Reader
@@ -169,6 +167,8 @@ def read(artifact: Artifact) -> ReadResult:
     with open(artifact.path, "rb") as fh:
         raw = fh.read(MAX_CONFIG_BYTES + 1)
     text = raw.decode("utf-8", errors="replace")
+    import yaml  # here, not at the top: most runs have no YAML config, and every worker would pay 15 ms
+
     try:
         if rel.lower().endswith(".json"):
             cfg = json.loads(text)

@@ -36,7 +36,6 @@ import struct
 from collections.abc import Iterator
 
 import numpy as np
-from crc32c import crc32c
 
 from ..diagnostics import Diagnostic, error, warning
 
@@ -55,6 +54,8 @@ _HEADER = struct.Struct("<QI")
 
 def masked_crc(data: bytes | memoryview) -> int:
     """The masked CRC-32C TFRecord stores after a length and after the data."""
+    from crc32c import crc32c  # see scan
+
     crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
@@ -102,6 +103,10 @@ def scan(
     if size == 0:
         diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
         return
+    # Imported only on this path: the C scanner checks CRCs itself, and the import (~30 ms, for
+    # importlib.metadata) would be paid by every worker process.
+    from crc32c import crc32c
+
     view = memoryview(buf)
     unpack_header = _HEADER.unpack_from
     unpack_u32 = _U32.unpack_from
