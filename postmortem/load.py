@@ -15,7 +15,6 @@ The rules, in order:
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import re
 import tempfile
@@ -69,14 +68,20 @@ SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
 _PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
-def load_run(path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None) -> Run:
-    """Read every artifact of a run folder into one Run (see the module docstring for the rules)."""
+def load_run(
+    path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None,
+    pool: worker_processes.Pool | None = None,
+) -> Run:
+    """Read every artifact of a run folder into one Run (see the module docstring for the rules).
+
+    workers: processes that read ranks, this one included (default: one per core); pool: worker
+    processes already started (the build's helper), used instead of starting new ones."""
     readers = tuple(readers) if readers is not None else all_readers()
     found = discover(path, readers)
     order = _file_order([c.artifact for c in found.claimed])
     # Worker processes look readers up by name, so custom readers (tests) are read in-process.
     parallel_ok = readers == all_readers()
-    parts = _load_ranks(_by_rank(found.claimed), order, workers if parallel_ok else 1)
+    parts = _load_ranks(_by_rank(found.claimed), order, *((workers, pool) if parallel_ok else (1, None)))
 
     tables = {name: _concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
     settings, setting_notes = _merge_settings([kv for p in parts for kv in p.settings_found])
@@ -130,26 +135,32 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
                      segments, restart_notes)
 
 
-def _load_ranks(groups: list[list[Claimed]], order: dict[str, int], workers: int | None) -> list[_RankPart]:
+def _load_ranks(
+    groups: list[list[Claimed]], order: dict[str, int], workers: int | None, pool: worker_processes.Pool | None
+) -> list[_RankPart]:
     """One part per rank, in rank order; ranks are shared with worker processes when there is enough work."""
     orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
     here = [([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
     total = sum(c.artifact.size for group in groups for c in group)
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(groups) > 1 and total >= _PARALLEL_MIN_BYTES:
-        return _load_ranks_shared(here, workers)
-    return [_load_rank(*job) for job in here]
+    if len(groups) < 2 or total < _PARALLEL_MIN_BYTES or (pool is None and workers < 2):
+        return [_load_rank(*job) for job in here]
+    if pool is not None:
+        return _load_ranks_shared(here, pool)
+    with worker_processes.pool(workers - 1) as own:
+        return _load_ranks_shared(here, own)
 
 
-def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], workers: int) -> list[_RankPart]:
-    """The ranks shared between this process and workers - 1 spawned ones: the workers take them
-    from the front, this process from the back, until they meet. Working here too saves one
-    process start and half of the parts' trips back (packed, then unpacked here)."""
+def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], pool: worker_processes.Pool) -> list[_RankPart]:
+    """The ranks shared between this process and the pool's workers: the workers take them from
+    the front, this process from the back, until they meet (worker_processes.Claims). Working here
+    too saves a process start and half of the parts' trips back (packed, then unpacked here). The
+    pool may be busy with other work (a baseline): then this process reads every rank."""
     parts: list[_RankPart | None] = [None] * len(jobs)
-    taken = multiprocessing.get_context("spawn").Array("b", len(jobs))  # whoever starts a rank takes it
-    with _parts_folder() as folder, worker_processes.pool(workers - 1, shared=taken) as pool:
+    batch = pool.claims.start(len(jobs))
+    with _parts_folder() as folder:
         futures = [
-            pool.submit(_load_rank_if_free, i, ([(reader.name, art) for reader, art in files], order), folder)
+            pool.submit(_load_rank_if_free, batch, i, ([(reader.name, art) for reader, art in files], order), folder)
             for i, (files, order) in enumerate(jobs)
         ]
         pending = dict(zip(futures, range(len(jobs))))
@@ -162,13 +173,16 @@ def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str,
                     part.tables = unpacked(part.tables)
                     parts[i] = part
 
-        for i in reversed(range(len(jobs))):
-            if not _take(taken, i):
-                break  # the workers got this far, and took every rank before it (in order)
+        while (i := pool.claims.from_back(batch)) is not None:
             futures[i].cancel()  # not sent to a worker yet, usually: it never needs to be
             parts[i] = _load_rank(*jobs[i])
             collect([f for f in pending if f.done()])  # unpacked while the workers go on
-        collect(list(pending))
+        # Only the workers' ranks are waited for: a task of ours that reached a worker returns
+        # None whenever that worker gets to it, which may be after other work it was given.
+        theirs = pool.claims.workers_part(batch)
+        for future in futures[theirs:]:
+            future.cancel()
+        collect([f for f in futures[:theirs] if f in pending])
     return parts
 
 
@@ -185,23 +199,16 @@ def _parts_folder():
         yield path
 
 
-def _load_rank_if_free(i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]], folder: str) -> _RankPart | None:
+def _load_rank_if_free(
+    batch: int, i: int, job: tuple[list[tuple[str, Artifact]], dict[str, int]], folder: str
+) -> _RankPart | None:
     """In a worker: rank i, read and joined, unless the parent took it first (readers travel by
     name); its tables go back as files in `folder`."""
-    if not _take(worker_processes.shared(), i):
+    if not worker_processes.claims().from_front(batch, i):
         return None
     part = _load_rank(*job)
     part.tables = packed(part.tables, folder)
     return part
-
-
-def _take(taken, i: int) -> bool:
-    """Whether this process takes rank i: no other process took it yet (`taken` is shared)."""
-    with taken.get_lock():
-        if taken[i]:
-            return False
-        taken[i] = 1
-        return True
 
 
 def _by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:

@@ -8,8 +8,8 @@
     archive.write_run(...)                  # staged, swapped into place; indexes under a lock
 
 A helper process (the second core) takes the work that need not wait for this one: it reads and
-analyses a baseline folder while the run is read here, and lays out the PDF while the HTML, JSON
-and markdown are made here.
+analyses a baseline folder while the run is read here (or else reads ranks of the run with this
+process), and lays out the PDF while the HTML, JSON and markdown are made here.
 """
 
 from __future__ import annotations
@@ -51,18 +51,21 @@ def now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildResult:
+def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: workers.Pool | None = None) -> BuildResult:
+    """helper: a worker pool already started (the CLI starts it before importing this module);
+    by default one is made here."""
     archive_root = Path(settings.out)
     baseline_folder = raw_run_folder(settings.baseline)
-    with _helper(baseline_folder is not None or "pdf" in settings.formats) as helper:
-        # A baseline folder is read and analysed in the helper process while this one reads the run.
+    with nullcontext(helper) if helper else workers.helper() as helper:
+        # A baseline folder is read and analysed in the helper while this process reads the run;
+        # otherwise the helper reads ranks of the run with this process, if it has several.
         baseline_job = None
         if helper and baseline_folder:
             baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None))
-        if helper and "pdf" in settings.formats:
-            helper.submit(_prepare_pdf)
         with _status(progress, "reading run folder"):
-            run = load_run(run_dir)
+            run = load_run(run_dir, pool=helper)
+        if helper and "pdf" in settings.formats:
+            helper.submit(_prepare_pdf)  # after the ranks: they are needed first
         run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
         experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
         _refuse_inside_run(archive_root, Path(run_dir))
@@ -73,12 +76,6 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None) -> BuildR
             else:
                 baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
         return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)
-
-
-def _helper(wanted: bool):
-    """One worker process for the work that need not wait for this one (the machine's second core):
-    reading a baseline folder, laying out the PDF. None when there is no such work."""
-    return workers.pool(1) if wanted else nullcontext()
 
 
 def _import_renderers() -> None:
@@ -293,7 +290,7 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> Buil
             note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
-    with _helper("pdf" in settings.formats) as helper:
+    with workers.helper("pdf" in settings.formats) as helper:
         if helper:
             helper.submit(_prepare_pdf)
         return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)

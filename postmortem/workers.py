@@ -12,6 +12,7 @@ first. The results are the same, only slower.)
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -19,33 +20,93 @@ from concurrent.futures import ProcessPoolExecutor
 from . import KEEP_FREED_PAGES
 
 
-_shared: object = None
+class Claims:
+    """Who does which task of a batch that the parent and the workers may each do: workers claim
+    tasks from the front, in the order they were sent, the parent from the back, until the two
+    meet. One batch at a time per pool; a task of an older batch is never claimed."""
+
+    def __init__(self, context) -> None:
+        # batch id; front: one past the highest task a worker claimed; back: the lowest task the
+        # parent claimed (the batch's size before it claimed any)
+        self._state = context.Array("q", 3)
+
+    def start(self, count: int) -> int:
+        """In the parent: a new batch of `count` tasks, none claimed; its id."""
+        with self._state.get_lock():
+            self._state[0] += 1
+            self._state[1], self._state[2] = 0, count
+            return self._state[0]
+
+    def from_front(self, batch: int, task: int) -> bool:
+        """In a worker: whether it does `task` of `batch` (the parent did not take it yet)."""
+        with self._state.get_lock():
+            if self._state[0] != batch or task >= self._state[2]:
+                return False
+            self._state[1] = max(self._state[1], task + 1)
+            return True
+
+    def from_back(self, batch: int) -> int | None:
+        """In the parent: the next task it does, from the back; None once the workers have claimed
+        every task before it. Tasks below that are the workers' (claimed, or about to be)."""
+        with self._state.get_lock():
+            if self._state[0] != batch or self._state[2] <= self._state[1]:
+                return None
+            self._state[2] -= 1
+            return self._state[2]
+
+    def workers_part(self, batch: int) -> int:
+        """In the parent, once from_back gave None: the tasks below this are the workers'."""
+        with self._state.get_lock():
+            return self._state[2] if self._state[0] == batch else 0
 
 
-def pool(workers: int, *, shared: object = None) -> ProcessPoolExecutor:
-    """A pool of `workers` spawned processes, each with a single-threaded polars that keeps its
-    freed pages (see postmortem/__init__.py: a worker runs many like tasks, one per rank).
+class Pool(ProcessPoolExecutor):
+    """`workers` spawned processes, each with a single-threaded polars that keeps its freed pages
+    (see postmortem/__init__.py: a worker runs many like tasks, one per rank), and the claims they
+    share with the parent (see Claims; shared objects reach a process only when it starts)."""
 
-    shared: a multiprocessing object (an Array with its lock, ...) the workers' tasks see as
-    ``shared()``; such objects reach a process only when it starts.
-    """
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start,
-        initargs=(shared,),
-    )
+    def __init__(self, workers: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.claims = Claims(context)
+        super().__init__(max_workers=workers, mp_context=context, initializer=_start, initargs=(self.claims,))
 
-
-def shared() -> object:
-    """In a worker: the `shared` object its pool was made with."""
-    return _shared
+    def warm_up(self) -> None:
+        """Start the workers now and have them import what reading a run needs, so that they are
+        ready when there is work (their start then overlaps the parent's own imports)."""
+        for _ in range(self._max_workers):
+            self.submit(_import_readers)
 
 
-def _start(shared: object) -> None:
-    global _shared
-    _shared = shared
+def pool(workers: int) -> Pool:
+    return Pool(workers)
+
+
+def helper(wanted: bool = True) -> Pool | contextlib.nullcontext:
+    """One worker for the work that need not wait for this process (the machine's second core):
+    reading ranks or a baseline, laying out the PDF. None (in a `with`) on one core or when not
+    wanted. Its process starts with the first task (or warm_up)."""
+    return pool(1) if wanted and (os.cpu_count() or 1) > 1 else contextlib.nullcontext()
+
+
+def claims() -> Claims:
+    """In a worker: the claims its pool shares with the parent."""
+    return _claims
+
+
+_claims: Claims = None  # type: ignore[assignment]
+
+
+def _start(shared_claims: Claims) -> None:
+    global _claims
+    _claims = shared_claims
     os.environ["POLARS_MAX_THREADS"] = "1"
     # polars puts its defaults in front of an inherited setting when it is imported; the last wins.
     inherited = os.environ.get("_RJEM_MALLOC_CONF")
     os.environ["_RJEM_MALLOC_CONF"] = ",".join(filter(None, [inherited, KEEP_FREED_PAGES]))
+
+
+def _import_readers() -> None:
+    from . import load
+    from .readers import all_readers
+
+    all_readers()

@@ -94,7 +94,7 @@ def test_helper_process_gives_the_same_files(tmp_path, monkeypatch):
     """A baseline folder is read, and the PDF laid out, in a helper process: the same bytes as here."""
     from contextlib import nullcontext
 
-    from postmortem import pipeline
+    from postmortem import workers
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     runs = tmp_path / "runs"
@@ -102,7 +102,7 @@ def test_helper_process_gives_the_same_files(tmp_path, monkeypatch):
         shutil.copytree(SAMPLES / name, runs / name)
     args = ["build", str(runs / "gpt-tiny-lr2x"), "--baseline", str(runs / "gpt-tiny-base"), "--experiment", "gpt-tiny"]
     assert main([*args, "--out", str(tmp_path / "helper")]) == 0
-    monkeypatch.setattr(pipeline, "_helper", lambda wanted: nullcontext())
+    monkeypatch.setattr(workers, "helper", lambda wanted=True: nullcontext())
     assert main([*args, "--out", str(tmp_path / "inline")]) == 0
     for name in ("report.html", "report.pdf", "metrics.json", "summary.md"):
         helper, inline = (tmp_path / out / "gpt-tiny" / "gpt-tiny-lr2x" / name for out in ("helper", "inline"))

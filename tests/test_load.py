@@ -299,6 +299,60 @@ def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
+def test_claims_split_a_batch_between_the_workers_front_and_the_parents_back():
+    import multiprocessing
+
+    from postmortem.workers import Claims
+
+    claims = Claims(multiprocessing.get_context("spawn"))
+    old = claims.start(3)
+    batch = claims.start(5)
+    assert not claims.from_front(old, 0)  # a task of an earlier batch is never done
+    assert claims.from_front(batch, 0) and claims.from_front(batch, 1)
+    assert [claims.from_back(batch), claims.from_back(batch), claims.from_back(batch)] == [4, 3, 2]
+    assert claims.from_back(batch) is None and claims.workers_part(batch) == 2
+    assert not claims.from_front(batch, 2)  # the parent has it
+    batch = claims.start(2)
+    assert claims.from_back(batch) == 1 and claims.from_front(batch, 0)
+    assert claims.from_back(batch) is None and not claims.from_front(batch, 1)
+
+
+def _wait_for(path: str) -> str | None:
+    """In a worker: busy until `path` exists (or a minute passed, so that a wrong wait fails, not hangs)."""
+    import time
+
+    for _ in range(3000):
+        if Path(path).exists():
+            return path
+        time.sleep(0.02)
+    return None
+
+
+def test_ranks_are_not_left_waiting_for_a_busy_pool(tmp_path, monkeypatch):
+    """A pool busy with other work (the build's helper reading a baseline) takes no rank: this
+    process reads them all and returns without waiting for the pool."""
+    import shutil
+
+    import postmortem.load as load
+    from postmortem import workers
+
+    run = tmp_path / "run"
+    for rank in range(3):
+        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
+    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
+    release = tmp_path / "release"
+    with workers.pool(1) as pool:
+        busy = pool.submit(_wait_for, str(release))
+        run_here = load_run(run, pool=pool)
+        assert not busy.done()  # load_run did not wait for the pool's queue
+        release.touch()
+        assert busy.result() == str(release)
+    alone = load_run(run, workers=1)
+    assert run_here.ranks == alone.ranks == (0, 1, 2)
+    for name, table in alone.tables.items():
+        assert table.equals(run_here.tables[name]), name
+
+
 def test_inventory_lists_rank_2_before_rank_10(tmp_path):
     """Files in natural order: runs of digits compare as numbers (rank_2 before rank_10)."""
     import shutil

@@ -78,11 +78,11 @@ def hostile_build(tmp_path_factory):
 
     from contextlib import nullcontext
 
-    import postmortem.pipeline as pipeline
+    from postmortem import workers
 
     mp = pytest.MonkeyPatch()
     mp.setattr(pdf.OfflineFetcher, "fetch", recording_fetch)
-    mp.setattr(pipeline, "_helper", lambda wanted: nullcontext())  # the recorder is here: lay the PDF out here
+    mp.setattr(workers, "helper", lambda wanted=True: nullcontext())  # the recorder is here: lay the PDF out here
     try:
         code = main(["build", str(run), "--out", str(out), "--run-id", "hostile", "--format", "html,pdf,md,json"])
     finally:
