@@ -17,6 +17,7 @@ leaves a half-written report or a corrupt index.
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import re
@@ -68,8 +69,9 @@ def safe_name(text: str) -> str:
 # --------------------------------------------------------------------------- writing
 
 
-def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, bytes | str], run: Run, meta: dict) -> Path:
-    """Write a run's files into archive/experiment/run_id/, replacing an earlier build of it.
+def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, bytes | str]) -> Path:
+    """Write a run's files (the report's and run_data's) into archive/experiment/run_id/,
+    replacing an earlier build of it.
 
     The caller holds ``locked(archive)``: leftovers of killed builds of this run are removed first.
     """
@@ -85,9 +87,9 @@ def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, b
         raise OutputError("out-unwritable", f"cannot create the archive folder: {exc.strerror}", exp_dir) from None
     try:
         for name, content in files.items():
-            data = content.encode("utf-8") if isinstance(content, str) else content
-            (staging / name).write_bytes(data)
-        save_run_data(run, staging / DATA_DIR, meta)
+            path = staging / name
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
         os.chmod(staging, 0o755)
         _swap_into_place(staging, target)
     except OSError as exc:
@@ -132,10 +134,15 @@ def _remove_leftovers(exp_dir: Path, run_id: str) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def save_run_data(run: Run, folder: Path, meta: dict) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+def run_data(run: Run, meta: dict) -> dict[str, bytes]:
+    """The archive's copy of a run, as files under DATA_DIR: its tables (parquet) and the rest
+    (run.json). Made apart from write_run so that a build can make them while its helper lays out
+    the PDF (the tables of a 64-rank run take about a second)."""
+    files = {}
     for name, table in run.tables.items():
-        table.write_parquet(folder / f"{name}.parquet", statistics=False)
+        buffer = io.BytesIO()
+        table.write_parquet(buffer, statistics=False)
+        files[f"{DATA_DIR}/{name}.parquet"] = buffer.getvalue()
     doc = {
         "archive_schema_version": ARCHIVE_SCHEMA_VERSION,
         "name": run.name,
@@ -147,7 +154,8 @@ def save_run_data(run: Run, folder: Path, meta: dict) -> None:
         "diagnostics": [d.to_dict() for d in run.diagnostics],
         **meta,
     }
-    (folder / "run.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    files[f"{DATA_DIR}/run.json"] = json.dumps(doc, indent=1, ensure_ascii=False, default=str).encode("utf-8")
+    return files
 
 
 # --------------------------------------------------------------------------- reading

@@ -5,7 +5,7 @@
     analysis = analyze(run, baseline, ...)  # pure figures
     view = build_view(analysis, ...)        # what the report shows, formatted once
     files = render_*(view)                  # content only
-    archive.write_run(...)                  # staged, swapped into place; indexes under a lock
+    archive.write_run(...)                  # report + run_data, staged, swapped into place; indexes under a lock
 
 A helper process (the second core) takes the work that need not wait for this one: it reads and
 analyses a baseline folder while the run is read here (or else reads ranks of the run with this
@@ -134,10 +134,13 @@ def render_and_archive(
     if baseline_id:
         metrics.setdefault("baseline", {}).setdefault("run", {})["id"] = baseline_id
 
+    meta = {"run_id": run_id, "experiment": experiment, "built_at": generated_at.isoformat(), "baseline_id": baseline_id}
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
         try:
-            files.update(_render(analysis, run, settings, generated_at, helper))
+            rendered = _render(analysis, run, settings, generated_at, helper)
+            files.update(archive.run_data(run, meta))  # while the helper may still lay out the PDF
+            files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
     if "json" in settings.formats:
@@ -146,9 +149,8 @@ def render_and_archive(
         files["metrics.json"] = json.dumps(metrics, ensure_ascii=False, allow_nan=False) + "\n"
 
     archive_root = Path(settings.out)
-    meta = {"run_id": run_id, "experiment": experiment, "built_at": generated_at.isoformat(), "baseline_id": baseline_id}
     with _status(progress, "writing"), archive.locked(archive_root):
-        folder = archive.write_run(archive_root, experiment, run_id, files, run, meta)
+        folder = archive.write_run(archive_root, experiment, run_id, files)
         _update_indexes(archive_root, generated_at)
     regressed = tuple(_regressed_families(metrics))
     return BuildResult(
@@ -162,7 +164,8 @@ def render_and_archive(
 
 def _render(
     analysis, run: Run, settings: BuildSettings, generated_at: datetime, helper: Executor | None = None
-) -> dict[str, bytes | str]:
+) -> dict[str, bytes | str | Future]:
+    """The report's files; the PDF as a Future while the helper lays it out."""
     from .report.viewmodel import build_view
 
     view = build_view(
@@ -178,7 +181,7 @@ def _render(
 
         out["report.html"] = render_html(view)
     if "pdf" in settings.formats:
-        out["report.pdf"] = pdf.result() if pdf is not None else _render_pdf(view)
+        out["report.pdf"] = pdf if pdf is not None else _render_pdf(view)
     if "md" in settings.formats:
         from .report.markdown import render_markdown
 

@@ -191,11 +191,11 @@ if point == "reading":
     real_load = pipeline.load_run
     pipeline.load_run = lambda *a, **k: (stop_here(), real_load(*a, **k))[1]
 elif point == "staged":
-    real_save = archive.save_run_data
-    def save(*a, **k):
-        real_save(*a, **k)
+    real_swap = archive._swap_into_place
+    def swap(*a, **k):  # everything is staged; the swap has not begun
         stop_here()
-    archive.save_run_data = save
+        return real_swap(*a, **k)
+    archive._swap_into_place = swap
 elif point == "swap":
     real_exchange = archive._exchange
     def exchange(a, b):  # the atomic swap happened; the previous report is not yet deleted
