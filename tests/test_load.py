@@ -231,6 +231,7 @@ def test_tables_survive_the_trip_between_processes(tmp_path):
                               pl.DataFrame({"v": [None, 4.5], "k": ["b", None]})], rechunk=False),
         "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
         "all_null": pl.DataFrame({"s": [None, None], "c": [None, None]}, schema={"s": pl.String, "c": pl.Categorical()}),
+        "only_categorical": pl.DataFrame({"c": pl.Series(["a", None, "b"], dtype=pl.Categorical())}),
     }
     back = unpacked(packed(tables, str(tmp_path)))
     for name, table in tables.items():
