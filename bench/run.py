@@ -256,12 +256,15 @@ def _load(path: Path, workers: int):
 def _load_ready(path: Path):
     """load_run sharing the ranks with a worker already started, as `postmortem build` does: the
     CLI starts its helper process before its own imports, so by the time the run is read the
-    helper has imported what it needs."""
+    helper has imported what it needs; and with a PDF to make (the default) it leaves the
+    helper's core to it (workers.leave_cores_to)."""
     from postmortem import workers
-    from postmortem.load import load_run
 
     pool = workers.pool(1)
     pool.warm_up()
+    workers.leave_cores_to(pool)
+    from postmortem.load import load_run  # imports polars: after leave_cores_to
+
     pool.submit(int).result()  # queued after the warm-up: the worker is ready
 
     def run():

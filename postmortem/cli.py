@@ -94,6 +94,8 @@ def build(
     with workers.helper() as helper:
         if helper:
             helper.warm_up()  # its start (~0.4 s of imports) overlaps the imports below
+            if "pdf" in settings.formats:  # then the helper is busy to the end
+                workers.leave_cores_to(helper)
         from .pipeline import build_report
 
         result = build_report(run_dir, settings, progress=_progress(), helper=helper)
