@@ -18,8 +18,6 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from . import KEEP_FREED_PAGES
-
 
 class Claims:
     """Who does which task of a batch that the parent and the workers may each do: workers claim
@@ -68,6 +66,7 @@ class Pool(ProcessPoolExecutor):
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("spawn")
+        self.workers = workers
         self.claims = Claims(context)
         super().__init__(max_workers=workers, mp_context=context, initializer=_start, initargs=(self.claims,))
 
@@ -75,7 +74,7 @@ class Pool(ProcessPoolExecutor):
         """Start the workers now and have them import and set up what reading a run needs
         (load.warm_up), so that they are ready when there is work: their start then overlaps the
         parent's own imports."""
-        for _ in range(self._max_workers):
+        for _ in range(self.workers):
             self.submit(_warm_up)
 
 
@@ -90,7 +89,7 @@ def leave_cores_to(pool: Pool) -> None:
     (64 ranks, HTML+PDF+JSON: 11.2 -> 10.6 s; the 250k build 9.1 -> 8.6 s). A setting the user
     made is left alone."""
     if "polars" not in sys.modules and "POLARS_MAX_THREADS" not in os.environ:
-        os.environ["POLARS_MAX_THREADS"] = str(max(1, _cores() - pool._max_workers))
+        os.environ["POLARS_MAX_THREADS"] = str(max(1, _cores() - pool.workers))
 
 
 def _cores() -> int:
@@ -116,9 +115,8 @@ def _start(shared_claims: Claims) -> None:
     global _claims
     _claims = shared_claims
     os.environ["POLARS_MAX_THREADS"] = "1"
-    # polars puts its defaults in front of an inherited setting when it is imported; the last wins.
-    inherited = os.environ.get("_RJEM_MALLOC_CONF")
-    os.environ["_RJEM_MALLOC_CONF"] = ",".join(filter(None, [inherited, KEEP_FREED_PAGES]))
+    # Keeping freed pages is set by postmortem/__init__.py, which a worker imports (to unpickle
+    # this function) before polars, as the parent did: a user's own setting is left alone here too.
 
 
 def _warm_up() -> None:
