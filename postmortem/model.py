@@ -284,12 +284,12 @@ def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
         elif packed_table.path is None:
             out[name] = empty(packed_table.schema)
         else:
-            out[name] = _unpacked(packed_table)
+            out[name] = _unpack_one(packed_table)
             _delete([p for p in (packed_table.path, packed_table.ids_path) if p])
     return out
 
 
-def _unpacked(packed_table: PackedTable) -> pl.DataFrame:
+def _unpack_one(packed_table: PackedTable) -> pl.DataFrame:
     import pyarrow as pa  # only where worker processes send tables: its import takes ~0.1 s
     import pyarrow.ipc
 
