@@ -300,24 +300,6 @@ def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
-def test_claims_split_a_batch_between_the_workers_front_and_the_parents_back():
-    import multiprocessing
-
-    from postmortem.workers import Claims
-
-    claims = Claims(multiprocessing.get_context("spawn"))
-    old = claims.start(3)
-    batch = claims.start(5)
-    assert not claims.from_front(old, 0)  # a task of an earlier batch is never done
-    assert claims.from_front(batch, 0) and claims.from_front(batch, 1)
-    assert [claims.from_back(batch), claims.from_back(batch), claims.from_back(batch)] == [4, 3, 2]
-    assert claims.from_back(batch) is None and claims.workers_part(batch) == 2
-    assert not claims.from_front(batch, 2)  # the parent has it
-    batch = claims.start(2)
-    assert claims.from_back(batch) == 1 and claims.from_front(batch, 0)
-    assert claims.from_back(batch) is None and not claims.from_front(batch, 1)
-
-
 def _wait_for(path: str) -> str | None:
     """In a worker: busy until `path` exists (or a minute passed, so that a wrong wait fails, not hangs)."""
     import time

@@ -1,7 +1,9 @@
-"""The parent process's polars threads next to a build's helper (workers.leave_cores_to)."""
+"""Worker pools: how the parent and the workers split a batch (Claims), and the parent's polars
+threads next to a build's helper (leave_cores_to)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -36,3 +38,19 @@ def test_a_setting_made_before_is_left_alone():
     assert _threads("plain", POLARS_MAX_THREADS="3") == ["3", "3"]  # the user's
     setting, threads = _threads("polars-first")  # too late: polars read its setting on import
     assert setting == "None" and int(threads) == len(os.sched_getaffinity(0))
+
+
+def test_claims_split_a_batch_between_the_workers_front_and_the_parents_back():
+    from postmortem.workers import Claims
+
+    claims = Claims(multiprocessing.get_context("spawn"))
+    old = claims.start(3)
+    batch = claims.start(5)
+    assert not claims.from_front(old, 0)  # a task of an earlier batch is never done
+    assert claims.from_front(batch, 0) and claims.from_front(batch, 1)
+    assert [claims.from_back(batch), claims.from_back(batch), claims.from_back(batch)] == [4, 3, 2]
+    assert claims.from_back(batch) is None and claims.workers_part(batch) == 2
+    assert not claims.from_front(batch, 2)  # the parent has it
+    batch = claims.start(2)
+    assert claims.from_back(batch) == 1 and claims.from_front(batch, 0)
+    assert claims.from_back(batch) is None and not claims.from_front(batch, 1)
