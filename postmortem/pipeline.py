@@ -139,7 +139,7 @@ def render_and_archive(
     with _status(progress, "rendering"):
         try:
             rendered = _render(analysis, run, settings, generated_at, helper)
-            files.update(archive.run_data(run, meta))  # while the helper may still lay out the PDF
+            data = archive.run_data(run, meta)  # while the helper may still lay out the PDF
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
@@ -150,7 +150,7 @@ def render_and_archive(
 
     archive_root = Path(settings.out)
     with _status(progress, "writing"), archive.locked(archive_root):
-        folder = archive.write_run(archive_root, experiment, run_id, files)
+        folder = archive.write_run(archive_root, experiment, run_id, {**files, **data})
         _update_indexes(archive_root, generated_at)
     regressed = tuple(_regressed_families(metrics))
     return BuildResult(

@@ -46,6 +46,15 @@ def test_report_files_are_written(archive):
     assert not list(folder.parent.glob(".staging-*"))
 
 
+def test_build_lists_the_report_files_it_wrote(tmp_path, capsys):
+    """The report's files, one line each; the archive's copy of the run (data/) is not listed."""
+    shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run")
+    assert main(["build", str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--format", "html,md"]) == 0
+    wrote = [line.split("/")[-1] for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
+    assert wrote == ["report.html", "summary.md", "metrics.json"]
+    assert list((tmp_path / "out").glob("*/run/data/scalars.parquet"))  # written all the same
+
+
 def test_metrics_json_is_valid_and_states_its_figures(archive):
     from postmortem.analysis.metrics_json import load_schema
 
