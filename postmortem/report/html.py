@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -21,6 +20,7 @@ import jinja2
 import vl_convert
 from markupsafe import Markup
 
+from ..archive import write_atomic
 from .format import labels
 from .viewmodel import ReportView
 
@@ -83,18 +83,9 @@ def _read_cached(path: Path) -> str | None:
 def _write_cached(path: Path, text: str) -> None:
     """Write atomically (readers never see half a file); a cache folder that cannot be written is no error."""
     body = text.encode("utf-8")
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_checksum_line(body) + b"\n" + body)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        write_atomic(path, _checksum_line(body) + b"\n" + body)
 
 
 def _checksum_line(body: bytes) -> bytes:
