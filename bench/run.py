@@ -260,7 +260,7 @@ def _load_ready(path: Path):
     helper's core to it (workers.leave_cores_to)."""
     from postmortem import workers
 
-    pool = workers.pool(1)
+    pool = workers.Pool(1)
     pool.warm_up()
     workers.leave_cores_to(pool)
     from postmortem.load import load_run  # imports polars: after leave_cores_to

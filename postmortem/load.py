@@ -15,7 +15,6 @@ The rules, in order:
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import tempfile
 from collections.abc import Sequence
@@ -64,7 +63,7 @@ AVERAGED_SOURCES = ("log:timemonitor",)
 # Settings from a config file beat lineage, which beats what logs print.
 SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
 
-# Below this much input, process start-up costs more than it saves.
+# A worker process for each this much input: below it, the worker's start costs more than it saves.
 _PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
@@ -74,8 +73,9 @@ def load_run(
 ) -> Run:
     """Read every artifact of a run folder into one Run (see the module docstring for the rules).
 
-    workers: processes that read ranks, this one included (default: one per core); pool: worker
-    processes already started (the build's helper), used instead of starting new ones."""
+    workers: processes that read ranks at most, this one included (default: one per core this
+    process may use, workers.cores()); fewer for a small run (_processes). pool: worker processes
+    already started (the build's helper), used instead of starting new ones if it has enough."""
     readers = tuple(readers) if readers is not None else all_readers()
     found = discover(path, readers)
     order = _file_order([c.artifact for c in found.claimed])
@@ -138,17 +138,28 @@ def _load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int])
 def _load_ranks(
     groups: list[list[Claimed]], order: dict[str, int], workers: int | None, pool: worker_processes.Pool | None
 ) -> list[_RankPart]:
-    """One part per rank, in rank order; ranks are shared with worker processes when there is enough work."""
+    """One part per rank, in rank order. Ranks are shared with worker processes when there is
+    enough work: the pool given (the build's helper) when it has workers enough, else new ones."""
     orders = [{c.artifact.rel: order[c.artifact.rel] for c in group} for group in groups]
     here = [([(c.reader, c.artifact) for c in group], o) for group, o in zip(groups, orders)]
     total = sum(c.artifact.size for group in groups for c in group)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if len(groups) < 2 or total < _PARALLEL_MIN_BYTES or (pool is None and workers < 2):
+    processes = _processes(len(groups), total, workers if workers is not None else worker_processes.cores())
+    if processes < 2:
         return [_load_rank(*job) for job in here]
-    if pool is not None:
+    if pool is not None and processes - 1 <= pool.workers:
         return _load_ranks_shared(here, pool)
-    with worker_processes.pool(workers - 1) as own:
+    # More cores than the pool has workers (a many-core host): new workers; the pool is left to
+    # its other work (the PDF).
+    with worker_processes.Pool(processes - 1) as own:
         return _load_ranks_shared(here, own)
+
+
+def _processes(ranks: int, total_bytes: int, cores: int) -> int:
+    """Processes worth reading `ranks` ranks of `total_bytes` with, this one included: one per
+    core at most, one per rank, and one more per _PARALLEL_MIN_BYTES of input (a worker's start
+    costs about what reading that much does)."""
+    by_size = 1 + total_bytes // _PARALLEL_MIN_BYTES if _PARALLEL_MIN_BYTES else ranks
+    return max(1, min(cores, ranks, by_size))
 
 
 def _load_ranks_shared(jobs: list[tuple[list[tuple[Reader, Artifact]], dict[str, int]]], pool: worker_processes.Pool) -> list[_RankPart]:

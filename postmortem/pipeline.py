@@ -59,11 +59,14 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: w
     with nullcontext(helper) if helper else workers.helper() as helper:
         # A baseline folder is read and analysed in the helper while this process reads the run;
         # otherwise the helper reads ranks of the run with this process, if it has several.
-        baseline_job = None
+        baseline_job, run_pool, run_workers = None, helper, None
         if helper and baseline_folder:
-            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None))
+            cores = workers.cores()
+            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None), max(1, cores // 2))
+            if cores >= 4:  # each gets half of the cores: the helper starts workers of its own, so does this process
+                run_pool, run_workers = None, cores - cores // 2
         with _status(progress, "reading run folder"):
-            run = load_run(run_dir, pool=helper)
+            run = load_run(run_dir, pool=run_pool, workers=run_workers)
         if helper and "pdf" in settings.formats:
             helper.submit(_prepare_pdf)  # after the ranks: they are needed first
         run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
@@ -83,11 +86,12 @@ def _import_renderers() -> None:
     from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
 
 
-def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
-    """In the helper: what the comparison needs of a baseline folder (a small fraction of its tables)."""
+def _analyzed_baseline(folder: Path, options: AnalysisOptions, processes: int) -> BaselineAnalysis:
+    """In the helper: what the comparison needs of a baseline folder (a small fraction of its
+    tables), read by up to `processes` processes (the helper and workers it starts)."""
     from .analysis import analyze_baseline
 
-    return analyze_baseline(load_run(folder, workers=1), options)
+    return analyze_baseline(load_run(folder, workers=processes), options)
 
 
 def _prepare_pdf() -> None:

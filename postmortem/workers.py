@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 
 class Claims:
@@ -78,10 +79,6 @@ class Pool(ProcessPoolExecutor):
             self.submit(_warm_up)
 
 
-def pool(workers: int) -> Pool:
-    return Pool(workers)
-
-
 def leave_cores_to(pool: Pool) -> None:
     """In the parent, before polars is imported (it reads this once): its thread pool gets the
     cores the pool's workers do not keep busy. For a build whose helper works from start to end
@@ -89,18 +86,64 @@ def leave_cores_to(pool: Pool) -> None:
     (64 ranks, HTML+PDF+JSON: 11.2 -> 10.6 s; the 250k build 9.1 -> 8.6 s). A setting the user
     made is left alone."""
     if "polars" not in sys.modules and "POLARS_MAX_THREADS" not in os.environ:
-        os.environ["POLARS_MAX_THREADS"] = str(max(1, _cores() - pool.workers))
+        os.environ["POLARS_MAX_THREADS"] = str(max(1, cores() - pool.workers))
 
 
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def cores() -> int:
+    """The cores this process can keep busy: those it may run on (taskset, a cpuset), capped by
+    the CPU quota of its cgroup (a container's --cpus), as polars counts them for its own threads.
+    os.cpu_count() counts the host's: in a 2-CPU container on a 96-core host, 95 workers."""
+    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    quota = cpu_quota()
+    return min(allowed, quota) if quota is not None else allowed
+
+
+def cpu_quota(cgroups: str = "/proc/self/cgroup", mount: str = "/sys/fs/cgroup") -> int | None:
+    """Whole CPUs (at least one) of the tightest CFS quota on this process's cgroup and its
+    ancestors, cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us); None when there is none."""
+    try:
+        lines = Path(cgroups).read_text().splitlines()
+    except OSError:  # not Linux
+        return None
+    quotas = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]  # id:controllers:path
+        if not path:
+            continue
+        if controllers == "":  # v2: one hierarchy, mounted at `mount`
+            hierarchy, read = Path(mount), _quota_v2
+        elif "cpu" in controllers.split(","):  # v1: mounted as its controllers, e.g. cpu,cpuacct
+            hierarchy, read = Path(mount, controllers), _quota_v1
+        else:
+            continue
+        folder = hierarchy / path.lstrip("/")
+        if not folder.is_dir():  # a container sees its own cgroup as the hierarchy's root
+            folder = hierarchy
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                quotas.append(read(folder))
+            if folder == hierarchy or hierarchy not in folder.parents:
+                break
+            folder = folder.parent
+    quotas = [q for q in quotas if q is not None]
+    return min(quotas) if quotas else None
+
+
+def _quota_v2(folder: Path) -> int | None:
+    quota, period = (folder / "cpu.max").read_text().split()  # "max 100000" or "150000 100000"
+    return None if quota == "max" else max(1, int(quota) // int(period))
+
+
+def _quota_v1(folder: Path) -> int | None:
+    quota = int((folder / "cpu.cfs_quota_us").read_text())  # -1: none
+    return None if quota <= 0 else max(1, quota // int((folder / "cpu.cfs_period_us").read_text()))
 
 
 def helper(wanted: bool = True) -> Pool | contextlib.nullcontext:
     """One worker for the work that need not wait for this process (the machine's second core):
     reading ranks or a baseline, laying out the PDF. None (in a `with`) on one core or when not
     wanted. Its process starts with the first task (or warm_up)."""
-    return pool(1) if wanted and _cores() > 1 else contextlib.nullcontext()
+    return Pool(1) if wanted and cores() > 1 else contextlib.nullcontext()
 
 
 def claims() -> Claims:

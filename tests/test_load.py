@@ -209,7 +209,7 @@ def test_worker_processes_run_single_threaded_polars():
     """Each worker keeps one core busy: polars must not start a thread per core in every worker."""
     from postmortem import workers
 
-    with workers.pool(2) as pool:
+    with workers.Pool(2) as pool:
         assert set(pool.map(_worker_polars_threads, range(4))) == {1}
 
 
@@ -265,7 +265,7 @@ def test_categories_survive_the_trip_from_another_process(tmp_path):
     from postmortem.model import unpacked
 
     pl.Series(["zeta", "beta", "alpha"], dtype=pl.Categorical())  # this process: other ids for the same labels
-    with workers.pool(1) as pool:
+    with workers.Pool(1) as pool:
         sent = pool.submit(_packed_elsewhere, str(tmp_path)).result()
     assert sent["t"].path is not None  # it came as a file, not as the table itself
     back = unpacked(sent)["t"]
@@ -324,7 +324,7 @@ def test_ranks_are_not_left_waiting_for_a_busy_pool(tmp_path, monkeypatch):
         shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
     monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
     release = tmp_path / "release"
-    with workers.pool(1) as pool:
+    with workers.Pool(1) as pool:
         busy = pool.submit(_wait_for, str(release))
         run_here = load_run(run, pool=pool)
         assert not busy.done()  # load_run did not wait for the pool's queue
@@ -334,6 +334,72 @@ def test_ranks_are_not_left_waiting_for_a_busy_pool(tmp_path, monkeypatch):
     assert run_here.ranks == alone.ranks == (0, 1, 2)
     for name, table in alone.tables.items():
         assert table.equals(run_here.tables[name]), name
+
+
+def test_more_cores_than_the_pool_has_workers_start_new_workers(tmp_path, monkeypatch):
+    """On a host with more cores than the build's helper uses, the ranks go to new workers, one
+    per core, and the helper is left to its own work (here: busy with another)."""
+    import shutil
+    import time
+
+    import postmortem.load as load
+    from postmortem import workers
+
+    run = tmp_path / "run"
+    for rank in range(4):
+        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
+    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
+    alone = load_run(run, workers=1)
+    monkeypatch.setattr(load, "_load_rank", lambda *job, read=load._load_rank: time.sleep(1) or read(*job))
+    from_workers = []
+    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_workers.append(1) or unpack(tables))
+    release = tmp_path / "release"
+    with workers.Pool(1) as pool:
+        busy = pool.submit(_wait_for, str(release))
+        shared = load_run(run, workers=3, pool=pool)
+        assert not busy.done() and from_workers  # the new workers read ranks, the busy helper none
+        release.touch()
+    for name, table in alone.tables.items():
+        assert table.equals(shared.tables[name]), name
+
+
+def _read_with_workers_of_its_own(run: str) -> tuple[dict[str, pl.DataFrame], int]:
+    """In a worker: the run read with one more worker process, started from here; its tables, and
+    how many ranks came back from that worker."""
+    import postmortem.load as load
+
+    load._PARALLEL_MIN_BYTES = 0
+    came_back, unpack = [], load.unpacked
+    load.unpacked = lambda tables: came_back.append(1) or unpack(tables)
+    load._load_rank = lambda *job, read=load._load_rank: __import__("time").sleep(1) or read(*job)
+    return load_run(run, workers=2).tables, len(came_back)
+
+
+def test_a_worker_reads_a_run_with_workers_of_its_own(tmp_path):
+    """The build's helper reads a baseline with workers of its own on a many-core host."""
+    import shutil
+
+    from postmortem import workers
+
+    run = tmp_path / "run"
+    for rank in range(3):
+        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
+    with workers.Pool(1) as pool:
+        tables, from_its_worker = pool.submit(_read_with_workers_of_its_own, str(run)).result()
+    assert from_its_worker
+    for name, table in load_run(run, workers=1).tables.items():
+        assert tables[name].schema == table.schema and tables[name].equals(table), name
+
+
+def test_processes_per_run_grow_with_its_size_up_to_the_cores():
+    from postmortem.load import _PARALLEL_MIN_BYTES as step
+    from postmortem.load import _processes
+
+    assert _processes(ranks=64, total_bytes=step - 1, cores=8) == 1  # too little to pay for a worker's start
+    assert _processes(ranks=64, total_bytes=3 * step, cores=8) == 4
+    assert _processes(ranks=64, total_bytes=100 * step, cores=8) == 8
+    assert _processes(ranks=3, total_bytes=100 * step, cores=8) == 3  # a rank per process at most
+    assert _processes(ranks=1, total_bytes=100 * step, cores=1) == 1
 
 
 def test_inventory_lists_rank_2_before_rank_10(tmp_path):
