@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import jinja2
 import vl_convert
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..archive import write_atomic
 from .format import labels
@@ -33,12 +34,31 @@ def environment() -> jinja2.Environment:
     def load(name: str) -> str:
         return (root / name).read_text(encoding="utf-8")
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FunctionLoader(load),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=False,
+    )
+    env.filters["breakable"] = breakable
+    return env
+
+
+# A run of this many characters or more without a space (a path, a tag name) may wrap inside.
+_LONG_RUN = 12
+# Its pieces: up to 20 characters, then the separators that follow them.
+_PIECE = re.compile(r"[^/\\_.,:;=-]{1,20}[/\\_.,:;=-]*|[/\\_.,:;=-]+")
+
+
+def breakable(text: object) -> Markup:
+    """`text` escaped, with a line-break opportunity (<wbr>) after each separator or 20 characters
+    of a long unbroken run, and nowhere else. Table cells then wrap with `overflow-wrap:
+    break-word`, which breaks no ordinary word and which weasyprint lays out faster than
+    `anywhere` (for which every character may end a line: a third of the PDF's layout time)."""
+    return Markup("").join(
+        Markup("<wbr>").join(map(escape, _PIECE.findall(run))) if len(run) >= _LONG_RUN else escape(run)
+        for run in re.split(r"(\s+)", str(text))
     )
 
 

@@ -74,3 +74,30 @@ def test_long_collapsed_tables_are_cut_on_paper_only():
     screen = str(macros.block(table, False, {}, labels("en")))
     assert paper.count("<tr>") == 41 and "60 more rows" in paper  # header + 40 rows, and where the rest is
     assert screen.count("<tr>") == 101 and "more rows" not in screen
+
+
+def test_long_unbroken_text_stays_on_the_page():
+    """Cells wrap long paths and tokens at the <wbr> the report puts in them (and only there):
+    nothing runs past the right margin, not even 300 characters without a separator."""
+    import weasyprint
+
+    from postmortem.model import InventoryEntry
+    from postmortem.report.viewmodel import build_view
+
+    import fixtures
+    from conftest import GENERATED
+
+    long_runs = ("rank_0/" + "deeply_nested_folder/" * 12 + "events.out.tfevents.1700000000.host.log", "x" * 300, "训练日志" * 40)
+    inventory = (*fixtures.inventory(hostile=True), *(InventoryEntry(text, None, 12, 0, None, "not claimed") for text in long_runs))
+    analysis = fixtures.make_analysis(200, hostile=True)
+    html = render_pdf_html(build_view(analysis, lang="en", generated_at=GENERATED, version="0.1.0", inventory=inventory))
+    assert html.count("<wbr>") > 40
+    document = weasyprint.HTML(string=html, url_fetcher=OfflineFetcher(), base_url=None).render()
+    widest = 0.0
+    for page in document.pages:
+        box = page._page_box
+        right_edge = box.content_box_x() + box.width
+        for child in box.descendants():
+            if getattr(child, "width", None) is not None and hasattr(child, "content_box_x"):
+                widest = max(widest, child.content_box_x() + child.width - right_edge)
+    assert widest <= 0.5, f"a box runs {widest:.1f}px past the right margin"
