@@ -53,9 +53,11 @@ _PIECE = re.compile(r"[^/\\_.,:;=-]{1,20}[/\\_.,:;=-]*|[/\\_.,:;=-]+")
 
 def breakable(text: object) -> Markup:
     """`text` escaped, with a line-break opportunity (<wbr>) after each separator or 20 characters
-    of a long unbroken run, and nowhere else. Table cells then wrap with `overflow-wrap:
+    of a long unbroken run, and nowhere else. The PDF's table cells then wrap with `overflow-wrap:
     break-word`, which breaks no ordinary word and which weasyprint lays out faster than
-    `anywhere` (for which every character may end a line: a third of the PDF's layout time)."""
+    `anywhere` (for which every character may end a line: a third of the PDF's layout time).
+    Not in the HTML report: there a browser lays out `anywhere` fast, and a slug or a path stays
+    one string in the file for whoever searches it."""
     return Markup("").join(
         Markup("<wbr>").join(map(escape, _PIECE.findall(run))) if len(run) >= _LONG_RUN else escape(run)
         for run in re.split(r"(\s+)", str(text))
