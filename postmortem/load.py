@@ -495,8 +495,8 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
     2. One value per (tag, rank, step): the best source; between two streams of one source, the
        later launch.
     Both run on a narrow frame of integer codes; the wide table is gathered once. Polars hashes and
-    sorts one Int64 column several times faster than several columns, so (tag, rank, step) and
-    (stream, tag, rank, step) are packed into one each.
+    sorts one Int64 column several times faster than several columns, so (tag, rank, step),
+    (stream, tag, rank, step) and (tag, rank, step, preference) are packed into one each.
     """
     if scalars.is_empty():
         return pl.Series("_i", [], dtype=pl.UInt32), []
@@ -521,23 +521,24 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
         .otherwise(pl.col("_source"))
     )
     tag_rank_step = [(pl.col("_tag"), len(tags)), (pl.col("_rank"), ranks), (pl.col("_step"), steps)]
+    # Best first within a (tag, rank, step): the most trusted source, then the later launch (and
+    # the source's code, so that no two streams ever tie).
+    priorities = len(SOURCE_PRIORITY) + 2
+    trust = pl.lit(pl.Series(np.array([_source_rank(name) for name in sources], dtype=np.int64))).gather(pl.col("_source"))
+    preference = (trust * files + (files - 1 - pl.col("_file"))) * len(sources) + pl.col("_source")
     keys = keys.with_columns(
         tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
     ).select(
-        "_i", "_source", "value", "_file_order",
+        "_i", "_source", "value",
         _packed(tag_rank_step).alias("_step_key"),
         _packed([(stream, files * len(sources)), *tag_rank_step]).alias("_stream_key"),
+        _packed([*tag_rank_step, (preference, priorities * files * len(sources))]).alias("_order_key"),
     )
     # Sorted (stably) by a key, the rows of one key are a run in launch order: comparing neighbours
     # finds a run's first or last row much faster than polars' hashing is_first/last_distinct.
     latest = keys.sort("_stream_key", maintain_order=True).filter(_last_of_run("_stream_key"))
-    priority = {code: _source_rank(name) for code, name in enumerate(sources)}
-    ranked = latest.select(
-        "_i", "_source", "value", "_step_key",
-        (pl.col("_source").replace_strict(priority, return_dtype=pl.Int64) * (1 << 32) - pl.col("_file_order")).alias("_rank_key"),
-    )
-    # (tag, rank, step) order, best source first within each: the first row of each is kept.
-    ordered = ranked.sort("_rank_key", maintain_order=True).sort("_step_key", maintain_order=True)
+    # (tag, rank, step) order, best first within each: the first row of each is kept.
+    ordered = latest.sort("_order_key")
     notes = _conflicts(ordered.filter(~pl.col("_source").is_in(averaged)), scalars)
     return ordered.filter(_first_of_run("_step_key"))["_i"], notes
 
