@@ -3,7 +3,7 @@ import io
 import pytest
 from pypdf import PdfReader
 
-from postmortem.report.pdf import OfflineFetcher, render_pdf, render_pdf_html
+from postmortem.report.pdf import OfflineFetcher, offline_fetcher, render_pdf, render_pdf_html
 
 from conftest import view_of
 
@@ -92,7 +92,7 @@ def test_long_unbroken_text_stays_on_the_page():
     analysis = fixtures.make_analysis(200, hostile=True)
     html = render_pdf_html(build_view(analysis, lang="en", generated_at=GENERATED, version="0.1.0", inventory=inventory))
     assert html.count("<wbr>") > 40
-    document = weasyprint.HTML(string=html, url_fetcher=OfflineFetcher(), base_url=None).render()
+    document = weasyprint.HTML(string=html, url_fetcher=offline_fetcher(), base_url=None).render()
     widest = 0.0
     for page in document.pages:
         box = page._page_box
@@ -101,3 +101,20 @@ def test_long_unbroken_text_stays_on_the_page():
             if getattr(child, "width", None) is not None and hasattr(child, "content_box_x"):
                 widest = max(widest, child.content_box_x() + child.width - right_edge)
     assert widest <= 0.5, f"a box runs {widest:.1f}px past the right margin"
+
+
+@pytest.mark.parametrize("text", [
+    "short words stay whole", "rank_0/summary/events.out.events.summary.1700000000.0_MS", "y" * 65,
+    "<script>alert('x')</script>&amp;" * 3, "模型训练日志文件名称非常长的一段中文没有空格", "a  b\tc\n" + "-" * 30,
+])
+def test_breakable_only_adds_break_points_to_escaped_text(text):
+    from markupsafe import escape
+
+    from postmortem.report.html import breakable
+
+    out = str(breakable(text))
+    assert out.replace("<wbr>", "") == str(escape(text))  # the text itself, escaped: nothing lost, nothing raw
+    pieces = [piece for run in out.split() for piece in run.split("<wbr>")]
+    assert all(len(piece) <= 21 or piece.strip("/\\_.,:;=-") == "" or "&" in piece for piece in pieces)
+    if all(len(word) < 12 for word in text.split()):
+        assert "<wbr>" not in out
