@@ -635,7 +635,7 @@ def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
     if not rows:
         return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
     cols = [L["setting"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["change"]]
-    return Section("diff", L["diff"], (_table("settings-diff", cols, "llll", rows),))
+    return Section("diff", L["diff"], (_table("settings-diff", cols, "lllw", rows),))
 
 
 def _findings(a: t.Analysis, L: Labels) -> Section:
