@@ -322,7 +322,7 @@ def _data_quality(a: t.Analysis, L: Labels) -> Section:
         for d in diags
     ]
     cols = [L["severity"], L["code"], L["message"], L["file"], L["location"]]
-    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "lllll", rows),))
+    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "wwllw", rows),))
 
 
 def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
