@@ -61,10 +61,12 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: w
         # otherwise the helper reads ranks of the run with this process, if it has several.
         baseline_job, run_pool, run_workers = None, helper, None
         if helper and baseline_folder:
-            cores = workers.cores()
-            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, analysis_options(settings, None, None), max(1, cores // 2))
-            if cores >= 4:  # each gets half of the cores: the helper starts workers of its own, so does this process
-                run_pool, run_workers = None, cores - cores // 2
+            # On 4+ cores each gets half of them: the helper starts workers of its own, so does this process.
+            half = workers.cores() // 2
+            options = analysis_options(settings, None, None)
+            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, options, max(1, half))
+            if half >= 2:
+                run_pool, run_workers = None, workers.cores() - half
         with _status(progress, "reading run folder"):
             run = load_run(run_dir, pool=run_pool, workers=run_workers)
         if helper and "pdf" in settings.formats:
