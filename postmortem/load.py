@@ -523,8 +523,9 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
     tag_rank_step = [(pl.col("_tag"), len(tags)), (pl.col("_rank"), ranks), (pl.col("_step"), steps)]
     # Best first within a (tag, rank, step): the most trusted source, then the later launch (and
     # the source's code, so that no two streams ever tie).
-    priorities = len(SOURCE_PRIORITY) + 2
-    trust = pl.lit(pl.Series(np.array([_source_rank(name) for name in sources], dtype=np.int64))).gather(pl.col("_source"))
+    trust_of = np.array([_source_rank(name) for name in sources], dtype=np.int64)  # by source code
+    trusts = int(trust_of.max()) + 1
+    trust = pl.lit(pl.Series(trust_of)).gather(pl.col("_source"))
     preference = (trust * files + (files - 1 - pl.col("_file"))) * len(sources) + pl.col("_source")
     keys = keys.with_columns(
         tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
@@ -532,7 +533,7 @@ def _one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, list[Diagnost
         "_i", "_source", "value",
         _packed(tag_rank_step).alias("_step_key"),
         _packed([(stream, files * len(sources)), *tag_rank_step]).alias("_stream_key"),
-        _packed([*tag_rank_step, (preference, priorities * files * len(sources))]).alias("_order_key"),
+        _packed([*tag_rank_step, (preference, trusts * files * len(sources))]).alias("_order_key"),
     )
     # Sorted (stably) by a key, the rows of one key are a run in launch order: comparing neighbours
     # finds a run's first or last row much faster than polars' hashing is_first/last_distinct.

@@ -62,11 +62,11 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: w
         baseline_job, run_pool, run_workers = None, helper, None
         if helper and baseline_folder:
             # On 4+ cores each gets half of them: the helper starts workers of its own, so does this process.
-            half = workers.cores() // 2
+            cores = workers.cores()
             options = analysis_options(settings, None, None)
-            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, options, max(1, half))
-            if half >= 2:
-                run_pool, run_workers = None, workers.cores() - half
+            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, options, max(1, cores // 2))
+            if cores >= 4:
+                run_pool, run_workers = None, cores - cores // 2
         with _status(progress, "reading run folder"):
             run = load_run(run_dir, pool=run_pool, workers=run_workers)
         if helper and "pdf" in settings.formats:
