@@ -50,12 +50,15 @@ HISTOGRAMS = {
 STEPS = {
     "step": pl.Int64,
     "rank": pl.Int32,
-    "step_time_s": pl.Float64,  # end-to-end: interval between consecutive step ends
-    "data_time_s": pl.Float64,  # time waiting for data, where a source gives it
+    "step_time_s": pl.Float64,  # end-to-end: interval between consecutive step ends (wall clock)
+    "in_step_s": pl.Float64,  # the step's own timer as a callback logged it (starts once the batch is there)
+    "gap_s": pl.Float64,  # step_time_s - in_step_s: host / data time between steps, where both are known
+    "data_time_s": pl.Float64,  # time waiting for data, where a source logs it explicitly
     "device_time_s": pl.Float64,  # device / compute time, where a source gives it
     "wall_time": pl.Float64,  # when the step ended (unix seconds), where known
     "segment": pl.Int32,  # restart segment this step belongs to (0 = first launch)
-    "source": pl.Utf8,  # which source the step time came from
+    "source": pl.Utf8,  # which source the e2e step time came from ("wall-clock:<source>", or a logged timer)
+    "in_step_source": pl.Utf8,  # which source in_step_s came from
 }
 
 EVENTS = {
@@ -105,17 +108,42 @@ CHECKPOINT_PARAMS = {
     "role": pl.Utf8,  # "model", "optimizer", "bookkeeping" (global_step, epoch_num, ...)
 }
 
+# One row per profiled step and rank. Steps are the profiler's own numbering (1.. within the
+# profiled window), not global training steps. The parts of a step and how each layout fills them
+# are in docs/formats/ (one file per layout); every layout keeps this meaning:
+#   total_s = computing_s + comm_not_overlapped_s + bubble_s + data_wait_s + free_s (+ preparing_s)
+# i.e. the partition adds up to the step; overlapped_s (communication hidden under compute) is
+# part of computing_s's time span and is shown beside the partition, never stacked on it.
 PROFILE_STEPS = {
     "rank": pl.Int32,
     "step": pl.Int64,
-    "computing_s": pl.Float64,
-    "comm_not_overlapped_s": pl.Float64,
-    "overlapped_s": pl.Float64,
-    "communication_s": pl.Float64,
-    "free_s": pl.Float64,
-    "bubble_s": pl.Float64,
-    "preparing_s": pl.Float64,
+    "computing_s": pl.Float64,  # compute not covered by exposed communication
+    "comm_not_overlapped_s": pl.Float64,  # exposed collective communication (waits included), receive excluded
+    "overlapped_s": pl.Float64,  # communication hidden under compute (beside the partition)
+    "communication_s": pl.Float64,  # all communication time, overlapped or not
+    "free_s": pl.Float64,  # idle: the device does neither
+    "bubble_s": pl.Float64,  # pipeline bubble: exposed receive (p2p) waits between stages
+    "data_wait_s": pl.Float64,  # iteration gap before the step: data / host (MindInsight iteration_interval)
+    "preparing_s": pl.Float64,  # before the first step's compute (2.x "Preparing"); part of the step where given
     "total_s": pl.Float64,  # step total where the source gives it, else null
+    "source": pl.Utf8,  # layout the row came from: "step_trace_time", "step_trace_raw", "trace_view", ...
+    "file": pl.Utf8,
+}
+
+# Operators, aggregated per (rank, step, type, name) by the reader: a kernel_details.csv of
+# millions of rows becomes a few thousand. Per rank a reader keeps every type, and the names of
+# the largest operators (the rest summed into one row named "(other)" of its type), so shares of
+# a type and of the whole step stay exact.
+PROFILE_OPS = {
+    "rank": pl.Int32,
+    "step": pl.Int64,  # profiled step, null when the file has no step id
+    "type": pl.Utf8,  # operator type: MatMul, hcom_allReduce_, ...
+    "name": pl.Utf8,  # operator (kernel) name, or "(other)"
+    "core": pl.Utf8,  # accelerator core as written: AI_CORE, AI_VECTOR_CORE, AI_CPU, HCCL, MIX_AIV, ...
+    "calls": pl.Int64,
+    "total_s": pl.Float64,  # device time summed over the calls
+    "max_s": pl.Float64,  # longest call
+    "source": pl.Utf8,  # layout: "kernel_details", "op_statistic", "aicore_intermediate", ...
     "file": pl.Utf8,
 }
 
@@ -123,12 +151,30 @@ PROFILE_COMM = {
     "rank": pl.Int32,
     "step": pl.Int64,
     "op": pl.Utf8,  # e.g. hcom_allReduce__123@group
+    "group": pl.Utf8,  # communication group, where given
     "kind": pl.Utf8,  # "collective" | "p2p"
+    "transport": pl.Utf8,  # the transport bytes and bandwidth are from: HCCS, RDMA, SDMA, PCIE, ...
     "elapse_s": pl.Float64,
     "wait_s": pl.Float64,
     "transit_s": pl.Float64,
+    "synchronization_s": pl.Float64,
     "bytes": pl.Float64,
-    "bandwidth_gbps": pl.Float64,
+    "bandwidth_gbps": pl.Float64,  # GB/s as the source writes it
+    "source": pl.Utf8,  # layout: "communication.json", "hccl_raw", ...
+    "file": pl.Utf8,
+}
+
+# The data pipeline: one row per pipeline stage (dataset operator) or device queue per rank.
+PROFILE_DATA = {
+    "rank": pl.Int32,
+    "stage": pl.Utf8,  # operator as written: "BatchOp(id=1)", "device_queue", ...
+    "op_type": pl.Utf8,  # BatchOp, MapOp, GeneratorOp, ..., "device_queue", "iterator"
+    "workers": pl.Int64,  # num_parallel_workers, where given
+    "queue_usage": pl.Float64,  # mean fill of the stage's output queue, 0-1
+    "queue_empty_share": pl.Float64,  # share of samples where the queue was empty, 0-1
+    "time_s": pl.Float64,  # time the stage spent per batch / per call, where given
+    "samples": pl.Int64,  # observations behind the figures
+    "source": pl.Utf8,
     "file": pl.Utf8,
 }
 
@@ -150,7 +196,9 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "checkpoints": CHECKPOINTS,
     "checkpoint_params": CHECKPOINT_PARAMS,
     "profile_steps": PROFILE_STEPS,
+    "profile_ops": PROFILE_OPS,
     "profile_comm": PROFILE_COMM,
+    "profile_data": PROFILE_DATA,
     "memory": MEMORY,
 }
 
