@@ -74,6 +74,8 @@ EVENTS = {
 
 EVENT_KINDS = (
     "checkpoint_save",  # a training checkpoint was written (duration = estimated save time)
+    "pause",  # the run stood still between two steps for a known reason other than these (detail says)
+    "skip",  # a step whose update was skipped on purpose (MindFormers skip-data: global norm over threshold)
     "checkpoint_interrupted",  # a leftover .tmp: a save that never finished
     "restart",  # a new launch resumed the run (steps repeat or a new summary file starts)
     "compile",  # graph compilation / first step
@@ -178,6 +180,17 @@ PROFILE_DATA = {
     "file": pl.Utf8,
 }
 
+# Per-rank figures a profiler computed itself (FLOPs utilisation, its own cluster analysis'
+# totals, ...): kept to be shown beside postmortem's own figures, with the tool's name.
+PROFILE_SUMMARY = {
+    "rank": pl.Int32,
+    "key": pl.Utf8,  # e.g. "flops_utilization", "total_flops"
+    "value": pl.Float64,
+    "unit": pl.Utf8,  # "fraction", "FLOP", "FLOP/s", "s", ...
+    "source": pl.Utf8,  # layout: "flops_summary", ...
+    "file": pl.Utf8,
+}
+
 MEMORY = {
     "rank": pl.Int32,
     "time_s": pl.Float64,  # unix seconds if the source is absolute, else seconds from its start
@@ -199,6 +212,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "profile_ops": PROFILE_OPS,
     "profile_comm": PROFILE_COMM,
     "profile_data": PROFILE_DATA,
+    "profile_summary": PROFILE_SUMMARY,
     "memory": MEMORY,
 }
 
@@ -462,6 +476,10 @@ class ReadResult:
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)  # keys from TABLES
     settings: dict[str, Setting] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # "utc": wall_time values are unix time. "local": the file wrote clock times without a zone
+    # (most logs); they were read as if UTC, so they keep their gaps but not their offset, which
+    # loading settles against the sources that know it (or states as unknown).
+    clock: str = "utc"
 
     def rows(self) -> int:
         return sum(t.height for t in self.tables.values())
