@@ -180,7 +180,7 @@ PROFILE_DATA = {
     "file": pl.Utf8,
 }
 
-# Per-rank figures a profiler computed itself (FLOPs utilisation, its own cluster analysis'
+# Per-rank figures a profiler computed itself (FLOPs utilisation, its own cluster analysis
 # totals, ...): kept to be shown beside postmortem's own figures, with the tool's name.
 PROFILE_SUMMARY = {
     "rank": pl.Int32,
