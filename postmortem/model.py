@@ -156,6 +156,8 @@ PROFILE_COMM = {
     "group": pl.Utf8,  # communication group, where given
     "kind": pl.Utf8,  # "collective" | "p2p"
     "transport": pl.Utf8,  # the transport bytes and bandwidth are from: HCCS, RDMA, SDMA, PCIE, ...
+    "peer_rank": pl.Int32,  # the other end of one link (communication matrix rows: rank -> peer_rank), else null
+    "calls": pl.Int64,  # operator calls the row sums (per-type statistics), null for one call or unknown
     "elapse_s": pl.Float64,
     "wait_s": pl.Float64,
     "transit_s": pl.Float64,

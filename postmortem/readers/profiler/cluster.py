@@ -1,7 +1,232 @@
-"""msprof-analyze cluster outputs (``cluster_analysis_output/``): one file for all ranks."""
+"""msprof-analyze cluster outputs (``cluster_analysis_output/``): one file for all ranks.
+
+Written by ``msprof-analyze cluster -d <collection>`` (Ascend mstt / msprof-analyze,
+``cluster_analyse/analysis/``). Meanings, units and the arithmetic are in
+docs/formats/profiler-msprof.md; in short:
+
+- ``cluster_step_trace_time.csv`` (step_trace_time_analysis.py): ``Step, Type, Index,`` then the
+  per-rank step_trace_time columns in microseconds. ``Type`` is ``rank`` (Index = rank id) or
+  ``stage`` (Index = the stage's ranks, every column the max over them); only rank rows are read.
+  ``Step`` is empty where the per-rank input had no steps (msprof ``PROF_*`` input: one row per
+  rank for the whole capture).
+- ``cluster_communication.json`` (communication_analysis.py): ``{"(ranks)": {"step<N>"|"step":
+  {"<op>@<group>": {"<rank>": <op record, comm_info.py>}}}}``, plus ``Total Op Info@<group>`` sums.
+- ``cluster_communication_matrix.json`` (comm_matrix_analysis.py): ``{"(ranks)": {"step<N>":
+  {"<op>@<group>": {"<src>-<dst>": {"Transport Type", "Transit Size(MB)", "Transit Time(ms)",
+  "Bandwidth(GB/s)", "Op Name"}}}}}`` with global ranks at both ends.
+
+They are derived from the per-rank files. When those sit beside ``cluster_analysis_output/`` (the
+folder msprof-analyze read them from), they are read instead and the cluster file only gets a
+note, so no step or operator is counted twice.
+"""
 
 from __future__ import annotations
 
-from .common import Format
+import json
+import os
+import re
+from pathlib import Path
 
-FORMATS: tuple[Format, ...] = ()
+from ... import diagnostics as dg
+from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
+from .comm_info import MB, group_of, is_total, kind_of, op_figures
+from .common import MS, US, Format, column, csv_rows, number
+
+# Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
+_PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
+# Operators of msprof-analyze's msprof adapter that repeat others (its check_add_op keeps "total").
+_REPEATS = re.compile(r"-(?:top|middle|bottom)\d*@")
+
+
+def _per_rank_inputs_beside(artifact: Artifact) -> list[str]:
+    """Per-rank profiler folders next to cluster_analysis_output/ (msprof-analyze's -d folder)."""
+    here = Path(artifact.path).parent
+    if here.name != "cluster_analysis_output":
+        return []
+    try:
+        names = os.listdir(here.parent)
+    except OSError:
+        return []
+    return sorted(n for n in names if _PER_RANK_DIR.search(n) and (here.parent / n).is_dir())
+
+
+def _covered(artifact: Artifact, result: ReadResult) -> bool:
+    inputs = _per_rank_inputs_beside(artifact)
+    if inputs:
+        result.diagnostics.append(dg.info(
+            "profiler-cluster-derived",
+            f"msprof-analyze's cluster summary of the {len(inputs)} per-rank profiler folders beside it "
+            f"(e.g. {inputs[0]}), which are read instead; its rows are not counted twice",
+            artifact.rel,
+        ))
+    return bool(inputs)
+
+
+def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    if _covered(artifact, result):
+        return
+    header, rows = csv_rows(artifact.path)
+    i_type, i_index, i_step = column(header, "Type"), column(header, "Index"), column(header, "Step")
+    i_comp = column(header, "Computing")
+    if i_type is None or i_index is None or i_comp is None:
+        result.diagnostics.append(dg.warning(
+            "profiler-columns", f"not a cluster_step_trace_time.csv header: {header[:5]}", artifact.rel, 1))
+        return
+    idx = {k: column(header, n) for k, n in (
+        ("cno", "Communication(Not Overlapped)"), ("overlapped", "Overlapped"), ("comm", "Communication"),
+        ("free", "Free"), ("stage", "Stage"), ("bubble", "Bubble"),
+        ("cno_excl", "Communication(Not Overlapped and Exclude Receive)"), ("preparing", "Preparing"),
+    )}
+    out: dict[str, list] = {k: [] for k in PROFILE_STEPS if k not in ("source", "file", "data_wait_s")}
+    stage_rows = 0
+    off: list[str] = []
+    for line_no, row in enumerate(rows, start=2):
+        if not row:
+            continue
+        kind = row[i_type].strip() if i_type < len(row) else ""
+        if kind == "stage":
+            stage_rows += 1
+            continue
+        rank_text = row[i_index].strip() if i_index < len(row) else ""
+        v = {k: (number(row[i]) if i is not None and i < len(row) else None) for k, i in idx.items()}
+        comp = number(row[i_comp]) if i_comp < len(row) else None
+        if kind != "rank" or not rank_text.isdigit() or comp is None or v["cno"] is None or v["free"] is None:
+            result.diagnostics.append(dg.warning("profiler-row", "row is not a rank row with numbers; skipped",
+                                                 artifact.rel, line_no))
+            continue
+        bubble = v["bubble"] or 0.0
+        # The partition: exposed communication without the receives, plus the receives (bubble).
+        cno_excl = v["cno_excl"] if v["cno_excl"] is not None else v["cno"] - bubble
+        preparing = v["preparing"] or 0.0
+        total = comp + cno_excl + bubble + v["free"] + preparing  # = Computing + CNO + Free + Preparing
+        if v["stage"] is not None and total > 0 and abs(v["stage"] + bubble + preparing - total) > 0.01 * total:
+            off.append(f"rank {rank_text} (line {line_no})")
+        step = number(row[i_step]) if i_step is not None and i_step < len(row) else None
+        out["rank"].append(int(rank_text))
+        out["step"].append(int(step) if step is not None else None)
+        out["computing_s"].append(comp * US)
+        out["comm_not_overlapped_s"].append(cno_excl * US)
+        out["bubble_s"].append(bubble * US)
+        out["overlapped_s"].append(v["overlapped"] * US if v["overlapped"] is not None else None)
+        out["communication_s"].append(v["comm"] * US if v["comm"] is not None else None)
+        out["free_s"].append(v["free"] * US)
+        out["preparing_s"].append(preparing * US if v["preparing"] is not None else None)
+        out["total_s"].append(total * US)
+    if stage_rows:
+        result.diagnostics.append(dg.info(
+            "profiler-cluster-stage-rows",
+            f"{stage_rows} stage rows (each column the maximum over a pipeline stage's ranks) not read: "
+            "the rank rows they are made from are", artifact.rel))
+    if off:
+        result.diagnostics.append(dg.warning(
+            "profiler-partition",
+            f"Computing + Communication(Not Overlapped) + Free differs from Stage + Bubble by over 1% for "
+            f"{len(off)} rows ({', '.join(off[:3])})", artifact.rel))
+    result.tables["profile_steps"] = frame(
+        {**out, "source": "cluster_step_trace_time", "file": artifact.rel}, PROFILE_STEPS)
+
+
+def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
+    try:
+        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
+            data = json.load(fh)
+    except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
+        result.diagnostics.append(dg.warning("profiler-json", f"does not parse as JSON: {exc}", artifact.rel))
+        return None
+    if not isinstance(data, dict):
+        result.diagnostics.append(dg.warning("profiler-json", "not a JSON object of communication groups",
+                                             artifact.rel))
+        return None
+    return data
+
+
+def _steps(data: dict):
+    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number."""
+    for steps in data.values():
+        if not isinstance(steps, dict):
+            continue
+        for step_key, ops in steps.items():
+            m = re.fullmatch(r"step(\d*)", str(step_key))
+            if m and isinstance(ops, dict):
+                yield (int(m.group(1)) if m.group(1) else None), ops
+
+
+def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    if _covered(artifact, result):
+        return
+    data = _load_json(artifact, result)
+    if data is None:
+        return
+    cols = ("rank", "step", "op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s",
+            "synchronization_s", "bytes", "bandwidth_gbps")
+    out: dict[str, list] = {k: [] for k in cols}
+    for step, ops in _steps(data):
+        for op, ranks in ops.items():
+            if is_total(op) or not isinstance(ranks, dict):
+                continue
+            for rank_key, info in ranks.items():
+                if not str(rank_key).isdigit() or not isinstance(info, dict):
+                    continue
+                f = op_figures(info)
+                for k, v in (("rank", int(rank_key)), ("step", step), ("op", op), ("group", group_of(op)),
+                             ("kind", kind_of(op)), ("transport", f.transport), ("elapse_s", f.elapse_s),
+                             ("wait_s", f.wait_s), ("transit_s", f.transit_s),
+                             ("synchronization_s", f.synchronization_s), ("bytes", f.bytes),
+                             ("bandwidth_gbps", f.bandwidth_gbps)):
+                    out[k].append(v)
+    if not out["op"]:
+        result.diagnostics.append(dg.warning("profiler-empty", "no communication operator found", artifact.rel))
+        return
+    result.tables["profile_comm"] = frame(
+        {**out, "source": "cluster_communication", "file": artifact.rel}, PROFILE_COMM)
+
+
+def _matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    if _covered(artifact, result):
+        return
+    data = _load_json(artifact, result)
+    if data is None:
+        return
+    cols = ("rank", "peer_rank", "step", "op", "group", "kind", "transport", "transit_s", "bytes", "bandwidth_gbps")
+    out: dict[str, list] = {k: [] for k in cols}
+    for step, ops in _steps(data):
+        for op, links in ops.items():
+            # Total Op Info sums the others; top/middle/bottom repeat single operators of a "total".
+            if is_total(op) or _REPEATS.search(op) or not isinstance(links, dict):
+                continue
+            for link, info in links.items():
+                m = re.fullmatch(r"(\d+)-(\d+)", str(link))
+                if not m or not isinstance(info, dict):
+                    continue
+                size = number(str(info.get("Transit Size(MB)", "")))
+                ms = number(str(info.get("Transit Time(ms)", "")))
+                bw = number(str(info.get("Bandwidth(GB/s)", "")))
+                for k, v in (("rank", int(m.group(1))), ("peer_rank", int(m.group(2))), ("step", step), ("op", op),
+                             ("group", group_of(op)), ("kind", kind_of(op)),
+                             ("transport", info.get("Transport Type") or None),
+                             ("transit_s", ms * MS if ms is not None else None),
+                             ("bytes", size * MB if size is not None else None), ("bandwidth_gbps", bw)):
+                    out[k].append(v)
+    if not out["op"]:
+        result.diagnostics.append(dg.warning("profiler-empty", "no communication link found", artifact.rel))
+        return
+    result.tables["profile_comm"] = frame(
+        {**out, "source": "cluster_communication_matrix", "file": artifact.rel}, PROFILE_COMM)
+
+
+def _other(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    result.diagnostics.append(dg.info(
+        "profiler-not-read", "msprof-analyze output not read (postmortem reads its cluster_step_trace_time.csv, "
+        "cluster_communication.json and cluster_communication_matrix.json)", artifact.rel))
+
+
+def _name(file_name: str) -> re.Pattern[str]:
+    return re.compile(r"(?:^|/)" + file_name + "$")
+
+
+FORMATS = (
+    Format("cluster_step_trace_time.csv", _name(r"cluster_step_trace_time\.csv"), _step_trace_time),
+    Format("cluster_communication.json", _name(r"cluster_communication\.json"), _communication),
+    Format("cluster_communication_matrix.json", _name(r"cluster_communication_matrix\.json"), _matrix),
+    Format("cluster_analysis_output/*", re.compile(r"(?:^|/)cluster_analysis_output/[^/]+$"), _other),
+)
