@@ -21,7 +21,9 @@ from ..base import Reader
 from . import ascend, cluster, mindinsight, msprof
 from .common import Format, file_rank
 
-FORMATS: tuple[Format, ...] = (*mindinsight.FORMATS, *ascend.FORMATS, *msprof.FORMATS, *cluster.FORMATS)
+# msprof before ascend: every msprof pattern is inside a PROF_* folder, where a PROF_*/analyze/
+# communication.json has msprof's flat layout, not the step-keyed one ascend reads.
+FORMATS: tuple[Format, ...] = (*mindinsight.FORMATS, *msprof.FORMATS, *ascend.FORMATS, *cluster.FORMATS)
 
 _DIR_RE = re.compile(
     r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE

@@ -1,0 +1,171 @@
+"""CANN msprof's ``msprof_*.json`` timeline, streamed: only the events that make a step's breakdown.
+
+The file is a Chrome-trace array of events (``ts`` µs, written as a string by CANN 8's writer,
+``dur`` µs). Of its tracks, postmortem takes what msprof-analyze takes for its cluster step trace
+(cluster_analyse/analysis/msprof_step_trace_time_adapter.py):
+
+- the "Overlap Analysis" track: events named ``Computing``, ``Communication``,
+  ``Communication(Not Overlapped)`` and ``Free`` (msprof's overlap_analysis_processor.cpp: unions
+  of compute tasks, of communication ops, communication minus compute, and the gaps where the
+  device does neither; Computing + Communication(Not Overlapped) + Free spans first to last task);
+- ``hcom_receive*`` communication operators: the receives, counted as pipeline bubble;
+- "Step Trace" ``Iteration <N>`` events (ts, dur), when step trace was collected: each overlap
+  event is counted in the iteration its start falls in. msprof-analyze sums the whole file into
+  one row instead;
+- ``process_name`` / ``process_labels`` metadata, for the device (``NPU <id>``) of each pid.
+
+The file can be GBs: it is read in chunks and only objects whose ``"name"`` is one of those are
+decoded (a byte search finds them; the object around a hit is decoded with the json module).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+CHUNK = 16 << 20
+MAX_EVENT = 64 << 20  # an object that does not decode within this many bytes is broken
+_HIT = re.compile(
+    rb'"name"\s*:\s*"(Computing|Communication|Communication\(Not Overlapped\)|Free|hcom_receive[^"]*'
+    rb'|Iteration \d+|process_name|process_labels)"'
+)
+_OVERLAP = {"Computing": "computing", "Communication": "communication",
+            "Communication(Not Overlapped)": "cno", "Free": "free"}
+_DECODER = json.JSONDecoder()
+
+
+@dataclass
+class Timeline:
+    """What one file gave: per device (None = unknown) the summed µs, per iteration where known."""
+
+    sums: dict[tuple[int | None, int | None], dict[str, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    iterations: int = 0
+    outside: int = 0  # overlap events that fell in no iteration
+    events: int = 0  # overlap + receive events taken
+    broken: int = 0  # hits whose object did not decode
+
+
+def _object_start(buf: bytes, hit: int, floor: int) -> int:
+    """The '{' of the top-level event holding the hit: one whose previous non-space is '[' or ','."""
+    i = hit
+    while True:
+        i = buf.rfind(b"{", floor, i)
+        if i < 0:
+            return -1
+        j = i - 1
+        while j >= floor and buf[j] in b" \t\r\n":
+            j -= 1
+        # floor is the start of the buffer (an event start) or the end of the last decoded event
+        if j < floor or buf[j] in b"[,":
+            return i
+
+
+def _num(v: object) -> float | None:
+    try:
+        return float(v)  # CANN 8 writes ts as a string
+    except (TypeError, ValueError):
+        return None
+
+
+def read_timeline(path: str) -> Timeline:
+    out = Timeline()
+    labels: dict[int, str] = {}  # pid -> "NPU 0", "CPU", ...
+    names: dict[int, str] = {}  # pid -> process name
+    iters: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # pid -> (start, end, id)
+    taken: list[tuple[int, str, float, float]] = []  # (pid, kind, ts, dur)
+    with open(path, "rb") as fh:
+        buf = b""
+        while True:
+            chunk = fh.read(CHUNK)
+            eof = not chunk
+            buf += chunk
+            keep = _scan(buf, eof, out, labels, names, iters, taken)
+            if eof:
+                break
+            buf = buf[keep:]
+    _aggregate(out, labels, names, iters, taken)
+    return out
+
+
+def _scan(buf: bytes, eof: bool, out: Timeline, labels, names, iters, taken) -> int:
+    """Handle the events of buf; return where the next buffer must start (an event start)."""
+    # latin-1 maps bytes 1:1 to characters, so json's offsets are byte offsets; the names
+    # searched for are ASCII.
+    text = buf.decode("latin-1")
+    done = 0
+    for m in _HIT.finditer(buf):
+        if m.start() < done:
+            continue  # inside an object already decoded
+        start = _object_start(buf, m.start(), done)
+        if start < 0:
+            continue
+        try:
+            obj, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            if not eof and len(buf) - start < MAX_EVENT:
+                return start  # the object goes on in the next chunk
+            out.broken += 1
+            continue
+        done = end
+        _take(obj, m.group(1).decode(), labels, names, iters, taken)
+    if eof:
+        return len(buf)
+    # A hit may straddle the chunk end: start the next buffer at the last event start before it.
+    tail = max(done, len(buf) - 4096)
+    start = _object_start(buf, len(buf), tail)
+    return start if start >= 0 else tail
+
+
+def _take(obj: object, name: str, labels, names, iters, taken) -> None:
+    if not isinstance(obj, dict) or obj.get("name") != name:
+        return  # the hit was inside another object's args
+    pid = obj.get("pid")
+    args = obj.get("args") if isinstance(obj.get("args"), dict) else {}
+    if name == "process_labels":
+        labels[pid] = str(args.get("labels", ""))
+    elif name == "process_name":
+        names[pid] = str(args.get("name", ""))
+    elif obj.get("ph") == "X":
+        ts, dur = _num(obj.get("ts")), _num(obj.get("dur"))
+        if ts is None or dur is None:
+            return
+        if name.startswith("Iteration "):
+            iters[pid].append((ts, ts + dur, int(name.split()[1])))
+        elif name in _OVERLAP:
+            taken.append((pid, _OVERLAP[name], ts, dur))
+        else:
+            taken.append((pid, "receive", ts, dur))
+
+
+def _device(pid, labels: dict) -> int | None:
+    m = re.fullmatch(r"NPU (\d+)", labels.get(pid, ""))
+    return int(m.group(1)) if m else None
+
+
+def _aggregate(out: Timeline, labels, names, iters, taken) -> None:
+    # Iterations per device (the Step Trace track is its own pid on the same device).
+    per_device: dict[int | None, list[tuple[float, float, int]]] = defaultdict(list)
+    for pid, spans in iters.items():
+        per_device[_device(pid, labels)].extend(spans)
+    for spans in per_device.values():
+        spans.sort()
+    out.iterations = sum(len(s) for s in per_device.values())
+    for pid, kind, ts, dur in taken:
+        if kind == "receive" and names.get(pid) not in (None, "Communication") and not names.get(pid, "").endswith(
+                "Communication"):
+            continue  # host-side API events of the same name
+        device = _device(pid, labels)
+        spans = per_device.get(device) or (per_device.get(None) if len(per_device) == 1 else None)
+        step = None
+        if spans:
+            i = bisect_right(spans, (ts, float("inf"), 0)) - 1
+            if i < 0 or ts >= spans[i][1]:
+                out.outside += 1
+                continue
+            step = spans[i][2]
+        out.sums[(device, step)][kind] += dur
+        out.events += 1
