@@ -264,3 +264,18 @@ def test_a_cut_op_summary_reads_the_whole_rows(tmp_path: Path):
     row = r.tables["profile_ops"].row(0, named=True)
     assert row["calls"] == 2 and row["total_s"] == pytest.approx((87139.380 + 86808.420) * 1e-6)
     assert [d.slug for d in r.diagnostics] == ["profiler-row"]
+
+
+def test_timeline_figures_equal_msprof_analyzes_own_adapter(tmp_path: Path):
+    """msprof-analyze's cluster step trace for PROF input sums the same events (its adapter, run here)."""
+    adapter = pytest.importorskip("msprof_analyze.cluster_analyse.analysis.msprof_step_trace_time_adapter")
+    bean = adapter.MsprofStepTraceTimeAdapter([str(TRACE)]).generate_step_trace_time_data()[0]
+    theirs = dict(zip(bean.all_headers[3:], bean.row))
+    root = prof(tmp_path, (TRACE, "mindstudio_profiler_output/msprof_20240102000000.json"))
+    ours = read(root / "mindstudio_profiler_output" / "msprof_20240102000000.json", tmp_path).tables[
+        "profile_steps"].row(0, named=True)
+    assert ours["computing_s"] == pytest.approx(theirs["Computing"] * 1e-6, rel=1e-12)
+    assert ours["free_s"] == pytest.approx(theirs["Free"] * 1e-6, rel=1e-12)
+    assert ours["bubble_s"] == pytest.approx(theirs["Bubble"] * 1e-6, abs=1e-12)
+    # their Stage is e2e - Bubble with e2e = Computing + Communication(Not Overlapped) + Free
+    assert ours["total_s"] - ours["bubble_s"] == pytest.approx(theirs["Stage"] * 1e-6, rel=1e-12)

@@ -22,8 +22,11 @@ from . import ascend, cluster, mindinsight, msprof
 from .common import Format, file_rank
 
 # msprof before ascend: every msprof pattern is inside a PROF_* folder, where a PROF_*/analyze/
-# communication.json has msprof's flat layout, not the step-keyed one ascend reads.
-FORMATS: tuple[Format, ...] = (*mindinsight.FORMATS, *msprof.FORMATS, *ascend.FORMATS, *cluster.FORMATS)
+# communication.json has msprof's flat layout, not the step-keyed one ascend reads. msprof's
+# catch-alls for the rest of a PROF folder come last.
+FORMATS: tuple[Format, ...] = (
+    *mindinsight.FORMATS, *msprof.FORMATS, *ascend.FORMATS, *cluster.FORMATS, *msprof.FALLBACK
+)
 
 _DIR_RE = re.compile(
     r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE

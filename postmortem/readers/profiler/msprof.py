@@ -544,6 +544,11 @@ FORMATS = (
            _info_json),
     Format("msprof_*.db", _prof(r"msprof_[^/]*\.db"), _db_export),
     Format("exported, not read", _prof(_EXPORT_DIRS + r"/[^/]+"), _other_export),
+)
+
+# Tried after every other layout: files of other layouts (a step_trace_time.csv copied into a
+# PROF folder) are read by their own format first.
+FALLBACK = (
     Format("logs", _prof(r"(?:[^/]+/)*(?:mindstudio_profiler_log|log|logs)/[^/]+"),
            _quiet_note("profiler-logs", "{count} log files of msprof itself, not read")),
     Format("PROF_* (other)", _prof(r".+"), _quiet_note(
