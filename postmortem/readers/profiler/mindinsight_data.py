@@ -22,7 +22,7 @@ from statistics import fmean
 from ... import diagnostics as dg
 from ...model import PROFILE_DATA, PROFILE_SUMMARY, Artifact, ReadResult, frame
 from .common import MS, US, number
-from .mindinsight_files import csv_lines, json_file
+from .mindinsight_files import csv_open, json_file
 
 DATA_COLUMNS = ("stage", "op_type", "workers", "queue_usage", "queue_empty_share", "time_s", "samples",
                 "parent_stage")
@@ -45,8 +45,10 @@ def _data_table(out: dict[str, list], rank: int | None, source: str, artifact: A
 
 
 def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    lines = csv_lines(artifact.path)
-    _, header = next(lines, (1, []))
+    opened = csv_open(artifact, result)
+    if opened is None:
+        return
+    lines, header = opened
     need = ("op_id", "op_type", "num_workers", "output_queue_size", "output_queue_usage_rate", "parent_id")
     if any(n not in header for n in need):
         result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))

@@ -19,6 +19,16 @@ def csv_lines(path: str) -> Iterator[tuple[int, list[str]]]:
                 yield reader.line_num, [cell.strip() for cell in row]
 
 
+def csv_open(artifact: Artifact, result: ReadResult) -> tuple[Iterator[tuple[int, list[str]]], list[str]] | None:
+    """(the lines after the header, the header), or None with a profiler-empty warning."""
+    lines = csv_lines(artifact.path)
+    _, header = next(lines, (1, []))
+    if not header:
+        result.diagnostics.append(dg.warning("profiler-empty", "empty file", artifact.rel))
+        return None
+    return lines, header
+
+
 def json_file(artifact: Artifact, result: ReadResult) -> object | None:
     """The parsed file, or None with a profiler-json warning."""
     try:

@@ -19,7 +19,7 @@ import re
 from ... import diagnostics as dg
 from ...model import PROFILE_OPS, PROFILE_SUMMARY, Artifact, ReadResult, frame
 from .common import MS, number
-from .mindinsight_files import csv_lines, json_file
+from .mindinsight_files import csv_open, json_file
 
 PERCENT_ROUNDING = 0.02  # the writer rounds percent to 2 decimals
 
@@ -34,8 +34,10 @@ def _op_type(full_name: str) -> str:
 
 
 def read_aicore_type(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    lines = csv_lines(artifact.path)
-    _, header = next(lines, (1, []))
+    opened = csv_open(artifact, result)
+    if opened is None:
+        return
+    lines, header = opened
     i_type = _column(header, "op_type", "kernel_type")
     i_total, i_mean = _column(header, "total_time"), _column(header, "execution_time")
     i_calls, i_pct = _column(header, "execution_frequency"), _column(header, "percent")
@@ -46,7 +48,7 @@ def read_aicore_type(artifact: Artifact, rank: int | None, result: ReadResult) -
     percents = []
     for line_no, row in lines:
         ms, calls = _finite(row, i_total if i_total is not None else i_mean), _finite(row, i_calls)
-        if ms is None or calls is None:
+        if ms is None or calls is None or i_type >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
             continue
         out["type"].append(row[i_type])
@@ -58,8 +60,10 @@ def read_aicore_type(artifact: Artifact, rank: int | None, result: ReadResult) -
 
 
 def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    lines = csv_lines(artifact.path)
-    _, header = next(lines, (1, []))
+    opened = csv_open(artifact, result)
+    if opened is None:
+        return
+    lines, header = opened
     i_name = _column(header, "full_op_name", "full_kernel_name")
     i_mean, i_calls = _column(header, "execution_time"), _column(header, "execution_frequency")
     if i_name is None or i_mean is None:
@@ -70,7 +74,7 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
         mean = _finite(row, i_mean)
         # Without a frequency column the mean call is one step's call (graph mode).
         calls = _finite(row, i_calls) if i_calls is not None else 1.0
-        if mean is None or calls is None:
+        if mean is None or calls is None or i_name >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
             continue
         out["type"].append(_op_type(row[i_name]))
@@ -81,8 +85,10 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
 
 
 def read_aicpu(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    lines = csv_lines(artifact.path)
-    _, header = next(lines, (1, []))
+    opened = csv_open(artifact, result)
+    if opened is None:
+        return
+    lines, header = opened
     i_type = _column(header, "op_type", "kernel_type", "node_type_name")
     i_total = _column(header, "total_time", "total_time(ms)")
     if i_type is None or i_total is None:
@@ -91,7 +97,7 @@ def read_aicpu(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     per_type: dict[str, list[float]] = {}
     for line_no, row in lines:
         ms = _finite(row, i_total)
-        if ms is None:
+        if ms is None or i_type >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
             continue
         per_type.setdefault(row[i_type], []).append(ms * MS)

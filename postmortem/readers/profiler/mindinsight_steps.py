@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, Setting, frame
 from .common import MS, TICK
-from .mindinsight_files import csv_lines
+from .mindinsight_files import csv_open
 
 # Receive ops wait for the previous pipeline stage: the pipeline bubble. Send and Receive are the
 # point-to-point kind; every other communication op is collective.
@@ -44,23 +44,27 @@ def _op_type(column: str) -> str:
     """Receive, AllReduce, ... from stream_48_0_Receive-op663; "parallel" where the writer did
     not know it (stream_10_parallel_0 before MindSpore 1.0, stream_10_0_parallel after)."""
     rest = column.split("_", 2)[2] if column.count("_") >= 2 else ""
+    if re.fullmatch(r"parallel_\d+", rest):
+        return "parallel"
     m = re.fullmatch(r"\d+_(.+)", rest)
     tail = m.group(1) if m else rest
     return re.sub(r"-op\d+$", "", tail.rsplit("/", 1)[-1]) or "parallel"
 
 
-def _ops(header: list[str]) -> list[_Op]:
+def _ops(header: list[str]) -> tuple[list[_Op], int]:
+    """The op columns, and how many op durations lack their _start_point / _end_point."""
     index = {name: i for i, name in enumerate(header)}
-    ops = []
+    ops, unpaired = [], 0
     for name, i in index.items():
         if not name.startswith("stream_") or name.endswith(("_start_point", "_end_point")):
             continue
         start, end = index.get(name + "_start_point"), index.get(name + "_end_point")
         if start is None or end is None:
+            unpaired += 1
             continue
-        kind = _op_type(name).lower()
-        ops.append(_Op(name, "p2p" if kind in P2P else "collective", kind == RECEIVE, i, start, end))
-    return ops
+        op_type = _op_type(name).lower()
+        ops.append(_Op(name, "p2p" if op_type in P2P else "collective", op_type == RECEIVE, i, start, end))
+    return ops, unpaired
 
 
 def _covered(intervals: list[tuple[int, int]]) -> int:
@@ -77,28 +81,34 @@ def _covered(intervals: list[tuple[int, int]]) -> int:
 
 
 def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    lines = csv_lines(artifact.path)
-    _, header = next(lines, (1, []))
+    opened = csv_open(artifact, result)
+    if opened is None:
+        return
+    lines, header = opened
     base = ("step_num", "start_point", "end_point", "total", "fp_point", "iteration_interval")
     if any(n not in header for n in base) or not ({"fp_and_bp", "fp"} & set(header)):
         result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:9]}", artifact.rel, 1))
         return
     i_step, i_start, i_end, i_total, i_fp, i_interval = (header.index(n) for n in base)
-    ops = _ops(header)
+    ops, unpaired = _ops(header)
+    if unpaired:
+        result.diagnostics.append(dg.warning(
+            "profiler-columns", f"{unpaired} op column(s) without their _start_point / _end_point: not read",
+            artifact.rel, 1))
     steps: dict[str, list] = {k: [] for k in ("step", "computing_s", "comm_not_overlapped_s", "communication_s",
                                                "bubble_s", "data_wait_s", "total_s")}
     comm: dict[str, list] = {k: [] for k in ("step", "op", "kind", "elapse_s")}
     skipped, odd_sums, odd_ops = [], 0, 0
     for line_no, row in lines:
+        if len(row) != len(header):
+            result.diagnostics.append(dg.warning(
+                "profiler-row", f"row has {len(row)} cells, the header {len(header)}: skipped", artifact.rel, line_no))
+            continue
         label = row[i_step]
         if label == "-":
             continue  # the writer's average of all rows
         if not label.isdigit() or int(label) < 1:
             skipped.append(line_no)  # e.g. MindInsight's run_2: a row "0" of zeros but iteration_interval
-            continue
-        if len(row) != len(header):
-            result.diagnostics.append(dg.warning(
-                "profiler-row", f"row has {len(row)} cells, the header {len(header)}: skipped", artifact.rel, line_no))
             continue
         try:
             start, end, total, fp, interval = (int(row[i]) for i in (i_start, i_end, i_total, i_fp, i_interval))
@@ -177,12 +187,13 @@ def read_cluster_analyse(artifact: Artifact, rank: int | None, result: ReadResul
             result.settings[key] = Setting(value, f"profiler:{artifact.rel}")
         if rank is not None and rank >= int(rank_size):
             result.diagnostics.append(dg.warning(
-                "profiler-rank", f"rank {rank} is not below the rank size {rank_size} in the file name", artifact.rel))
-    lines = list(csv_lines(artifact.path))
-    if not lines:
-        result.diagnostics.append(dg.warning("profiler-empty", "empty file", artifact.rel))
+                "profiler-rank", f"rank {rank} is not below the rank size {rank_size} in the file name: the number "
+                "may be a device id, as older MindSpore wrote", artifact.rel))
+    opened = csv_open(artifact, result)
+    if opened is None:
         return
-    header, rows = lines[0][1], lines[1:]
+    lines, header = opened
+    rows = list(lines)
     idx = {k: next((header.index(n) for n in names if n in header), None) for k, names in _CLUSTER_COLUMNS.items()}
     ticks = all(n in header for n in _TICK_COLUMNS)
     if not ticks and (idx["computation"] is None or idx["comm_alone"] is None):
