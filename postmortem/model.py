@@ -178,6 +178,7 @@ PROFILE_DATA = {
     "queue_empty_share": pl.Float64,  # share of samples where the queue was empty, 0-1
     "time_s": pl.Float64,  # time the stage spent per batch / per call, where given
     "samples": pl.Int64,  # observations behind the figures
+    "parent_stage": pl.Utf8,  # the stage that consumes this one's output (pipeline order), where given
     "source": pl.Utf8,
     "file": pl.Utf8,
 }

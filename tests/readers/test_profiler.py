@@ -107,15 +107,16 @@ def test_memory_record_mb_and_kb_layouts():
 
 
 def test_step_trace_raw_ticks():
-    path = ASC / "old_profiler" / "profiler" / "step_trace_raw_0_detail_time.csv"
-    r = profiler.READER.read(art(path, ASC))
+    """A real MindInsight-era step trace (more in test_profiler_mindinsight.py)."""
+    conf = FIX.parent / "conformance" / "mi-run2-ascend-profiler"
+    path = conf / "profiler" / "step_trace_raw_1_detail_time.csv"
+    r = profiler.READER.read(art(path, conf))
     df = r.tables["profile_steps"]
-    assert df["step"].to_list() == [1, 2]  # the average row "-" is dropped
-    assert df["rank"].to_list() == [0, 0]
-    assert df["total_s"][0] == pytest.approx(100000 * 1e-8)
-    assert df["computing_s"][1] == pytest.approx(97000 * 1e-8)
-    assert df["preparing_s"][0] == pytest.approx(1000 * 1e-8)
-    assert "profiler-step-trace-units" in [d.slug for d in r.diagnostics]
+    assert df["step"].to_list() == [1]  # the second row, step_num 0, is not a step
+    assert df["rank"].to_list() == [1]
+    assert df["total_s"][0] == pytest.approx(2370905 * 1e-8)  # 10 ns ticks
+    assert df["computing_s"][0] == pytest.approx((2366808 + 4097) * 1e-8)  # fp_and_bp + tail (no comm ops)
+    assert df["data_wait_s"][0] == 0.0 and df["preparing_s"][0] is None  # iteration_interval 0
 
 
 def test_truncated_and_garbage_files_do_not_raise(tmp_path: Path):

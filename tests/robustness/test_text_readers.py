@@ -25,7 +25,7 @@ PROFILER_FILES = {
     "step_trace_time.csv": ASCEND / "step_trace_time.csv",
     "memory_record.csv": ASCEND / "memory_record.csv",
     "communication.json": ASCEND / "communication.json",
-    "step_trace_raw_0_detail_time.csv": FIXTURES / "profiler/ascend/old_profiler/profiler/step_trace_raw_0_detail_time.csv",
+    "step_trace_raw_0_detail_time.csv": FIXTURES / "conformance/mi-cluster-4rank/profiler/step_trace_raw_0_detail_time.csv",
     "cpu_ms_memory_record_0.txt": CPU_PROF / "FRAMEWORK/cpu_ms_memory_record_0.txt",
     "trace_view.json": CPU_PROF / "ASCEND_PROFILER_OUTPUT/trace_view.json",
 }

@@ -1,0 +1,39 @@
+"""Reading helpers shared by the mindinsight_* modules (CSV lines, JSON files)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+
+from ... import diagnostics as dg
+from ...model import Artifact, ReadResult
+
+
+def csv_lines(path: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, stripped cells) of every non-empty CSV line, the header first."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.reader(fh)
+        for row in reader:
+            if row:
+                yield reader.line_num, [cell.strip() for cell in row]
+
+
+def csv_open(artifact: Artifact, result: ReadResult) -> tuple[Iterator[tuple[int, list[str]]], list[str]] | None:
+    """(the lines after the header, the header), or None with a profiler-empty warning."""
+    lines = csv_lines(artifact.path)
+    _, header = next(lines, (1, []))
+    if not header:
+        result.diagnostics.append(dg.warning("profiler-empty", "empty file", artifact.rel))
+        return None
+    return lines, header
+
+
+def json_file(artifact: Artifact, result: ReadResult) -> object | None:
+    """The parsed file, or None with a profiler-json warning."""
+    try:
+        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
+            return json.load(fh)
+    except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
+        result.diagnostics.append(dg.warning("profiler-json", f"does not parse: {exc}", artifact.rel))
+        return None
