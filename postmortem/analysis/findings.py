@@ -46,7 +46,7 @@ def _implausible(a: Analysis) -> list[Finding]:
             achieved, peak = a.mfu.achieved_tflops_per_device.value, a.mfu.peak_flops.value
             inputs = (f": {achieved:.3g} TFLOPS achieved per device against a peak of {peak / 1e12:.3g} TFLOPS"
                       if achieved is not None and peak else "")
-            message = f"MFU {p.value:.1%} is {side} {p.against}{inputs}; the MFU is not shown as a result"
+            message = f"MFU {p.value * 100:.3g}% is {side} {p.against}{inputs}; the MFU is not shown as a result"
         elif p.check == "step_vs_gap":
             message = (f"the logged in-step time {p.value:.3g} s is under a tenth of the wall-clock gap between step "
                        f"ends {p.against_value:.3g} s: the timer's unit or the steps between wall times is wrong")
@@ -151,5 +151,5 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 out.append(Finding(kind, W if v.verdict == "regressed" else I,
                                    f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(changes)}",
                                    evidence))
-    order = {C: 0, W: 1, I: 2}
+    order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))

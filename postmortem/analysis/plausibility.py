@@ -42,9 +42,12 @@ def plausibility(tp: Throughput, m: Mfu) -> tuple[Implausible, ...]:
     tokens_from_logged = tp.tokens_per_step.source.startswith("scalars:")  # cannot contradict its source
     if (not tokens_from_logged and ours is not None and logged is not None and logged.value is not None
             and _ratio_off(ours, logged.value)):
+        # the tokens of a step by the logged rate, with each timer the log may have divided by
         per_step = tp.tokens_per_step.value
-        same_step = (logged_tokens_per_step is not None and per_step is not None
-                     and not _ratio_off(per_step, logged_tokens_per_step))
+        timers = [x for x in (tp.step_time_s.value, tp.in_step_time_s.value) if x is not None]
+        implied = [logged_tokens_per_step] if logged_tokens_per_step is not None else []
+        implied += [logged.value * x for x in timers]
+        same_step = per_step is not None and any(not _ratio_off(per_step, x) for x in implied)
         if not same_step:
             out.append(Implausible(
                 "tokens_vs_logged", ("tokens_per_s",), ours, "logged tokens_per_s", logged.value,

@@ -64,7 +64,7 @@ def _zh(f: Finding) -> str | None:
             inputs = ""
             if e.get("achieved_tflops_per_device") is not None and e.get("peak_flops"):
                 inputs = f"：每卡实际 {fmt.number(e['achieved_tflops_per_device'])} TFLOPS，峰值 {fmt.flops(e['peak_flops'])}"
-            return f"MFU {fmt.percent(v)} {side} {e['against']}{inputs}；该 MFU 不可信，不作为结果"
+            return f"MFU {v * 100:.3g}% {side} {e['against']}{inputs}；该 MFU 不可信，不作为结果"
         if check == "step_vs_gap":
             return (f"日志中的步内耗时 {fmt.duration(v)} 不到相邻步结束的墙钟间隔 {fmt.duration(against)} 的十分之一："
                     "计时单位或两次时间戳之间的步数有误")

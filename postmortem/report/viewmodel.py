@@ -173,7 +173,7 @@ FIGURES: dict[str, tuple[str, Callable[[Any], str], Callable[[float], str]]] = {
     "tokens_per_s": ("fig_tokens_per_s", fmt.tokens_per_s, lambda d: fmt.delta(d, fmt.tokens_per_s)),
     "samples_per_s": ("fig_samples_per_s", fmt.samples_per_s, lambda d: fmt.delta(d, fmt.samples_per_s)),
     "step_time_s": ("fig_step_time_s", fmt.duration, lambda d: fmt.delta(d, fmt.duration)),
-    "mfu": ("fig_mfu", fmt.percent, lambda d: fmt.delta(d, _pp) + " pp"),
+    "mfu": ("fig_mfu", lambda v: fmt.percent(v, 2 if abs(v) < 0.01 else 1), lambda d: fmt.delta(d, _pp) + " pp"),
     "final_smoothed_loss": ("fig_final_smoothed_loss", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
     "loss_spikes": ("fig_loss_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
     "grad_norm_spikes": ("fig_grad_norm_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
