@@ -22,7 +22,7 @@ from .phases import phases
 from .plausibility import plausibility
 from .ranks import ranks
 from .stability import stability
-from .throughput import batch_from_lineage, global_batch_size, seq_length, throughput
+from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
 from .types import STEP_SERIES, Analysis, AnalysisOptions, BaselineAnalysis
 from .window import exclusion_reasons, steady_window
 
@@ -44,12 +44,6 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
     rank = counts["rank"][0]
     one = steps.filter(pl.col("rank") == rank) if rank is not None else steps.filter(pl.col("rank").is_null())
     return last_per_step(one), rank
-
-
-def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
-    """Sorted by step, the last row of each step (cheaper than unique(maintain_order=True))."""
-    df = df.sort("step", maintain_order=True)
-    return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
 
 
 def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.DataFrame]:

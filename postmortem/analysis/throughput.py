@@ -95,6 +95,12 @@ def timing_basis(steps: pl.DataFrame) -> str:
     return max(counts, key=lambda k: (counts[k], k == "e2e"))
 
 
+def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by step, the last row of each step (cheaper than unique(maintain_order=True))."""
+    df = df.sort("step", maintain_order=True)
+    return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
+
+
 def _first_rank(df: pl.DataFrame, rank: int | None) -> pl.DataFrame:
     """Rows of `rank` where it logged the tag, else of the tag's lowest rank."""
     if rank is not None and (df["rank"] == rank).any():
@@ -126,20 +132,29 @@ def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str,
     return out
 
 
-def logged_per_step(scalars: pl.DataFrame, steps: pl.DataFrame, kept: np.ndarray, tag: str,
-                    rank: int | None) -> Figure | None:
+def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: int | None) -> Figure | None:
     """What one step holds (samples or tokens) by a logged per-second rate: the median of rate x
-    step time over the steady steps, with the timer (e2e or in-step) that keeps the product most
-    constant: the one the callback divided by. Per-device rates (raw tag ".../p") are left out."""
-    df = scalars.filter((pl.col("tag") == tag) & pl.col("value").is_finite() & (pl.col("value") > 0)
-                        & ~pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p"))
-    if df.is_empty() or not kept.size:
+    step time over the steady steps (`kept`: their rows of the steps table), with the timer (e2e
+    or in-step) that keeps the product most constant: the one the callback divided by.
+    Per-device rates (raw tag ".../p") are left out."""
+    if kept.is_empty():
         return None
-    df = _first_rank(df, rank).select("step", pl.col("value").alias("rate")).unique("step", keep="last")
-    joined = steps.filter(pl.col("step").is_in(pl.Series(kept, dtype=pl.Int64).implode())).join(df, on="step")
+    df = scalars.filter(pl.col("tag") == tag)
+    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p"))
+    if df.is_empty():
+        return None
+    df = _first_rank(df, rank)
+    rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
+    if rate_step.size > 1 and not np.all(np.diff(rate_step) > 0):  # one value per step, sorted
+        df = last_per_step(df)
+        rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
+    step = kept["step"].to_numpy()
+    at = np.minimum(np.searchsorted(rate_step, step), rate_step.size - 1)
+    matched = rate_step[at] == step
     best: tuple[float, float, str, int] | None = None  # (spread, median, timer, n)
     for column, name in TIMERS.items():
-        p = (joined["rate"] * joined[column]).drop_nulls().to_numpy()
+        timer = kept[column].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        p = rate[at[matched]] * timer[matched]
         p = p[np.isfinite(p) & (p > 0)]
         if p.size == 0:
             continue
@@ -241,10 +256,10 @@ def throughput(
         step_time = Figure(stats.median, method=method, source=f"steps.step_time_s ({timing})", unit="s")
         per_s = Figure(1.0 / stats.median, method="1 / median step time", unit="steps/s")
 
-    in_stats = robust_stats(inner[keep], options.bootstrap_resamples, options.seed) if timing != "timer" else None
-    if in_stats is not None:
-        in_step = Figure(in_stats.median, method="median of the callback's in-step timer over the steady window",
-                         source="steps.in_step_s", unit="s")
+    inner_kept = inner[keep & np.isfinite(inner)] if timing != "timer" else inner[:0]
+    if inner_kept.size:
+        in_step = Figure(float(np.median(inner_kept)), source="steps.in_step_s", unit="s",
+                         method="median of the callback's in-step timer over the steady window")
     else:
         in_step = missing("the callback's timer is the only step time" if timing == "timer"
                           else "no in-step timer logged beside the e2e step time", unit="s")
@@ -255,9 +270,10 @@ def throughput(
     else:
         gap_share = missing(in_step.reason or "no in-step timer", unit="fraction")
 
-    kept_steps = steps["step"].to_numpy()[keep] if steps.height else np.zeros(0, dtype=np.int64)
-    samples = logged_per_step(scalars, steps, kept_steps, "samples_per_s", rank)
-    tokens = logged_per_step(scalars, steps, kept_steps, "tokens_per_s", rank)
+    kept = steps.filter(pl.Series(keep, dtype=pl.Boolean)) if steps.height else steps
+    kept_steps = kept["step"].to_numpy()
+    samples = logged_per_step(scalars, kept, "samples_per_s", rank)
+    tokens = logged_per_step(scalars, kept, "tokens_per_s", rank)
     gbs, tokens_per_step, notes = batch_and_tokens(gbs, seq, samples, tokens, gbs_from_lineage)
 
     def rate(size: Figure, unit: str, what: str) -> Figure:
@@ -283,7 +299,6 @@ def throughput(
         rank=rank,
         timing=timing,
         in_step_time_s=in_step,
-        in_step=in_stats,
         gap_share=gap_share,
         implied={k: f for k, f in (("samples_per_step", samples), ("tokens_per_step", tokens)) if f is not None},
     )

@@ -128,7 +128,6 @@ class Throughput:
     rank: int | None = None  # the rank whose step times were used
     timing: str = "none"  # TIMING_BASES: what step_time_s is
     in_step_time_s: Figure = field(default_factory=lambda: missing("no in-step timer", unit="s"))  # median over the window
-    in_step: RobustStats | None = None  # the callback's in-step timer over the steady window
     gap_share: Figure = field(default_factory=lambda: missing("no in-step timer", unit="fraction"))  # gap / e2e
     implied: dict[str, Figure] = field(default_factory=dict)  # "samples_per_step"/"tokens_per_step" by logged rates
 
