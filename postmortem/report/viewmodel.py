@@ -209,7 +209,9 @@ def _current_figure(a: t.Analysis, name: str) -> t.Figure:
     return t.missing("unknown figure")
 
 
-def _figure_label(name: str, L: Labels) -> str:
+def _figure_label(name: str, L: Labels, a: t.Analysis | None = None) -> str:
+    if name == "step_time_s" and a is not None and a.throughput.timing == "timer":
+        return L["step_time_timer"]  # not the e2e time: say so wherever it is shown
     return L.get("fig_" + name, name.replace("_", " "))
 
 
@@ -271,7 +273,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
         stats.append(
             Stat(
                 key=name,
-                label=_figure_label(name, L),
+                label=_figure_label(name, L, a),
                 value=_flagged(_fmt_value(name, f.value), flag, L),
                 reason=flag or f.reason or (d.reason if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
@@ -301,7 +303,7 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
     comp = a.comparison
     blocks: list[Block] = []
     if comp is None:
-        rows = [[Cell(_figure_label(n, L)), _flag_cell(a, n, fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v)), L)]
+        rows = [[Cell(_figure_label(n, L, a)), _flag_cell(a, n, fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v)), L)]
                 for n in HEADLINE]
         blocks.append(_table("headline", [L["figure"], L["current"]], "lr", rows))
         blocks.append(Paragraph(L["no_baseline"], "muted"))
@@ -315,7 +317,7 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
             verdict, tone = _verdict(d, L)
             rows.append(
                 [
-                    Cell(_figure_label(name, L), title=alignment_text(d.alignment, L.lang)),
+                    Cell(_figure_label(name, L, a), title=alignment_text(d.alignment, L.lang)),
                     cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
                     _flag_cell(a, name, cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason), L),
                     cell(d.delta, lambda v, n=name: _fmt_delta(n, v), d.reason),

@@ -162,3 +162,22 @@ def test_loss_that_ends_in_nan_has_no_final_level():
     assert c.final_smoothed_loss.value is None and "91-100" in c.final_smoothed_loss.reason
     assert c.status == "not_converged" and c.status_code == "nonfinite_end"
     assert c.left_out["nonfinite"] == tuple(range(81, 101))
+
+
+CONFORMANCE = REPO / "tests" / "fixtures" / "conformance"
+
+
+def test_c3d_lossmonitor_log_read_end_to_end():
+    # the real log, through the text reader and loading: the final loss is where the run ended
+    a = analyze(load_run(CONFORMANCE / "ms-models-c3d-lossmonitor-log"))
+    c = a.convergence
+    assert a.steps.filter(a.steps["loss"].is_not_null())["step"].to_list() == [223, 446, 669, 6467, 6690]
+    assert c.final_smoothed_loss.value == pytest.approx(0.2176594, abs=1e-6)
+    assert c.status == "not_converged" and c.status_code == "still_moving"
+
+
+def test_mindformers_monitor_log_final_loss_and_still_falling():
+    # 5 steps: the last 10% of steps 1..5 is step 5 alone (loss 8.867); 10.649 -> 8.867 is still falling
+    c = analyze(load_run(CONFORMANCE / "mf-docs-llama2-13b-log")).convergence
+    assert c.final_smoothed_loss.value == pytest.approx(8.867)
+    assert c.status_code == "still_moving"

@@ -187,3 +187,20 @@ def test_labels_say_what_they_hold():
     hours = a.convergence.convergence_hours.value
     assert hours is not None and row[1].text.endswith("min")  # ~3 minutes of 1 s steps, shown in minutes
     assert not any(r[0].text == "Hours" for r in conv.rows)
+
+
+def test_a_callback_timer_alone_is_said_so():
+    a = analyze(make_run(step_time=[1.0] * 50, source="timer:log:test", settings={"global_batch_size": 8}))
+    view = build_view(a, generated_at=NOW, version="test")
+    stat = next(s for s in view.summary.stats if s.key == "step_time_s")
+    assert stat.label == "Step time, callback timer (median)"
+    throughput = next(s for s in view.sections if s.id == "throughput")
+    said = [b.text for b in throughput.blocks if getattr(b, "kind", "") == "paragraph"]
+    assert any("callback's own timer" in text and "not counted" in text for text in said)
+    # with e2e times beside the timer, both are shown side by side
+    e2e = analyze(make_run(step_time=[1.0] * 50, in_step=[0.8] * 50, source="wall-clock:test"))
+    rows = {r[0].text: r[1].text for r in next(b for b in next(s for s in build_view(
+        e2e, generated_at=NOW, version="test").sections if s.id == "throughput").blocks
+        if getattr(b, "id", "") == "throughput").rows}
+    assert rows["Step time, e2e (median)"] == "1.00 s" and rows["Step time, in-step timer (median)"] == "800 ms"
+    assert rows["Gap between steps (share of e2e)"] == "20.0%"
