@@ -95,7 +95,8 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
                 span.append(i + 1)
             save_s = float(sum(max(0.0, t[j] - median) for j in span if np.isfinite(t[j])))
             method = (f"{what} of step {s} minus the median step time" if len(span) == 1 else
-                      f"{what} of steps {s} and {int(steps[span[-1]])} (the save spilled into the next step) minus the median")
+                      f"{what} of steps {s} and {int(steps[span[-1]])} (the save spilled into the next step) "
+                      "minus the median")
         else:
             save_s, method = None, "no duration and no step time at the save step"
         saves.append(CheckpointSave(step=s, path=path, bytes=size, save_s=save_s, method=method))

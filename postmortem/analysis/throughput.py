@@ -140,7 +140,8 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
     if kept.is_empty():
         return None
     df = scalars.filter(pl.col("tag") == tag)
-    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p"))
+    per_device = pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p")
+    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device)
     if df.is_empty():
         return None
     df = _first_rank(df, rank)

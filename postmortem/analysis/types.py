@@ -201,7 +201,8 @@ class Convergence:
     aux_losses: tuple[AuxLoss, ...]
     eval_loss_last: Figure
     final_loss_se: Figure = field(default_factory=lambda: missing("not computed"))  # standard error of the final level
-    left_out: dict[str, tuple[int, ...]] = field(default_factory=dict)  # "spike"/"nonfinite" -> steps kept out of the smoothed loss
+    # "spike" / "nonfinite" -> the steps kept out of the smoothed loss
+    left_out: dict[str, tuple[int, ...]] = field(default_factory=dict)
     status: str = "unknown"  # CONVERGENCE_STATUSES
     status_code: str | None = None  # why not converged (see above); None when converged
     status_evidence: dict[str, float | int | None] = field(default_factory=dict)  # the numbers behind the status
