@@ -19,9 +19,10 @@ from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .findings import findings
 from .mfu import mfu
 from .phases import phases
+from .plausibility import plausibility
 from .ranks import ranks
 from .stability import stability
-from .throughput import global_batch_size, seq_length, throughput
+from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
 from .types import STEP_SERIES, Analysis, AnalysisOptions, BaselineAnalysis
 from .window import exclusion_reasons, steady_window
 
@@ -43,12 +44,6 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
     rank = counts["rank"][0]
     one = steps.filter(pl.col("rank") == rank) if rank is not None else steps.filter(pl.col("rank").is_null())
     return last_per_step(one), rank
-
-
-def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
-    """Sorted by step, the last row of each step (cheaper than unique(maintain_order=True))."""
-    df = df.sort("step", maintain_order=True)
-    return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
 
 
 def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.DataFrame]:
@@ -93,18 +88,27 @@ def analyze(
     reasons = exclusion_reasons(
         steps, checkpoint_steps=ckpt_steps, eval_steps=_event_steps(run, "eval"),
         compile_steps=_event_steps(run, "compile"), nonfinite_steps=nonfinite, overflow_steps=overflow,
+        pause_steps=_event_steps(run, "pause"), skip_steps=_event_steps(run, "skip"),
+        restart_steps=_event_steps(run, "restart"),
     )
     window = steady_window(steps, reasons)
-    tp = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
-                    scalars, options, rank)
+    tp, notes = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
+                           scalars, options, rank, batch_from_lineage(run, options))
     stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z)
 
+    def spike_steps(series: tuple) -> list[int]:
+        return [s for sp in series for s in range(sp.step, sp.end_step + 1)]
+
+    loss_spike_steps = tuple(spike_steps(stab.loss.spikes))
+
     # ---- the per-step series (union of timed steps and loss steps)
+    gap = pl.coalesce(pl.col("gap_s"), pl.col("step_time_s") - pl.col("in_step_s"))
     timed = steps.select(
-        "step", "segment", "step_time_s", "data_time_s", pl.col("wall_time").alias("wall"),
-        pl.Series("excluded", reasons, dtype=pl.Utf8).replace("", None),
+        "step", "segment", "step_time_s", "in_step_s", gap.alias("gap_s"), "data_time_s",
+        pl.col("wall_time").alias("wall"), pl.Series("excluded", reasons, dtype=pl.Utf8).replace("", None),
     )
-    sm = smooth(loss, options.smoothing_window).select("step", pl.col("smoothed").alias("loss_smoothed"))
+    sm = smooth(loss, options.smoothing_window, loss_spike_steps).select(
+        "step", pl.col("smoothed").alias("loss_smoothed"))
     per = (
         timed.join(loss.select("step", pl.col("value").alias("loss")), on="step", how="full", coalesce=True)
         .join(sm, on="step", how="left")
@@ -120,9 +124,6 @@ def analyze(
         elapsed = np.cumsum(np.nan_to_num(t, nan=0.0))
         elapsed = np.where(np.isfinite(t), elapsed - (t[np.isfinite(t)][0] if np.isfinite(t).any() else 0.0), np.nan)
     tps = tp.tokens_per_step.value
-
-    def spike_steps(series: tuple) -> list[int]:
-        return [s for sp in series for s in range(sp.step, sp.end_step + 1)]
 
     per = per.with_columns(
         (pl.col("step").cast(pl.Float64) * tps if tps is not None else pl.lit(None, pl.Float64)).alias("tokens"),
@@ -140,24 +141,28 @@ def analyze(
     clock = StepClock(series, tps)
     aux = {tag: series_by_tag[tag] for tag in AUX_TAGS}
     conv = convergence(loss, aux, series_by_tag["eval_loss"], clock, options,
-                       base_analysis.convergence.final_smoothed_loss.value if base_analysis else None)
+                       base_analysis.convergence.final_smoothed_loss.value if base_analysis else None,
+                       loss_spike_steps)
 
     device = options.device or run.setting("device")
-    ph = phases(per, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
+    # each step's wait for data / host: the gap between steps or a logged data time (the larger)
+    waits = per.with_columns(pl.max_horizontal("gap_s", "data_time_s").alias("wait_s"))
+    ph = phases(waits, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
                 run.tables["profile_steps"], run.tables["memory"], tps, tp.step_time_s.value,
-                str(device) if device else None)
+                str(device) if device else None, tp.timing)
     kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
     rk = ranks(run.tables["steps"], kept_steps)
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
     checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None)
-    m = mfu(run, options, tp, window)
+    m = mfu(run, options, tp, window, kept_steps)
 
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
-        config_checks=checks, findings=(), diagnostics=tuple(run.diagnostics), baseline=base_analysis,
+        config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *notes), baseline=base_analysis,
+        plausibility=plausibility(tp, m),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)

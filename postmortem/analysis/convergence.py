@@ -1,34 +1,69 @@
-"""Smoothed loss, final plateau, convergence step and time-to-target.
+"""Smoothed loss, final loss level, convergence step and time-to-target.
 
-Smoothing: trailing mean of the last ``smoothing_window`` finite loss values (NaN/Inf skipped).
-Plateau: mean of the last 10% of the smoothed values (at least one). Convergence step: the first
-step after which the smoothed loss stays within ``convergence_tolerance`` x |plateau| of it.
-Time-to-target: first step whose smoothed loss is <= the target. Tokens = step x tokens per step
-(global step counts from 1); hours = wall time elapsed since the first step ended.
+Smoothing: at each logged step s, the mean of the loss values logged at steps s-w+1..s, with w
+the smoothing window in *steps* (a log every 200 steps puts one value in each window, so the
+smoothed value is the value itself). Detected loss spikes and NaN/Inf values stay out of it and
+are listed (``Convergence.left_out``).
+
+Final loss level: the finite, non-spike loss values of the last 10% of the run's steps (by step,
+not by count of values), fitted with Tukey's resistant line (slope through the medians of the
+first and last thirds, intercept the median residual) and read at the last step. It is as robust
+to outliers as a median, and reads where a still-falling loss ended rather than the middle of the
+tail; one value gives itself, two the line through them. Its standard error is taken as
+2.6 x scaled MAD of the residuals / sqrt(n) (the resistant line's endpoint under Gaussian noise).
+
+Convergence: the loss came down (its initial level, the median of the values of the first w
+steps, lies above the band final +- tolerance x |final|), and the smoothed loss enters the band
+and stays in it through at least the last 10% of steps. The convergence step is the first logged
+step after which it stays in the band. Spikes are not in the smoothed loss, so one late spike does
+not undo convergence. Time-to-target: first step whose smoothed loss is <= the target. Tokens =
+step x tokens per step; hours = wall time elapsed since the first step ended.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 
+from .stats import MAD_SCALE
 from .types import AnalysisOptions, AuxLoss, Convergence, Figure, TimeToTarget, missing
 
 AUX_TAGS = ("lm_loss", "load_balancing_loss", "mtp_loss")
 TAIL = 0.10
+ENDPOINT_SE = 2.6  # standard error of the resistant line's endpoint, in sigma / sqrt(n)
+MIN_SE_POINTS = 5  # fewer tail values give no noise estimate
 
 
-def smooth(series: pl.DataFrame, window: int) -> pl.DataFrame:
-    """(step, value, smoothed) of the finite values, trailing mean over ``window`` values."""
-    finite = series.filter(pl.col("value").is_finite())
-    return finite.select(
-        "step", "value", pl.col("value").rolling_mean(window, min_samples=1).alias("smoothed")
+def smooth(series: pl.DataFrame, window: int, leave_out: tuple[int, ...] | list[int] = ()) -> pl.DataFrame:
+    """(step, value, smoothed) of the finite values not left out: trailing mean over `window` steps."""
+    kept = series.filter(pl.col("value").is_finite())
+    if len(leave_out):
+        kept = kept.filter(~pl.col("step").is_in(pl.Series(list(leave_out), dtype=pl.Int64).implode()))
+    return kept.sort("step").select(
+        "step", "value", pl.col("value").rolling_mean_by("step", window_size=f"{max(1, window)}i").alias("smoothed")
     )
 
 
-def plateau(values: np.ndarray) -> float:
-    k = max(1, int(np.ceil(values.size * TAIL)))
-    return float(values[-k:].mean())
+def tail_start(first: int, last: int) -> int:
+    """First step of the last 10% of the steps first..last (at least the last step)."""
+    return last - max(1, math.ceil(TAIL * (last - first + 1))) + 1
+
+
+def final_level(step: np.ndarray, value: np.ndarray) -> tuple[float, float | None]:
+    """(level at the last step, its standard error or None) of Tukey's resistant line."""
+    x, y = step.astype(np.float64), value.astype(np.float64)
+    k = max(1, y.size // 3)
+    xl, xr = np.median(x[:k]), np.median(x[-k:])
+    slope = (np.median(y[-k:]) - np.median(y[:k])) / (xr - xl) if xr > xl else 0.0
+    intercept = float(np.median(y - slope * x))
+    level = intercept + slope * x[-1]
+    if y.size < MIN_SE_POINTS:
+        return float(level), None
+    r = y - (intercept + slope * x)
+    sigma = MAD_SCALE * float(np.median(np.abs(r - np.median(r))))
+    return float(level), ENDPOINT_SE * sigma / math.sqrt(y.size)
 
 
 def settle_index(smoothed: np.ndarray, level: float, tolerance: float) -> int | None:
@@ -50,7 +85,7 @@ class StepClock:
     def tokens(self, step: int) -> Figure:
         if self.tokens_per_step is None:
             return missing("tokens per step unknown", unit="tokens")
-        return Figure(step * self.tokens_per_step, method="step x global_batch_size x seq_length", unit="tokens")
+        return Figure(step * self.tokens_per_step, method="step x tokens per step", unit="tokens")
 
     def hours(self, step: int) -> Figure:
         if self.steps.is_empty():
@@ -75,14 +110,27 @@ def time_to_target(sm: pl.DataFrame, target: float | None, source: str, clock: S
                         clock.tokens(step), clock.hours(step))
 
 
+def _tail(series: pl.DataFrame, leave_out: tuple[int, ...] = ()) -> tuple[pl.DataFrame, int] | None:
+    """The finite values not left out in the last 10% of the series' steps, and where that tail starts."""
+    steps = series["step"].drop_nulls()
+    if steps.is_empty():
+        return None
+    start = tail_start(int(steps.min()), int(steps.max()))
+    tail = series.filter((pl.col("step") >= start) & pl.col("value").is_finite())
+    if leave_out:
+        tail = tail.filter(~pl.col("step").is_in(pl.Series(leave_out, dtype=pl.Int64).implode()))
+    return tail.sort("step"), start
+
+
 def aux_loss(tag: str, series: pl.DataFrame) -> AuxLoss:
     v = series["value"].to_numpy()
     ok = v[np.isfinite(v)]
+    got = _tail(series)
+    level = final_level(got[0]["step"].to_numpy(), got[0]["value"].to_numpy())[0] if got and got[0].height else None
     return AuxLoss(
         tag=tag, count=int(v.size),
         first=float(ok[0]) if ok.size else None, last=float(ok[-1]) if ok.size else None,
-        min=float(ok.min()) if ok.size else None, final_smoothed=plateau(ok) if ok.size else None,
-        nonfinite=int(v.size - ok.size),
+        min=float(ok.min()) if ok.size else None, final_smoothed=level, nonfinite=int(v.size - ok.size),
     )
 
 
@@ -93,10 +141,17 @@ def convergence(
     clock: StepClock,
     options: AnalysisOptions,
     baseline_final: float | None = None,
+    spike_steps: tuple[int, ...] = (),
 ) -> Convergence:
-    w = options.smoothing_window
-    smoothing = f"trailing mean of the last {w} finite loss values"
-    sm = smooth(loss, w)
+    w, tol = options.smoothing_window, options.convergence_tolerance
+    nonfinite = tuple(int(s) for s in loss.filter(~pl.col("value").is_finite())["step"].to_list())
+    left_out = {"spike": tuple(sorted(spike_steps)), "nonfinite": nonfinite}
+    smoothing = (f"trailing mean of the loss values logged in the last {w} steps (by step, not by count of "
+                 f"values); {len(left_out['spike'])} spike steps and {len(nonfinite)} NaN/Inf steps left out")
+    rule = (f"converged when the loss came down (its median over the first {w} steps lies outside +-{tol:.0%} of "
+            f"the final level) and the smoothed loss stays within +-{tol:.0%} of the final level through at least "
+            f"the last {TAIL:.0%} of steps; the step is where it enters the band for good")
+    sm = smooth(loss, w, left_out["spike"])
     auxes = tuple(aux_loss(t, s) for t, s in sorted(aux.items()) if not s.is_empty())
     ev = eval_loss.filter(pl.col("value").is_finite())
     eval_last = (Figure(float(ev["value"][-1]), method=f"last finite eval_loss (step {ev['step'][-1]})")
@@ -105,26 +160,66 @@ def convergence(
         time_to_target(sm, options.target_loss, "options.target_loss", clock),
         time_to_target(sm, baseline_final, "baseline final smoothed loss", clock),
     )
+    common = dict(smoothing=smoothing, targets=targets, aux_losses=auxes, eval_loss_last=eval_last,
+                  left_out=left_out, rule=rule)
     if sm.is_empty():
         why = missing("no finite loss logged")
-        return Convergence(smoothing, why, why, why, why, why, why, targets, auxes, eval_last)
+        return Convergence(initial_loss=why, final_smoothed_loss=why, min_smoothed_loss=why, convergence_step=why,
+                           convergence_tokens=why, convergence_hours=why, final_loss_se=why, status="unknown",
+                           status_code="no_loss", **common)
+    initial = Figure(float(sm["value"][0]), method="first finite loss", unit="loss")
     s = sm["smoothed"].to_numpy()
-    level = plateau(s)
-    final = Figure(level, method=f"mean of the last {TAIL:.0%} of the smoothed loss", unit="loss")
-    idx = settle_index(s, level, options.convergence_tolerance)
-    if idx is None:
-        step_f = tokens_f = hours_f = missing(
-            f"smoothed loss is still outside +-{options.convergence_tolerance:.0%} of its plateau at the end")
+    minimum = Figure(float(s.min()), method="minimum of the smoothed loss", unit="loss")
+    tail, start = _tail(loss, left_out["spike"])
+    last = int(loss["step"].max())
+    if tail.is_empty():
+        why = f"no finite, non-spike loss in the last {TAIL:.0%} of steps ({start}-{last})"
+        gone = missing(why)
+        return Convergence(initial_loss=initial, final_smoothed_loss=gone, min_smoothed_loss=minimum,
+                           convergence_step=gone, convergence_tokens=gone, convergence_hours=gone, final_loss_se=gone,
+                           status="not_converged", status_code="nonfinite_end",
+                           status_evidence={"tail_start": start, "last_step": last}, **common)
+    level, se = final_level(tail["step"].to_numpy(), tail["value"].to_numpy())
+    final = Figure(level, unit="loss", method=(
+        f"resistant line (Tukey) through the {tail.height} finite, non-spike loss values of the last {TAIL:.0%} of "
+        f"steps ({start}-{last}), read at step {last}"))
+    se_f = (Figure(se, unit="loss", method=f"{ENDPOINT_SE:g} x scaled MAD of the line's residuals / sqrt({tail.height})")
+            if se is not None else missing(f"only {tail.height} loss values in the last {TAIL:.0%} of steps "
+                                           f"(a noise estimate needs {MIN_SE_POINTS})"))
+    first_window = sm.filter(pl.col("step") < int(sm["step"][0]) + w)["value"]
+    start_level = float(first_window.median())
+    evidence: dict[str, float | int | None] = {"initial": start_level, "final": level, "tolerance": tol,
+                                               "tail_start": start, "entered_step": None,
+                                               "smoothed_last": float(s[-1])}
+    band = tol * abs(level)
+    idx = settle_index(s, level, tol)
+    entered = int(sm["step"][idx]) if idx is not None else None
+    evidence["entered_step"] = entered
+    if start_level - level <= band:
+        code = "no_drop"
+        how = (f"rose from {start_level:.4g} to {level:.4g}" if start_level < level - band else
+               f"started at {start_level:.4g}, within +-{tol:.0%} of its final level {level:.4g}")
+        why = f"the loss never came down: it {how}"
+    elif entered is None or entered > start:
+        code = "still_moving"
+        where = (f"the smoothed loss stays within +-{tol:.0%} of the final level {level:.4g} only from step {entered}, "
+                 f"inside the last {TAIL:.0%} of steps" if entered is not None
+                 else f"the smoothed loss is {s[-1]:.4g} at the last step, outside +-{tol:.0%} of the final level "
+                      f"{level:.4g}")
+        why = f"the loss was still moving at the end: {where}"
     else:
-        step = int(sm["step"][idx])
-        step_f = Figure(float(step), method=f"first step after which the smoothed loss stays within "
-                        f"+-{options.convergence_tolerance:.0%} of the final plateau")
-        tokens_f, hours_f = clock.tokens(step), clock.hours(step)
+        code = None
+    if code is not None:
+        step_f = missing(why, method=rule)
+        tokens_f = missing("not converged", unit="tokens")
+        hours_f = missing("not converged", unit="h")
+        status = "not_converged"
+    else:
+        step_f = Figure(float(entered), method=rule)
+        tokens_f, hours_f = clock.tokens(entered), clock.hours(entered)
+        status = "converged"
     return Convergence(
-        smoothing=smoothing,
-        initial_loss=Figure(float(sm["value"][0]), method="first finite loss", unit="loss"),
-        final_smoothed_loss=final,
-        min_smoothed_loss=Figure(float(s.min()), method="minimum of the smoothed loss", unit="loss"),
-        convergence_step=step_f, convergence_tokens=tokens_f, convergence_hours=hours_f,
-        targets=targets, aux_losses=auxes, eval_loss_last=eval_last,
+        initial_loss=initial, final_smoothed_loss=final, min_smoothed_loss=minimum,
+        convergence_step=step_f, convergence_tokens=tokens_f, convergence_hours=hours_f, final_loss_se=se_f,
+        status=status, status_code=code, status_evidence=evidence, **common,
     )

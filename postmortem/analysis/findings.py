@@ -38,8 +38,33 @@ def _change(d) -> str:
     return "changed"
 
 
+def _implausible(a: Analysis) -> list[Finding]:
+    out = []
+    for p in a.plausibility:
+        if p.check == "mfu_range":
+            side = "above" if p.value > p.against_value else "below"
+            achieved, peak = a.mfu.achieved_tflops_per_device.value, a.mfu.peak_flops.value
+            inputs = (f": {achieved:.3g} TFLOPS achieved per device against a peak of {peak / 1e12:.3g} TFLOPS"
+                      if achieved is not None and peak else "")
+            message = f"MFU {p.value * 100:.3g}% is {side} {p.against}{inputs}; the MFU is not shown as a result"
+        elif p.check == "step_vs_gap":
+            message = (f"the logged in-step time {p.value:.3g} s is under a tenth of the wall-clock gap between step "
+                       f"ends {p.against_value:.3g} s: the timer's unit or the steps between wall times is wrong")
+        else:
+            message = (f"tokens/s {p.value:,.0f} contradicts the run's own logged tokens_per_s "
+                       f"{p.against_value:,.0f} ({p.value / p.against_value:.2f}x): the batch size or sequence "
+                       "length is wrong")
+        evidence = {"check": p.check, "value": p.value, "against": p.against, "against_value": p.against_value,
+                    "figures": ",".join(p.figures)}
+        if p.check == "mfu_range":
+            evidence.update(achieved_tflops_per_device=a.mfu.achieved_tflops_per_device.value,
+                            peak_flops=a.mfu.peak_flops.value)
+        out.append(Finding(FindingKind.IMPLAUSIBLE, FindingSeverity.ERROR, message, evidence))
+    return out
+
+
 def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
-    out: list[Finding] = []
+    out: list[Finding] = _implausible(a)
     W, C, I = FindingSeverity.WARNING, FindingSeverity.CRITICAL, FindingSeverity.INFO
     st = a.stability
     if st.nan_steps:
@@ -64,10 +89,13 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         out.append(Finding(FindingKind.OVERFLOWS, I, f"{len(st.overflow_steps)} loss-scale overflow steps",
                            {"count": len(st.overflow_steps)}))
     cv = a.convergence
-    if cv.final_smoothed_loss.value is not None and cv.convergence_step.value is None:
-        out.append(Finding(FindingKind.NOT_CONVERGED, I, cv.convergence_step.reason or "not converged", {}))
+    if cv.status == "not_converged":
+        out.append(Finding(FindingKind.NOT_CONVERGED, I, cv.convergence_step.reason or "not converged",
+                           {"code": cv.status_code, **cv.status_evidence}))
     mf = a.mfu.mfu
-    if mf.value is not None and mf.value < LOW_MFU:
+    if a.flag("mfu"):
+        pass  # the implausible finding says it
+    elif mf.value is not None and mf.value < LOW_MFU:
         out.append(Finding(FindingKind.LOW_MFU, W, f"MFU {mf.value:.1%} is below {LOW_MFU:.0%}", {"mfu": mf.value}))
     elif mf.value is None:
         out.append(Finding(FindingKind.MFU_UNKNOWN, I, f"MFU unknown: {mf.reason}", {"reason": mf.reason}))
@@ -123,5 +151,5 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 out.append(Finding(kind, W if v.verdict == "regressed" else I,
                                    f"{v.family} {v.verdict} vs {a.comparison.baseline_id}: {', '.join(changes)}",
                                    evidence))
-    order = {C: 0, W: 1, I: 2}
+    order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .types import Analysis, Figure, SpikeSeries
+from .window import excluded_ranges
 
 SCHEMA_VERSION = "1.0"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
@@ -60,6 +61,11 @@ def _spikes(s: SpikeSeries) -> list[dict]:
             for p in s.spikes]
 
 
+def _source(f: Figure) -> str | None:
+    """How a figure was obtained, or why it is missing."""
+    return (f"{f.method} [{f.source}]" if f.source and f.method else f.method or f.source) if f.known else f.reason
+
+
 def to_metrics(a: Analysis) -> dict:
     tp, m, cv = a.throughput, a.mfu, a.convergence
     first, last, count = a.step_range if a.step_range else (None, None, 0)
@@ -74,11 +80,17 @@ def to_metrics(a: Analysis) -> dict:
                        "step_time_s": _fig(tp.step_time_s), "steps_per_s": _fig(tp.steps_per_s),
                        "step_time_p90_s": _num(tp.step_time.p90) if tp.step_time else None,
                        "step_time_ci95_s": [_num(tp.step_time.median_ci_low), _num(tp.step_time.median_ci_high)]
-                       if tp.step_time else None},
+                       if tp.step_time else None,
+                       "timing": tp.timing, "in_step_time_s": _fig(tp.in_step_time_s),
+                       "gap_share": _fig(tp.gap_share)},
             "window": {"start_step": tp.window.start_step, "end_step": tp.window.end_step,
-                       "steps": tp.window.steps_kept},
+                       "steps": tp.window.steps_kept, "excluded_steps": tp.window.excluded.height,
+                       "excluded_ranges": len(excluded_ranges(tp.window.excluded))},
             "excluded": [{"step": s, "reason": r} for s, r in tp.window.excluded.iter_rows()],
             "global_batch_size": _int(tp.global_batch_size.value), "seq_length": _int(tp.seq_length.value),
+            "tokens_per_step": _fig(tp.tokens_per_step),
+            "sources": {"global_batch_size": _source(tp.global_batch_size), "seq_length": _source(tp.seq_length),
+                        "tokens_per_step": _source(tp.tokens_per_step)},
         },
         "mfu": {"value": _fig(m.mfu), "value_causal": _fig(m.mfu_causal), "flops_per_token": _fig(m.flops_per_token),
                 "peak_flops": _fig(m.peak_flops), "devices": _int(m.devices.value),
@@ -86,6 +98,11 @@ def to_metrics(a: Analysis) -> dict:
                 "reason": m.mfu.reason, "logged": {k: _fig(f) for k, f in sorted(m.logged.items())}},
         "convergence": {"step": _int(cv.convergence_step.value), "tokens": _fig(cv.convergence_tokens),
                         "hours": _fig(cv.convergence_hours), "smoothed_final_loss": _fig(cv.final_smoothed_loss),
+                        "final_loss_method": _source(cv.final_smoothed_loss), "final_loss_se": _fig(cv.final_loss_se),
+                        "status": cv.status, "status_code": cv.status_code,
+                        "status_reason": cv.convergence_step.reason,
+                        "smoothing": {"window_steps": a.options.smoothing_window,
+                                      "left_out": {k: list(v) for k, v in sorted(cv.left_out.items())}},
                         "targets": [{"target": _num(t.target), "source": t.target_source, "step": _int(t.step.value),
                                      "tokens": _fig(t.tokens), "hours": _fig(t.hours)} for t in cv.targets]},
         "stability": {"nan_steps": list(a.stability.nan_steps),
@@ -101,7 +118,13 @@ def to_metrics(a: Analysis) -> dict:
                         for c in a.phases.checkpoint_saves],
         "checkpoint_tax": _fig(a.phases.checkpoint_tax),
         "triage": {"verdict": a.phases.triage.verdict, "reason": a.phases.triage.reason},
-        "ranks": {"slow": list(a.ranks.slow_ranks)},
+        "ranks": {"slow": list(a.ranks.slow_ranks), "spread": _num(a.ranks.spread), "rule": a.ranks.rule,
+                  "reason": a.ranks.reason,
+                  "stats": [{"rank": r.rank, "steps": r.steps, "median_step_time_s": _num(r.median_step_time_s),
+                             "others_median_s": _num(r.others_median_s), "in_step_median_s": _num(r.in_step_median_s),
+                             "excess": _num(r.excess), "slow": r.slow} for r in a.ranks.ranks]},
+        "plausibility": [{"check": p.check, "figures": list(p.figures), "value": _num(p.value), "against": p.against,
+                          "against_value": _num(p.against_value), "rule": p.rule} for p in a.plausibility],
         "config_checks": [{"name": c.name, "status": str(c.status), "message": c.message} for c in a.config_checks],
         "findings": [{"kind": str(f.kind), "severity": str(f.severity), "message": f.message,
                       "evidence": _clean(f.evidence)} for f in a.findings],
@@ -115,6 +138,7 @@ def to_metrics(a: Analysis) -> dict:
                                   "rel": _num(d.rel), "significant": d.significant, "alignment": d.alignment}
                        for d in c.deltas},
             "verdicts": {v.family: v.verdict for v in c.verdicts},
+            "unjudged": {v.family: list(v.unjudged) for v in c.verdicts},
             "settings_changed": sorted(ch.key for ch in (*c.settings.added, *c.settings.removed, *c.settings.changed)),
         }
     return _clean(out)

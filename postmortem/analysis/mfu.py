@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 
 from ..model import Run
@@ -93,7 +94,8 @@ def devices(run: Run, options: AnalysisOptions) -> Figure:
     return missing("device count unknown: no option, no device_num setting, no ranks")
 
 
-def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow) -> Mfu:
+def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow,
+        kept_steps: np.ndarray | None = None) -> Mfu:
     size = model_size(run, options)
     arch = {k: _arch(run, options, k) for k in ("num_layers", "hidden_size", "num_heads", "vocab_size")}
     arch["seq_length"] = tp.seq_length
@@ -136,7 +138,7 @@ def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow
     else:
         achieved = missing(fpt.reason or tps.reason or devs.reason or "unknown", unit="TFLOPS")
 
-    logged = logged_medians(run.tables["scalars"], window, ("mfu", "hfu", "tflops_per_device"))
+    logged = logged_medians(run.tables["scalars"], window, ("mfu", "hfu", "tflops_per_device"), kept_steps)
     for tag in ("mfu", "hfu"):  # some logs print percent; fractions are 0-1
         f = logged.get(tag)
         if f is not None and f.value is not None and f.value > 1.0:

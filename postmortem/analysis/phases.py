@@ -61,8 +61,11 @@ def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> li
     return out
 
 
-def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, step_time: dict[int, float],
-                     median: float | None) -> tuple[CheckpointSave, ...]:
+def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.ndarray, t: np.ndarray,
+                     reasons: np.ndarray, median: float | None, timing: str) -> tuple[CheckpointSave, ...]:
+    """One row per save: its duration from the save event, else the excess of the e2e step time
+    over the median at the save step and at the next step when the save spilled into it. A
+    callback's own timer leaves the save out, so with only a timer the time is unknown."""
     ev = events.filter(pl.col("kind") == "checkpoint_save")
     ck = (checkpoints.filter(pl.col("kind") == "train").sort(["step", "rank", "path"], nulls_last=True)
           .unique(subset="step", keep="first", maintain_order=True))
@@ -74,14 +77,26 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, step_time:
             rows[s] = dur
     for s in info:
         rows.setdefault(s, None)
+    what = "logged step time" if timing == "logged" else "e2e step time"
     saves = []
     for s in sorted(rows, key=lambda k: (k is None, k or 0)):
         dur = rows[s]
         path, size = info.get(s, (None, None)) if s is not None else (None, None)
+        i = int(np.searchsorted(steps, s)) if s is not None and steps.size else -1
+        at_step = 0 <= i < steps.size and steps[i] == s and np.isfinite(t[i])
         if dur is not None and np.isfinite(dur):
             save_s, method = float(dur), "event duration"
-        elif s in step_time and median is not None and np.isfinite(step_time[s]):
-            save_s, method = max(0.0, step_time[s] - median), "step time of the save step minus median step time"
+        elif timing == "timer":
+            save_s, method = None, ("the step times are the callback's own timer, which leaves the save out, and no "
+                                    "wall-clock gap between steps was found")
+        elif at_step and median is not None:
+            span = [i]
+            if i + 1 < steps.size and reasons[i + 1] == "checkpoint" and int(steps[i + 1]) not in rows:
+                span.append(i + 1)
+            save_s = float(sum(max(0.0, t[j] - median) for j in span if np.isfinite(t[j])))
+            method = (f"{what} of step {s} minus the median step time" if len(span) == 1 else
+                      f"{what} of steps {s} and {int(steps[span[-1]])} (the save spilled into the next step) "
+                      "minus the median")
         else:
             save_s, method = None, "no duration and no step time at the save step"
         saves.append(CheckpointSave(step=s, path=path, bytes=size, save_s=save_s, method=method))
@@ -144,11 +159,13 @@ def phases(
     tokens_per_step: float | None,
     median_step_time: float | None,
     device: str | None,
+    timing: str = "logged",
 ) -> Phases:
-    """``series``: the per-step frame (STEP_SERIES) with wall times for memory mapping."""
+    """``series``: the per-step frame (STEP_SERIES) with wall times for memory mapping, and
+    ``wait_s``, each step's wait for data / host (the gap between steps or a logged data time)."""
     steps = series["step"].to_numpy()
     t = series["step_time_s"].fill_null(float("nan")).to_numpy()
-    d = series["data_time_s"].fill_null(float("nan")).to_numpy()
+    d = series["wait_s" if "wait_s" in series.columns else "data_time_s"].fill_null(float("nan")).to_numpy()
     wall = series["wall"].fill_null(float("nan")).to_numpy() if "wall" in series.columns else np.full(steps.size, np.nan)
     kept = reasons == ""
     mem = memory.filter(pl.col("allocated_bytes").is_finite())
@@ -184,8 +201,7 @@ def phases(
             comm_share=pb.comm_share if pb else None,
         ))
 
-    step_time = dict(zip(steps.tolist(), t.tolist()))
-    saves = checkpoint_saves(events, checkpoints, step_time, median_step_time)
+    saves = checkpoint_saves(events, checkpoints, steps, t, reasons, median_step_time, timing)
     finite_w = wall[np.isfinite(wall)]
     if finite_w.size >= 2:
         first_t = t[np.isfinite(wall)][0]

@@ -1,4 +1,9 @@
-"""Steady-window throughput: robust e2e step time, and samples/tokens per second from it."""
+"""Steady-window throughput: robust e2e step time, and samples/tokens per second from it.
+
+Sizes of a step (samples, tokens) come from the settings (global batch size x sequence length);
+a rate the run logged itself (samples_per_s, tokens_per_s) times the step time gives them too,
+which checks the settings and stands in for a missing sequence length.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
 from ..model import Run
 from .stats import robust_stats
 from .types import AnalysisOptions, Figure, SteadyWindow, Throughput, missing
@@ -55,6 +62,15 @@ def global_batch_size(run: Run, options: AnalysisOptions) -> Figure:
     return Figure(value, method=method + note, source="; ".join(p[1][1] for p in parts), unit="samples")
 
 
+def batch_from_lineage(run: Run, options: AnalysisOptions) -> bool:
+    """Whether the global batch size rests on lineage's batch_size alone (the dataset's batch
+    operation, not necessarily the samples of a step)."""
+    if options.global_batch_size is not None:
+        return False
+    key = next((k for k in ("global_batch_size", "micro_batch_size", "batch_size") if setting_figure(run, k)), None)
+    return key is not None and run.settings[key].source == "lineage"
+
+
 def seq_length(run: Run, options: AnalysisOptions) -> Figure:
     if options.seq_length is not None:
         return Figure(float(options.seq_length), method="given", source="options", unit="tokens")
@@ -64,8 +80,39 @@ def seq_length(run: Run, options: AnalysisOptions) -> Figure:
     return missing("no seq_length in options or settings", unit="tokens")
 
 
-def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str, ...]) -> dict[str, Figure]:
-    """Median over the steady window of what the run logged itself (first rank per tag)."""
+LOGGED_TOLERANCE = 0.20  # a size implied by a logged rate may differ this much from the settings'
+TIMERS = {"step_time_s": "e2e step time", "in_step_s": "in-step timer"}
+
+
+def timing_basis(steps: pl.DataFrame) -> str:
+    """What steps.step_time_s holds (TIMING_BASES), by the sources of most timed rows."""
+    timed = steps.filter(pl.col("step_time_s").is_finite())
+    if timed.is_empty():
+        return "none"
+    src = timed["source"].fill_null("")
+    counts = {"e2e": int(src.str.starts_with("wall-clock:").sum()), "timer": int(src.str.starts_with("timer:").sum())}
+    counts["logged"] = timed.height - counts["e2e"] - counts["timer"]
+    return max(counts, key=lambda k: (counts[k], k == "e2e"))
+
+
+def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by step, the last row of each step (cheaper than unique(maintain_order=True))."""
+    df = df.sort("step", maintain_order=True)
+    return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
+
+
+def _first_rank(df: pl.DataFrame, rank: int | None) -> pl.DataFrame:
+    """Rows of `rank` where it logged the tag, else of the tag's lowest rank."""
+    if rank is not None and (df["rank"] == rank).any():
+        return df.filter(pl.col("rank") == rank)
+    low = df["rank"].min()
+    return df.filter(pl.col("rank") == low) if low is not None else df
+
+
+def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str, ...],
+                   kept_steps: np.ndarray | None = None) -> dict[str, Figure]:
+    """Median over the steady steps of what the run logged itself (one rank per tag). A tag
+    logged at none of the kept steps (another stream's steps) falls back to the window's range."""
     out: dict[str, Figure] = {}
     if window.start_step is None:
         return out
@@ -73,20 +120,108 @@ def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str,
         pl.col("tag").is_in(list(tags)) & pl.col("step").is_between(window.start_step, window.end_step)
         & pl.col("value").is_finite()
     )
-    if df.is_empty():
-        return out
-    first_rank = df.group_by("tag").agg(pl.col("rank").min().alias("r"))
-    med = (
-        df.join(first_rank, on="tag")
-        .filter((pl.col("rank") == pl.col("r")) | pl.col("rank").is_null())
-        .group_by("tag")
-        .agg(pl.col("value").median().alias("v"), pl.len().alias("n"))
-        .sort("tag")
-    )
-    for tag, v, n in med.iter_rows():
-        out[tag] = Figure(float(v), method=f"median of {n} logged values in the steady window",
-                          source=f"scalars:{tag}")
+    for (tag,), part in sorted(df.partition_by("tag", as_dict=True).items()):
+        part = _first_rank(part, None)
+        where = "in the steady window"
+        if kept_steps is not None and kept_steps.size:
+            inside = part.filter(pl.col("step").is_in(pl.Series(kept_steps, dtype=pl.Int64).implode()))
+            if not inside.is_empty():
+                part, where = inside, "at the steady steps"
+        out[str(tag)] = Figure(float(part["value"].median()), method=f"median of {part.height} logged values {where}",
+                               source=f"scalars:{tag}")
     return out
+
+
+def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: int | None) -> Figure | None:
+    """What one step holds (samples or tokens) by a logged per-second rate: the median of rate x
+    step time over the steady steps (`kept`: their rows of the steps table), with the timer (e2e
+    or in-step) that keeps the product most constant: the one the callback divided by.
+    Per-device rates (raw tag ".../p") are left out."""
+    if kept.is_empty():
+        return None
+    df = scalars.filter(pl.col("tag") == tag)
+    per_device = pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p")
+    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device)
+    if df.is_empty():
+        return None
+    df = _first_rank(df, rank)
+    rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
+    if rate_step.size > 1 and not np.all(np.diff(rate_step) > 0):  # one value per step, sorted
+        df = last_per_step(df)
+        rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
+    step = kept["step"].to_numpy()
+    at = np.minimum(np.searchsorted(rate_step, step), rate_step.size - 1)
+    matched = rate_step[at] == step
+    best: tuple[float, float, str, int] | None = None  # (spread, median, timer, n)
+    for column, name in TIMERS.items():
+        timer = kept[column].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        p = rate[at[matched]] * timer[matched]
+        p = p[np.isfinite(p) & (p > 0)]
+        if p.size == 0:
+            continue
+        med = float(np.median(p))
+        spread = float(np.median(np.abs(p - med))) / med
+        if best is None or spread < best[0]:
+            best = (spread, med, name, int(p.size))
+    if best is None:
+        return None
+    spread, med, name, n = best
+    unit = "samples" if tag == "samples_per_s" else "tokens"
+    return Figure(med, method=f"median of logged {tag} x {name} over {n} steady steps (spread {spread:.1%})",
+                  source=f"scalars:{tag}", unit=unit)
+
+
+def _whole(x: float, within: float) -> float:
+    """x rounded to a whole number when it is that close (relative) to one: sizes are counts."""
+    r = float(round(x))
+    return r if r >= 1 and abs(x - r) <= within * x else x
+
+
+def _off(a: float, b: float) -> bool:
+    return max(a, b) > (1 + LOGGED_TOLERANCE) * min(a, b)
+
+
+def batch_and_tokens(gbs: Figure, seq: Figure, samples: Figure | None, tokens: Figure | None,
+                     gbs_from_lineage: bool) -> tuple[Figure, Figure, list[Diagnostic]]:
+    """(global batch size, tokens per step, diagnostics): the settings' sizes cross-checked
+    against the sizes the logged rates imply. Lineage's batch_size is the dataset's batch
+    operation, which a dataset yielding whole batches reports as 1: where the logged throughput
+    contradicts it, the logged figure is used. Other settings are kept, with a warning."""
+    notes: list[Diagnostic] = []
+    implied = samples
+    if implied is None and tokens is not None and seq.value:
+        implied = Figure(tokens.value / seq.value, method=f"({tokens.method}) / seq_length",
+                         source=tokens.source, unit="samples")
+    if implied is not None:
+        implied = Figure(_whole(implied.value, 0.05), method=implied.method, source=implied.source, unit="samples")
+    if gbs.value is None and implied is not None:
+        gbs = Figure(implied.value, method=implied.method + "; no batch size in options or settings",
+                     source=implied.source, unit="samples")
+    elif gbs.value is not None and implied is not None and _off(gbs.value, implied.value):
+        said = f"{gbs.value:g} ({gbs.source or gbs.method})"
+        if gbs_from_lineage:
+            notes.append(diag.warning(
+                "batch-size-contradicted",
+                f"lineage's batch size {gbs.value:g} disagrees with the logged throughput, which gives "
+                f"{implied.value:g} samples per step ({implied.method}); the logged figure is used"))
+            gbs = Figure(implied.value, method=f"{implied.method}; lineage's batch size {gbs.value:g} contradicted",
+                         source=implied.source, unit="samples")
+        else:
+            notes.append(diag.warning(
+                "batch-size-contradicted",
+                f"the global batch size {said} disagrees with the logged throughput, which gives "
+                f"{implied.value:g} samples per step ({implied.method}); the settings' figure is kept"))
+
+    if gbs.value is not None and seq.value is not None:
+        tps = Figure(gbs.value * seq.value, method="global_batch_size x seq_length", unit="tokens",
+                     source="; ".join(x for x in (gbs.source, seq.source) if x))
+    elif tokens is not None:
+        why = "seq_length unknown" if seq.value is None else "global batch size unknown"
+        tps = Figure(_whole(tokens.value, 0.01), method=f"{tokens.method} ({why})", source=tokens.source,
+                     unit="tokens")
+    else:
+        tps = missing(gbs.reason or seq.reason or "unknown", unit="tokens")
+    return gbs, tps, notes
 
 
 def throughput(
@@ -98,48 +233,77 @@ def throughput(
     scalars: pl.DataFrame,
     options: AnalysisOptions,
     rank: int | None = None,
-) -> Throughput:
+    gbs_from_lineage: bool = False,
+) -> tuple[Throughput, list[Diagnostic]]:
+    keep = reasons == "" if steps.height else np.zeros(0, dtype=bool)
     t = steps["step_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    kept = t[reasons == ""] if t.size else t
-    stats = robust_stats(kept, options.bootstrap_resamples, options.seed)
-    method = "median e2e step time over the steady window"
+    inner = steps["in_step_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    gap = steps["gap_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    gap = np.where(np.isfinite(gap), gap, t - inner)  # the contract's gap, else from both timers
+    timing = timing_basis(steps)
+    stats = robust_stats(t[keep], options.bootstrap_resamples, options.seed)
+    if timing == "timer":
+        method = ("median over the steady window of the callback's own timer: no wall-clock gap between step "
+                  "ends was found, so the time between steps (data loading, host work) is not counted")
+    elif timing == "logged":
+        method = "median logged step time over the steady window"
+    else:
+        method = "median e2e step time (wall-clock gap between step ends) over the steady window"
     if stats is None or stats.median <= 0:
         reason = window.reason or "no usable step time in the steady window"
         step_time = missing(reason, unit="s")
         per_s = missing(reason, unit="steps/s")
     else:
-        step_time = Figure(stats.median, method=method, source="steps.step_time_s", unit="s")
+        step_time = Figure(stats.median, method=method, source=f"steps.step_time_s ({timing})", unit="s")
         per_s = Figure(1.0 / stats.median, method="1 / median step time", unit="steps/s")
 
-    tokens_per_step = (
-        Figure(gbs.value * seq.value, method="global_batch_size x seq_length", unit="tokens")
-        if gbs.value is not None and seq.value is not None
-        else missing(gbs.reason or seq.reason or "unknown", unit="tokens")
-    )
+    inner_kept = inner[keep & np.isfinite(inner)] if timing != "timer" else inner[:0]
+    if inner_kept.size:
+        in_step = Figure(float(np.median(inner_kept)), source="steps.in_step_s", unit="s",
+                         method="median of the callback's in-step timer over the steady window")
+    else:
+        in_step = missing("the callback's timer is the only step time" if timing == "timer"
+                          else "no in-step timer logged beside the e2e step time", unit="s")
+    both = keep & np.isfinite(t) & np.isfinite(gap)
+    if both.any() and t[both].sum() > 0:
+        gap_share = Figure(float(gap[both].sum() / t[both].sum()), unit="fraction",
+                           method=f"sum of (e2e - in-step) / sum of e2e over {int(both.sum())} steady steps")
+    else:
+        gap_share = missing(in_step.reason or "no in-step timer", unit="fraction")
+
+    kept = steps.filter(pl.Series(keep, dtype=pl.Boolean)) if steps.height else steps
+    kept_steps = kept["step"].to_numpy()
+    samples = logged_per_step(scalars, kept, "samples_per_s", rank)
+    tokens = logged_per_step(scalars, kept, "tokens_per_s", rank)
+    gbs, tokens_per_step, notes = batch_and_tokens(gbs, seq, samples, tokens, gbs_from_lineage)
 
     def rate(size: Figure, unit: str, what: str) -> Figure:
         if per_s.value is None:
             return missing(per_s.reason or "no step time", unit=unit)
         if size.value is None:
             return missing(size.reason or f"{what} unknown", unit=unit)
-        return Figure(size.value * per_s.value, method=f"{what} / median step time", unit=unit,
-                      source=size.source)
+        return Figure(size.value * per_s.value, method=f"{what} / median step time", unit=unit)
 
     logged = logged_medians(scalars, window, ("throughput", "samples_per_s", "tokens_per_s",
-                                              "tflops_per_device", "step_time"))
-    return Throughput(
+                                              "tflops_per_device", "step_time"), kept_steps)
+    tp = Throughput(
         window=window,
         step_time=stats,
         step_time_s=step_time,
         steps_per_s=per_s,
-        samples_per_s=rate(gbs, "samples/s", "global_batch_size"),
-        tokens_per_s=rate(tokens_per_step, "tokens/s", "global_batch_size x seq_length"),
+        samples_per_s=rate(gbs, "samples/s", "samples per step"),
+        tokens_per_s=rate(tokens_per_step, "tokens/s", "tokens per step"),
         global_batch_size=gbs,
         seq_length=seq,
         tokens_per_step=tokens_per_step,
         logged=logged,
         rank=rank,
+        timing=timing,
+        in_step_time_s=in_step,
+        gap_share=gap_share,
+        implied={k: f for k, f in (("samples_per_step", samples), ("tokens_per_step", tokens)) if f is not None},
     )
+    return tp, notes
 
 
 def as_int(value: Any) -> int | None:

@@ -35,8 +35,8 @@ class AnalysisOptions:
     num_heads: int | None = None
     vocab_size: int | None = None
     target_loss: float | None = None
-    smoothing_window: int = 50  # trailing mean of the loss, in logged points
-    convergence_tolerance: float = 0.02  # relative band around the final plateau
+    smoothing_window: int = 50  # trailing mean of the loss over this many steps (not logged values)
+    convergence_tolerance: float = 0.02  # relative band around the final loss level
     spike_z: float = 6.0  # robust z (scaled MAD) above which a value is a spike
     spike_window: int = 100  # previous finite values the spike rule looks at (causal)
     bootstrap_resamples: int = 1000
@@ -91,7 +91,7 @@ EXCLUDED = {"step": pl.Int64, "reason": pl.Utf8}
 
 EXCLUSION_REASONS = (
     "compile", "warmup", "checkpoint", "eval", "data_stall", "resume", "nan", "overflow", "outlier",
-    "missing",
+    "missing", "pause", "skip",
 )
 
 
@@ -106,6 +106,13 @@ class SteadyWindow:
     reason: str | None = None  # why there is no window
 
 
+# What the step times in steps.step_time_s are (from steps.source):
+#   "e2e": wall-clock gaps between step ends; "timer": only a callback's own timer was found (the
+#   time between steps, data loading included, is not in it); "logged": a logged step time whose
+#   basis the source does not say; "none": no step times.
+TIMING_BASES = ("e2e", "timer", "logged", "none")
+
+
 @dataclass(frozen=True)
 class Throughput:
     window: SteadyWindow
@@ -117,8 +124,12 @@ class Throughput:
     global_batch_size: Figure
     seq_length: Figure
     tokens_per_step: Figure
-    logged: dict[str, Figure]  # what the run logged itself (median over the window): tag -> figure
+    logged: dict[str, Figure]  # what the run logged itself (median over the steady steps): tag -> figure
     rank: int | None = None  # the rank whose step times were used
+    timing: str = "none"  # TIMING_BASES: what step_time_s is
+    in_step_time_s: Figure = field(default_factory=lambda: missing("no in-step timer", unit="s"))  # median over the window
+    gap_share: Figure = field(default_factory=lambda: missing("no in-step timer", unit="fraction"))  # gap / e2e
+    implied: dict[str, Figure] = field(default_factory=dict)  # "samples_per_step"/"tokens_per_step" by logged rates
 
 
 # --------------------------------------------------------------------------- MFU
@@ -171,18 +182,31 @@ class AuxLoss:
     nonfinite: int
 
 
+CONVERGENCE_STATUSES = ("converged", "not_converged", "unknown")
+# Why a run did not converge: "no_drop" (the loss never came down), "still_moving" (the smoothed
+# loss entered the band only in the last 10% of steps, or never), "nonfinite_end" (no finite loss
+# at the end), "no_loss" (no finite loss at all).
+
+
 @dataclass(frozen=True)
 class Convergence:
     smoothing: str  # how the loss was smoothed
     initial_loss: Figure
-    final_smoothed_loss: Figure  # plateau: mean of the last 10% of the smoothed loss
+    final_smoothed_loss: Figure  # the final loss level: robust statistic of the last 10% of steps
     min_smoothed_loss: Figure
     convergence_step: Figure
     convergence_tokens: Figure
-    convergence_hours: Figure
+    convergence_hours: Figure  # wall-clock hours from the first step to the convergence step
     targets: tuple[TimeToTarget, ...]
     aux_losses: tuple[AuxLoss, ...]
     eval_loss_last: Figure
+    final_loss_se: Figure = field(default_factory=lambda: missing("not computed"))  # standard error of the final level
+    # "spike" / "nonfinite" -> the steps kept out of the smoothed loss
+    left_out: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    status: str = "unknown"  # CONVERGENCE_STATUSES
+    status_code: str | None = None  # why not converged (see above); None when converged
+    status_evidence: dict[str, float | int | None] = field(default_factory=dict)  # the numbers behind the status
+    rule: str = ""  # the convergence rule, in words
 
 
 # --------------------------------------------------------------------------- stability
@@ -294,7 +318,9 @@ class RankStat:
     steps: int
     median_step_time_s: float | None
     slow: bool
-    excess: float | None  # (rank median - median of rank medians) / median of rank medians
+    excess: float | None  # (rank median - median of the other ranks' medians) / that median
+    others_median_s: float | None = None  # median of the other ranks' median step times
+    in_step_median_s: float | None = None  # median in-step timer, where logged
 
 
 @dataclass(frozen=True)
@@ -303,6 +329,7 @@ class Ranks:
     slow_ranks: tuple[int, ...]
     rule: str
     reason: str | None = None
+    spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
 
 
 class CheckStatus(StrEnum):
@@ -343,6 +370,7 @@ class FamilyVerdict:
     family: str
     verdict: str  # "improved" | "regressed" | "no significant change" | "mixed" | "unknown"
     figures: tuple[str, ...]  # the significant figures behind it
+    unjudged: tuple[str, ...] = ()  # the family's figures that could not be judged (missing or no test)
 
 
 @dataclass(frozen=True)
@@ -393,11 +421,13 @@ class FindingKind(StrEnum):
     IMPROVEMENT = "improvement"
     LOG_ERRORS = "log_errors"
     TRIAGE = "triage"
+    IMPLAUSIBLE = "implausible"
 
 
 class FindingSeverity(StrEnum):
     INFO = "info"
     WARNING = "warning"
+    ERROR = "error"  # a figure cannot be right: the report flags it
     CRITICAL = "critical"
 
 
@@ -409,6 +439,21 @@ class Finding:
     evidence: dict[str, float | int | str | bool | None] = field(default_factory=dict)
 
 
+# --------------------------------------------------------------------------- plausibility
+
+
+@dataclass(frozen=True, slots=True)
+class Implausible:
+    """A figure that cannot be right, and the figure it contradicts."""
+
+    check: str  # "mfu_range", "step_vs_gap", "tokens_vs_logged"
+    figures: tuple[str, ...]  # headline figures flagged: "mfu", "step_time_s", "tokens_per_s", ...
+    value: float  # the figure, in its unit
+    against: str  # what it is held against: "100%", "wall-clock gap", "logged tokens_per_s"
+    against_value: float | None
+    rule: str  # the rule, in words
+
+
 # --------------------------------------------------------------------------- the whole analysis
 
 # The per-step series the report charts (one row per step of the chosen rank, sorted by step).
@@ -418,6 +463,8 @@ STEP_SERIES = {
     "tokens": pl.Float64,  # cumulative tokens at the end of the step (null if tokens/step unknown)
     "elapsed_s": pl.Float64,  # wall seconds since the first step ended (sum of step times if no wall time)
     "step_time_s": pl.Float64,
+    "in_step_s": pl.Float64,  # the callback's own timer, where logged
+    "gap_s": pl.Float64,  # e2e - in-step: host / data time between steps, where both are known
     "data_time_s": pl.Float64,
     "excluded": pl.Utf8,  # exclusion reason, null when in the steady window
     "loss": pl.Float64,
@@ -448,6 +495,11 @@ class Analysis:
     diagnostics: tuple[Diagnostic, ...]  # the run's data-quality diagnostics plus analysis ones
     comparison: Comparison | None = None
     baseline: Analysis | None = None  # the baseline analysed with the same options (its .steps for charts)
+    plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
+
+    def flag(self, figure: str) -> Implausible | None:
+        """The plausibility failure that flags a headline figure, if any."""
+        return next((p for p in self.plausibility if figure in p.figures), None)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ Every step gets at most one exclusion reason, the first that matches in ``ORDER`
 ``m`` and scale ``s`` used by the rules are the median and the scaled MAD (x 1.4826) of the e2e
 step time over all steps that are not compile/missing; the tolerance is ``max(3 s, 5% of m)`` so
 a perfectly constant run (MAD 0) still has a sensible band.
+
+Pauses are not steps: evaluation, checkpoint saves, other pauses and restarts arrive as events at
+the step whose e2e time holds them (and may spill into the next step's gap); stalls show in the
+gap between steps (e2e - in-step timer) or in a logged data time, where the in-step timer cannot
+see them.
 """
 
 from __future__ import annotations
@@ -18,23 +23,25 @@ WARMUP_RUN = 5  # consecutive in-band steps that end warm-up
 STALL_K = 5.0  # data-time excess over its median, in scaled MADs, that makes a data stall
 OUTLIER_K = 6.0  # slow-side step time outliers left after all other rules
 
-ORDER = ("missing", "compile", "nan", "overflow", "checkpoint", "eval", "resume", "warmup",
-         "data_stall", "outlier")
+ORDER = ("compile", "missing", "nan", "overflow", "skip", "checkpoint", "eval", "pause", "resume",
+         "warmup", "data_stall", "outlier")
 
 RULES = {
     "missing": "no finite e2e step time for the step",
     "compile": "first step of each launch (segment), and steps with a compile event",
     "nan": "loss or grad norm NaN/Inf at the step",
     "overflow": "loss-scale overflow (update skipped): overflow event or overflow scalar > 0",
+    "skip": "step whose update was skipped on purpose (skip event)",
     "checkpoint": "step with a checkpoint save (event or train checkpoint); the next step too "
                   "if its step time is above median + tolerance (the save spilled over)",
     "eval": "step with an eval event; the next step too if it is above median + tolerance",
-    "resume": "after a restart (segment > 0): steps before the first run of 5 consecutive steps "
-              "within median +- tolerance",
+    "pause": "step with a pause event; the next step too if it is above median + tolerance",
+    "resume": "a restart event's step, and after a restart (segment > 0) the steps before the "
+              "first run of 5 consecutive steps within median +- tolerance",
     "warmup": "first launch: steps before the first run of 5 consecutive steps within "
               "median +- tolerance (tolerance = max(3 x scaled MAD, 5% of median))",
-    "data_stall": "data_time_s above its median by more than max(5 x scaled MAD, 10% of the "
-                  "median step time)",
+    "data_stall": "gap between steps (e2e - in-step timer) or logged data time above its median by "
+                  "more than max(5 x scaled MAD, 10% of the median step time)",
     "outlier": "remaining steps slower than median + max(6 x scaled MAD, 10% of median) "
                "(slow side only; fast steps are kept)",
 }
@@ -68,12 +75,16 @@ def exclusion_reasons(
     compile_steps: set[int] | frozenset[int] = frozenset(),
     nonfinite_steps: set[int] | frozenset[int] = frozenset(),
     overflow_steps: set[int] | frozenset[int] = frozenset(),
+    pause_steps: set[int] | frozenset[int] = frozenset(),
+    skip_steps: set[int] | frozenset[int] = frozenset(),
+    restart_steps: set[int] | frozenset[int] = frozenset(),
 ) -> np.ndarray:
     """One reason per row of ``steps`` (sorted by step, one row per step); "" = kept."""
     n = steps.height
     step = steps["step"].to_numpy()
-    t = steps["step_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    d = steps["data_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    t = _floats(steps, "step_time_s")
+    d = _floats(steps, "data_time_s")
+    gap = _floats(steps, "gap_s")
     seg = steps["segment"].fill_null(0).to_numpy()
 
     def member(values: set[int] | frozenset[int]) -> np.ndarray:
@@ -103,13 +114,8 @@ def exclusion_reasons(
             target = resume if seg[start] > 0 else warmup
             target[begin : begin + settled] = True
 
-    finite_d = d[np.isfinite(d)]
-    if finite_d.size:
-        md = float(np.median(finite_d))
-        sd = float(np.median(np.abs(finite_d - md))) * MAD_SCALE
-        stall = np.isfinite(d) & (d - md > max(STALL_K * sd, 0.10 * m if np.isfinite(m) else 0.0))
-    else:
-        stall = np.zeros(n, dtype=bool)
+    floor = 0.10 * m if np.isfinite(m) else 0.0
+    stall = _excess(d, floor) | _excess(gap, floor)
     outlier = np.isfinite(t) & (t > m + max(OUTLIER_K * s, 0.10 * m))
 
     masks = {
@@ -117,15 +123,31 @@ def exclusion_reasons(
         "compile": compile_,
         "nan": member(nonfinite_steps),
         "overflow": member(overflow_steps),
+        "skip": member(skip_steps),
         "checkpoint": with_spill(member(checkpoint_steps)),
         "eval": with_spill(member(eval_steps)),
-        "resume": resume,
+        "pause": with_spill(member(pause_steps)),
+        "resume": resume | member(restart_steps),
         "warmup": warmup,
         "data_stall": stall,
         "outlier": outlier,
     }
     conditions = [masks[r] for r in ORDER]
     return np.select(conditions, list(ORDER), default="")
+
+
+def _floats(steps: pl.DataFrame, column: str) -> np.ndarray:
+    return steps[column].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+
+
+def _excess(x: np.ndarray, floor: float) -> np.ndarray:
+    """Values above their median by more than max(STALL_K x scaled MAD, floor)."""
+    finite = x[np.isfinite(x)]
+    if not finite.size:
+        return np.zeros(x.size, dtype=bool)
+    md = float(np.median(finite))
+    sd = float(np.median(np.abs(finite - md))) * MAD_SCALE
+    return np.isfinite(x) & (x - md > max(STALL_K * sd, floor))
 
 
 def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
@@ -140,3 +162,16 @@ def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
         return SteadyWindow(None, None, 0, excluded, counts, dict(RULES),
                             reason="no step time data" if steps.is_empty() else "every step was excluded")
     return SteadyWindow(int(kept.min()), int(kept.max()), int(kept.size), excluded, counts, dict(RULES))
+
+
+def excluded_ranges(excluded: pl.DataFrame) -> list[tuple[int, int, str]]:
+    """Consecutive excluded steps with the same reason as (first, last, reason) ranges."""
+    if excluded.is_empty():
+        return []
+    df = excluded.sort("step")
+    new = (pl.col("step").diff() != 1) | (pl.col("reason") != pl.col("reason").shift())
+    runs = (df.with_columns(new.fill_null(True).cum_sum().alias("_run"))
+            .group_by("_run", maintain_order=True)
+            .agg(pl.col("step").first().alias("first"), pl.col("step").last().alias("last"),
+                 pl.col("reason").first()))
+    return [(int(a), int(b), str(r)) for a, b, r in runs.select("first", "last", "reason").iter_rows()]

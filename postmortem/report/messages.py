@@ -57,6 +57,32 @@ def _zh(f: Finding) -> str | None:
         # a log line is quoted as written; our own restart text is in the data-quality section
         detail = f"：{e['detail']}" if e.get("detail") and kind != "restarts" else ""
         return f"{e['count']} {noun}{where}{detail}"
+    if kind == "implausible":
+        check, v, against = e["check"], e["value"], e["against_value"]
+        if check == "mfu_range":
+            side = "高于" if v > against else "低于"
+            inputs = ""
+            if e.get("achieved_tflops_per_device") is not None and e.get("peak_flops"):
+                inputs = f"：每卡实际 {fmt.number(e['achieved_tflops_per_device'])} TFLOPS，峰值 {fmt.flops(e['peak_flops'])}"
+            return f"MFU {v * 100:.3g}% {side} {e['against']}{inputs}；该 MFU 不可信，不作为结果"
+        if check == "step_vs_gap":
+            return (f"日志中的步内耗时 {fmt.duration(v)} 不到相邻步结束的墙钟间隔 {fmt.duration(against)} 的十分之一："
+                    "计时单位或两次时间戳之间的步数有误")
+        return (f"词元吞吐 {fmt.tokens_per_s(v)} 与运行自身日志中的 tokens_per_s {fmt.tokens_per_s(against)} 相差 "
+                f"{v / against:.2f} 倍：批大小或序列长度有误")
+    if kind == "not_converged":
+        code, tol = e.get("code"), fmt.percent(e.get("tolerance"), 0)
+        if code == "no_drop":
+            return f"未收敛：损失没有下降（起始 {fmt.loss(e['initial'])}，最终水平 {fmt.loss(e['final'])}，在 ±{tol} 以内）"
+        if code == "still_moving":
+            if e.get("entered_step") is not None:
+                return (f"未收敛：损失到最后仍在变化，平滑损失直到第 {fmt.step(e['entered_step'])} 步（已在最后 10% 的步中）"
+                        f"才稳定在最终水平 {fmt.loss(e['final'])} 的 ±{tol} 以内")
+            return (f"未收敛：损失到最后仍在变化，最后一步的平滑损失为 {fmt.loss(e['smoothed_last'])}，"
+                    f"在最终水平 {fmt.loss(e['final'])} 的 ±{tol} 之外")
+        if code == "nonfinite_end":
+            return "未收敛：最后 10% 的步中没有有限的、非尖峰的损失值"
+        return None
     if kind == "slow_ranks":
         return f"慢 rank：{e['ranks']}"
     if kind in ("regression", "improvement"):

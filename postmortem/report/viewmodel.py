@@ -15,6 +15,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..analysis import types as t
+from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
 from . import charts, format as fmt
 from .format import MISSING, Labels
@@ -172,7 +173,7 @@ FIGURES: dict[str, tuple[str, Callable[[Any], str], Callable[[float], str]]] = {
     "tokens_per_s": ("fig_tokens_per_s", fmt.tokens_per_s, lambda d: fmt.delta(d, fmt.tokens_per_s)),
     "samples_per_s": ("fig_samples_per_s", fmt.samples_per_s, lambda d: fmt.delta(d, fmt.samples_per_s)),
     "step_time_s": ("fig_step_time_s", fmt.duration, lambda d: fmt.delta(d, fmt.duration)),
-    "mfu": ("fig_mfu", fmt.percent, lambda d: fmt.delta(d, _pp) + " pp"),
+    "mfu": ("fig_mfu", lambda v: fmt.percent(v, 2 if abs(v) < 0.01 else 1), lambda d: fmt.delta(d, _pp) + " pp"),
     "final_smoothed_loss": ("fig_final_smoothed_loss", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
     "loss_spikes": ("fig_loss_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
     "grad_norm_spikes": ("fig_grad_norm_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
@@ -208,7 +209,9 @@ def _current_figure(a: t.Analysis, name: str) -> t.Figure:
     return t.missing("unknown figure")
 
 
-def _figure_label(name: str, L: Labels) -> str:
+def _figure_label(name: str, L: Labels, a: t.Analysis | None = None) -> str:
+    if name == "step_time_s" and a is not None and a.throughput.timing == "timer":
+        return L["step_time_timer"]  # not the e2e time: say so wherever it is shown
     return L.get("fig_" + name, name.replace("_", " "))
 
 
@@ -236,6 +239,19 @@ def _verdict(d: t.Delta | None, L: Labels) -> tuple[str, Tone]:
 
 
 _SEVERITY_ORDER = {"critical": 0, "error": 0, "warning": 1, "info": 2}
+
+
+def _flag_text(a: t.Analysis, name: str, L: Labels) -> str:
+    """Why a headline figure cannot be right (the implausible finding's text), or ""."""
+    p = a.flag(name)
+    if p is None:
+        return ""
+    f = next((f for f in a.findings if f.kind == t.FindingKind.IMPLAUSIBLE and f.evidence.get("check") == p.check), None)
+    return finding_text(f, L.lang) if f is not None else p.rule
+
+
+def _flagged(value: str, flag: str, L: Labels) -> str:
+    return f"{value} ({L['implausible']})" if flag else value
 _VERDICT_TONE: dict[str, Tone] = {"improved": "good", "regressed": "bad", "mixed": "warning", "unknown": "muted"}
 
 
@@ -253,17 +269,18 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
         f = _current_figure(a, name)
         d = comp.delta(name) if comp else None
         verdict, tone = _verdict(d, L) if comp else ("", "")
+        flag = _flag_text(a, name, L)
         stats.append(
             Stat(
                 key=name,
-                label=_figure_label(name, L),
-                value=_fmt_value(name, f.value),
-                reason=f.reason or (d.reason if d and d.reason else ""),
+                label=_figure_label(name, L, a),
+                value=_flagged(_fmt_value(name, f.value), flag, L),
+                reason=flag or f.reason or (d.reason if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
                 delta=_fmt_delta(name, d.delta) if d and d.delta is not None else "",
                 rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
                 verdict=verdict,
-                tone=tone,
+                tone="error" if flag else tone,
             )
         )
     findings = sorted(a.findings, key=lambda f: _SEVERITY_ORDER.get(str(f.severity), 3))
@@ -276,11 +293,18 @@ def _finding_item(f: t.Finding, L: Labels) -> Item:
     return Item(finding_text(f, L.lang), tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
 
 
+def _flag_cell(a: t.Analysis, name: str, c: Cell, L: Labels) -> Cell:
+    """The cell of a figure, marked when the figure cannot be right."""
+    flag = _flag_text(a, name, L)
+    return Cell(_flagged(c.text, flag, L), tone="error", title=flag) if flag else c
+
+
 def _headline_section(a: t.Analysis, L: Labels) -> Section:
     comp = a.comparison
     blocks: list[Block] = []
     if comp is None:
-        rows = [[Cell(_figure_label(n, L)), fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v))] for n in HEADLINE]
+        rows = [[Cell(_figure_label(n, L, a)), _flag_cell(a, n, fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v)), L)]
+                for n in HEADLINE]
         blocks.append(_table("headline", [L["figure"], L["current"]], "lr", rows))
         blocks.append(Paragraph(L["no_baseline"], "muted"))
     else:
@@ -293,9 +317,9 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
             verdict, tone = _verdict(d, L)
             rows.append(
                 [
-                    Cell(_figure_label(name, L), title=alignment_text(d.alignment, L.lang)),
+                    Cell(_figure_label(name, L, a), title=alignment_text(d.alignment, L.lang)),
                     cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
-                    cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason),
+                    _flag_cell(a, name, cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason), L),
                     cell(d.delta, lambda v, n=name: _fmt_delta(n, v), d.reason),
                     cell(d.rel, fmt.rel_delta, d.reason),
                     Cell(verdict, tone=tone, title=d.method),
@@ -329,17 +353,20 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     tp = a.throughput
     w = tp.window
     blocks: list[Block] = []
+    ranges = excluded_ranges(w.excluded)
     if w.start_step is not None and w.end_step is not None:
         blocks.append(
             Paragraph(
                 L["window_summary"].format(
                     start=fmt.step(w.start_step), end=fmt.step(w.end_step), kept=fmt.integer(w.steps_kept),
-                    excluded=fmt.integer(w.excluded.height),
+                    excluded=fmt.integer(w.excluded.height), ranges=fmt.integer(len(ranges)),
                 )
             )
         )
     else:
         blocks.append(Paragraph(L["no_window"].format(reason=w.reason or L["unknown"]), "warning"))
+    if tp.timing in ("timer", "logged"):
+        blocks.append(Paragraph(L[f"timing_{tp.timing}"], "warning" if tp.timing == "timer" else "muted"))
     phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
     window = (w.start_step, w.end_step) if w.start_step is not None and w.end_step is not None else None
     spec = charts.step_time_chart(a.steps, window, L, phases)
@@ -347,22 +374,25 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         blocks.append(Chart("chart-step-time", L["step_time"], spec))
     # figures table, with the baseline beside when there is one
     bt = base.throughput if base else None
-    figs: list[tuple[str, Callable[[t.Throughput], t.Figure], Callable[[Any], str]]] = [
-        ("fig_step_time_s", lambda x: x.step_time_s, fmt.duration),
-        ("fig_tokens_per_s", lambda x: x.tokens_per_s, fmt.tokens_per_s),
-        ("fig_samples_per_s", lambda x: x.samples_per_s, fmt.samples_per_s),
-        ("fig_steps_per_s", lambda x: x.steps_per_s, lambda v: fmt.number(v) + " steps/s"),
-        ("global_batch_size", lambda x: x.global_batch_size, fmt.integer),
-        ("seq_length", lambda x: x.seq_length, fmt.integer),
-        ("tokens_per_step", lambda x: x.tokens_per_step, fmt.integer),
+    figs: list[tuple[str, str, Callable[[t.Throughput], t.Figure], Callable[[Any], str]]] = [
+        ("step_time_s", {"e2e": "step_time_e2e", "timer": "step_time_timer"}.get(tp.timing, "fig_step_time_s"),
+         lambda x: x.step_time_s, fmt.duration),
+        ("", "step_time_in_step", lambda x: x.in_step_time_s, fmt.duration),
+        ("", "gap_share", lambda x: x.gap_share, fmt.percent),
+        ("tokens_per_s", "fig_tokens_per_s", lambda x: x.tokens_per_s, fmt.tokens_per_s),
+        ("samples_per_s", "fig_samples_per_s", lambda x: x.samples_per_s, fmt.samples_per_s),
+        ("", "fig_steps_per_s", lambda x: x.steps_per_s, lambda v: fmt.number(v) + " steps/s"),
+        ("", "global_batch_size", lambda x: x.global_batch_size, fmt.integer),
+        ("", "seq_length", lambda x: x.seq_length, fmt.integer),
+        ("", "tokens_per_step", lambda x: x.tokens_per_step, fmt.integer),
     ]
     rows = []
-    for key, get, f in figs:
+    for name, key, get, f in figs:
         cur = get(tp)
-        row = [Cell(L.get(key, key.replace("_", " ")), title=cur.method), fig_cell(cur, f)]
+        row = [Cell(L.get(key, key.replace("_", " ")), title=cur.method), _flag_cell(a, name, fig_cell(cur, f), L)]
         if bt:
             row.append(fig_cell(get(bt), f))
-        row.append(Cell(cur.source or cur.method, tone="muted"))
+        row.append(Cell(_how(cur), tone="muted"))
         rows.append(row)
     if tp.step_time:
         s = tp.step_time
@@ -380,8 +410,14 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
                 row.append(Cell(MISSING, tone="muted"))
             row.append(Cell(f"n = {fmt.integer(s.count)}", tone="muted"))
             rows.append(row)
+    for key, f in sorted(tp.implied.items()):
+        row = [Cell(f"{L['logged']}: {L.get(key, key)}"), fig_cell(f, lambda v: fmt.number(v, 4))]
+        if bt:
+            row.append(fig_cell(bt.implied[key], lambda v: fmt.number(v, 4)) if key in bt.implied else Cell(MISSING, tone="muted"))
+        row.append(Cell(f.method, tone="muted"))
+        rows.append(row)
     for tag, f in sorted(tp.logged.items()):
-        row = [Cell(f"logged: {tag}"), fig_cell(f, lambda v: fmt.number(v, 4))]
+        row = [Cell(f"{L['logged']}: {tag}"), fig_cell(f, lambda v: fmt.number(v, 4))]
         if bt:
             row.append(fig_cell(bt.logged[tag], lambda v: fmt.number(v, 4)) if tag in bt.logged else Cell(MISSING, tone="muted"))
         row.append(Cell(f.source or f.method, tone="muted"))
@@ -392,28 +428,25 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     if w.excluded_counts:
         rows = [[Cell(r), Cell(fmt.integer(c)), Cell(w.rules.get(r, ""), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         blocks.append(_table("excluded-counts", [L["excluded_reason"], L["steps"], L["rule"]], "lrl", rows, caption=L["excluded_steps"]))
-    if w.excluded.height:
-        ex = _ranges(w.excluded)
-        rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(r)] for s, e, r in ex]
-        blocks.append(_table("excluded-steps", [L["steps"], L["count"], L["excluded_reason"]], "rrl", rows, caption=L["excluded_steps"], collapsed=True))
+    if ranges:
+        rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(r)] for s, e, r in ranges]
+        blocks.append(_table("excluded-steps", [L["step_range"], L["steps"], L["excluded_reason"]], "rrl", rows, caption=L["excluded_ranges"], collapsed=True))
     return Section("throughput", L["throughput"], tuple(blocks))
 
 
-def _ranges(excluded: pl.DataFrame) -> list[tuple[int, int, str]]:
-    """Collapse consecutive excluded steps with the same reason into ranges (keeps the table short)."""
-    out: list[tuple[int, int, str]] = []
-    for step, reason in excluded.sort("step").iter_rows():
-        if out and out[-1][2] == reason and out[-1][1] == step - 1:
-            out[-1] = (out[-1][0], step, reason)
-        else:
-            out.append((step, step, reason))
-    return out
+def _how(f: t.Figure) -> str:
+    """How a figure was obtained and from where ("setting x" says no more than its source)."""
+    if not f.known:
+        return f.reason or ""
+    if f.method.startswith("setting ") or not f.method:
+        return f.source
+    return f"{f.method} · {f.source}" if f.source else f.method
 
 
 def _mfu(a: t.Analysis, L: Labels) -> Section:
     m = a.mfu
     rows = [
-        ("MFU", m.mfu, fmt.percent),
+        ("MFU", m.mfu, fmt.percent),  # flagged below when implausible
         ("MFU (causal attention ½)", m.mfu_causal, fmt.percent),
         ("N (params for MFU)", m.model.params, fmt.si_count),
         ("params (total)", m.model.params_total, fmt.si_count),
@@ -429,7 +462,8 @@ def _mfu(a: t.Analysis, L: Labels) -> Section:
     rows += [(f"logged: {k}", f, lambda v: fmt.number(v, 4)) for k, f in sorted(m.logged.items())]
     rows += [(k, f, lambda v: fmt.integer(v) if float(v).is_integer() else fmt.number(v, 4)) for k, f in sorted(m.architecture.items())]
     table_rows = [
-        [Cell(label), fig_cell(f, ff), Cell(f.method, tone="muted"), Cell(f.source or (f.reason or ""), tone="muted")]
+        [Cell(label), _flag_cell(a, "mfu", fig_cell(f, ff), L) if f is m.mfu else fig_cell(f, ff), Cell(f.method, tone="muted"),
+         Cell(f.source or (f.reason or ""), tone="muted")]
         for label, f, ff in rows
     ]
     blocks: list[Block] = [
@@ -464,8 +498,8 @@ def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str
         (L["fig_final_smoothed_loss"], lambda x: x.final_smoothed_loss, fmt.loss),
         (L["min_loss"], lambda x: x.min_smoothed_loss, fmt.loss),
         (L["fig_convergence_step"], lambda x: x.convergence_step, fmt.step),
-        (L["tokens"], lambda x: x.convergence_tokens, fmt.tokens),
-        (L["hours"], lambda x: x.convergence_hours, lambda v: fmt.duration(v * 3600)),
+        (L["convergence_tokens"], lambda x: x.convergence_tokens, fmt.tokens),
+        (L["time_to_converge"], lambda x: x.convergence_hours, lambda v: fmt.duration(v * 3600)),
         (L["eval_loss"], lambda x: x.eval_loss_last, fmt.loss),
     ]
     rows = []
@@ -473,7 +507,12 @@ def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str
         row = [Cell(label), fig_cell(get(c), f)] + ([fig_cell(get(bc), f)] if bc else []) + [Cell(get(c).method, tone="muted")]
         rows.append(row)
     cols = [L["figure"], L["current"]] + ([L["baseline"]] if bc else []) + [L["method"]]
-    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=c.smoothing))
+    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=f"{L['smoothing']}: {c.smoothing}"))
+    if c.status == "not_converged":
+        blocks.append(Paragraph(f"{L['not_converged']}: {c.convergence_step.reason}", "warning"))
+    left = [(L[f"left_out_{k}"], steps) for k, steps in sorted(c.left_out.items()) if steps]
+    if left:
+        blocks.append(Paragraph(f"{L['left_out']}: " + "; ".join(f"{k} {_step_list(v)}" for k, v in left), "muted"))
     if c.targets:
         trows = [
             [Cell(fmt.loss(tt.target) if tt.target is not None else MISSING), Cell(tt.target_source, tone="muted"),
@@ -573,9 +612,12 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
             blocks.append(Chart("chart-ranks", L["per_rank"], spec))
         # Slowest first: the chart shows rank order, and on paper a long table keeps its first rows only.
         slowest_first = sorted(r.ranks, key=lambda x: (-(x.median_step_time_s or 0.0), x.rank))
-        rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration), cell(x.excess, fmt.rel_delta),
+        rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration),
+                 cell(x.others_median_s, fmt.duration), cell(x.excess, fmt.rel_delta),
                  Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
-        blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["excess"], ""], "rrrrl", rows, caption=r.rule, collapsed=len(rows) > 16))
+        spread = f" {L['rank_spread']}: {fmt.percent(r.spread)}." if r.spread is not None else ""
+        blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["others_median"], L["excess"], ""], "rrrrrl", rows,
+                             caption=f"{r.rule}.{spread}", collapsed=len(rows) > 16))
     return Section("phases", L["phases"], tuple(blocks))
 
 

@@ -1,5 +1,3 @@
-import math
-
 import numpy as np
 import pytest
 
@@ -77,27 +75,6 @@ def test_nan_from_step_40():
     assert a.stability.nan_steps == tuple(range(40, 101))
     assert a.stability.loss.spikes == ()
     assert a.steps.filter(a.steps["nonfinite"])["step"].to_list() == list(range(40, 101))
-
-
-def test_convergence_plateau_and_targets():
-    n = 1000
-    steps = np.arange(1, n + 1)
-    loss = 2.0 + 3.0 * np.exp(-steps / 100.0)
-    run = make_run(step_time=[1.0] * n, scalars={"loss": list(loss), "lm_loss": list(loss * 0.9)},
-                   settings={"global_batch_size": 4, "seq_length": 100})
-    a = analyze(run, options=AnalysisOptions(smoothing_window=1, target_loss=2.5, convergence_tolerance=0.02))
-    c = a.convergence
-    plateau = float(loss[-100:].mean())
-    assert c.final_smoothed_loss.value == pytest.approx(plateau)
-    # first step after which 2 + 3 exp(-s/100) stays within 2% of the plateau
-    expected = int(steps[np.flatnonzero(np.abs(loss - plateau) > 0.02 * plateau)[-1] + 1])
-    assert c.convergence_step.value == expected
-    assert c.convergence_tokens.value == expected * 400
-    t = c.targets[0]
-    s = int(np.ceil(-100 * math.log(0.5 / 3)))
-    assert t.step.value == s and t.tokens.value == s * 400
-    assert t.hours.value == pytest.approx((s - 1) / 3600)
-    assert [x.tag for x in c.aux_losses] == ["lm_loss"]
 
 
 def test_phases_warmup_then_cosine():

@@ -1,0 +1,56 @@
+"""Figures that cannot be right: each becomes an error finding, and the headline figure is flagged.
+
+- MFU above 100% or below 0.1%: a wrong peak, parameter count, device count or batch size.
+- A logged in-step time shorter than a tenth of its wall-clock gap (medians over the steady
+  window): the timer's unit or the step count between wall times is wrong.
+- tokens/s that contradict the run's own logged tokens/s by more than 20%, unless the two agree
+  on the tokens of a step (then only the timers differ: the log divided by its in-step timer).
+"""
+
+from __future__ import annotations
+
+from .throughput import LOGGED_TOLERANCE
+from .types import Implausible, Mfu, Throughput
+
+MFU_MAX = 1.0
+MFU_MIN = 0.001
+STEP_VS_GAP = 0.1
+
+
+def _ratio_off(a: float, b: float) -> bool:
+    return a <= 0 or b <= 0 or max(a, b) > (1 + LOGGED_TOLERANCE) * min(a, b)
+
+
+def plausibility(tp: Throughput, m: Mfu) -> tuple[Implausible, ...]:
+    out: list[Implausible] = []
+    mfu = m.mfu.value
+    if mfu is not None and not MFU_MIN <= mfu <= MFU_MAX:
+        high = mfu > MFU_MAX
+        out.append(Implausible(
+            "mfu_range", ("mfu",), mfu, "100%" if high else "0.1%", MFU_MAX if high else MFU_MIN,
+            f"MFU must lie between {MFU_MIN:.1%} and {MFU_MAX:.0%}: check the peak, the parameter count, "
+            "the device count and the tokens per step"))
+    inner, e2e = tp.in_step_time_s.value, tp.step_time_s.value
+    if inner is not None and e2e is not None and tp.timing == "e2e" and inner < STEP_VS_GAP * e2e:
+        out.append(Implausible(
+            "step_vs_gap", ("step_time_s", "tokens_per_s", "samples_per_s"), inner, "wall-clock gap", e2e,
+            f"a logged step shorter than {STEP_VS_GAP:g} of the wall-clock gap between step ends: the timer's "
+            "unit, or the steps between two wall times, is wrong"))
+    ours, logged = tp.tokens_per_s.value, tp.logged.get("tokens_per_s")
+    implied = tp.implied.get("tokens_per_step")
+    logged_tokens_per_step = implied.value if implied is not None else None
+    tokens_from_logged = tp.tokens_per_step.source.startswith("scalars:")  # cannot contradict its source
+    if (not tokens_from_logged and ours is not None and logged is not None and logged.value is not None
+            and _ratio_off(ours, logged.value)):
+        # the tokens of a step by the logged rate, with each timer the log may have divided by
+        per_step = tp.tokens_per_step.value
+        timers = [x for x in (tp.step_time_s.value, tp.in_step_time_s.value) if x is not None]
+        implied = [logged_tokens_per_step] if logged_tokens_per_step is not None else []
+        implied += [logged.value * x for x in timers]
+        same_step = per_step is not None and any(not _ratio_off(per_step, x) for x in implied)
+        if not same_step:
+            out.append(Implausible(
+                "tokens_vs_logged", ("tokens_per_s",), ours, "logged tokens_per_s", logged.value,
+                f"tokens/s may differ from the run's own logged tokens/s by at most {LOGGED_TOLERANCE:.0%}, unless "
+                "both agree on the tokens of a step (then only the timers differ)"))
+    return tuple(out)
