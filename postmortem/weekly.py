@@ -168,7 +168,7 @@ _TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure
 def attention_text(a: Attention, L) -> str:
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
         return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
-    return L["list_sep_md"].join(finding_text(f, L.lang) for f in a.findings)
+    return L["sentence_sep"].join(finding_text(f, L.lang) for f in a.findings)
 
 
 def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:
@@ -213,7 +213,7 @@ def render_markdown(digest: Digest, lang: str = "en") -> str:
     if digest.experiments:
         items, more = _attention_items(digest, L)
         lines += ["", f"## {L['attention']}", ""]
-        lines += [f"- {item['tag']}{colon}**{escape_md(item['run_id'])}**{colon}{escape_md(item['text'])}" for item in items]
+        lines += [f"- **{item['tag']}** · {escape_md(item['run_id'])}{colon}{escape_md(item['text'])}" for item in items]
         lines += [f"- {more}"] if more else []
         if not items:
             lines.append(L["nothing_to_flag"])

@@ -266,7 +266,7 @@ def _loss_cell(p: RunPoint, L: Labels) -> Cell:
         tone = "good" if p.loss_equal_rel < 0 else "bad"
     significance = L["significant"] if p.loss_equal_significant else L["not_significant"]
     title = L.fmt("loss_equal_title", value=fmt.loss(v.value), baseline=p.baseline or "?",
-                  alignment=alignment_text(p.loss_equal_alignment, L.lang), rel=f"{rel} ({significance})" if rel else significance)
+                  alignment=alignment_text(p.loss_equal_alignment, L.lang), rel=rel + L["paren"].format(significance))
     return Cell(fmt.loss(v.value), sub=rel, tone=tone, title=title)
 
 

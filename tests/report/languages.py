@@ -54,8 +54,9 @@ def visible_text(html: str) -> str:
     return "\n".join(parser.parts)
 
 
-def strings_of(obj: Any, out: set[str] | None = None) -> set[str]:
-    """Every string in a value: dataclass fields, mappings, sequences (data frames: their text columns)."""
+def strings_of(obj: Any, out: set[str] | None = None, keys: bool = True) -> set[str]:
+    """Every string in a value: dataclass fields, mappings (`keys`: their keys too), sequences
+    (data frames: their text columns)."""
     out = set() if out is None else out
     if isinstance(obj, str):
         out.add(obj)
@@ -65,14 +66,15 @@ def strings_of(obj: Any, out: set[str] | None = None) -> set[str]:
                 out.update(v for v in obj[name].unique().to_list() if v)
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for f in dataclasses.fields(obj):
-            strings_of(getattr(obj, f.name), out)
+            strings_of(getattr(obj, f.name), out, keys)
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            strings_of(k, out)
-            strings_of(v, out)
+            if keys:
+                strings_of(k, out, keys)
+            strings_of(v, out, keys)
     elif isinstance(obj, (list, tuple, set, frozenset)):
         for v in obj:
-            strings_of(v, out)
+            strings_of(v, out, keys)
     return out
 
 
@@ -92,7 +94,8 @@ def english_words(text: str, dynamic: set[str]) -> list[str]:
     dynamic = dynamic - codes()
     for s in sorted((d for d in dynamic if len(d) > 1), key=len, reverse=True):
         text = text.replace(s, " ")
-    return [w for w in _WORD.findall(text) if w not in ALLOWED]
+    # an identifier (a metrics.json key, a setting, a file) is a name, not a word to translate
+    return [w for w in _WORD.findall(text) if w not in ALLOWED and "_" not in w and "." not in w]
 
 
 def chart_texts(spec: Any, out: list[str] | None = None) -> list[str]:

@@ -131,3 +131,13 @@ def test_short_chinese_words_and_units_stay_on_one_line():
     assert '<span class="nw">（tokens/s）</span>' in str(breakable("稳态吞吐（tokens/s）"))
     prose = "模型训练日志文件名称非常长的一段中文没有空格"  # longer than a word or two: breaks as prose
     assert str(breakable(prose)) == prose
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_table_fits_the_page_and_keeps_chinese_words_whole(lang):
+    """Laid out by weasyprint: no box past the margin, no text out of its cell, and no Chinese
+    word split between two lines of a cell (单步耗时（中位/数）, 在噪声/范围内)."""
+    from layout import layout, problems
+
+    found = problems(layout(render_pdf_html(view_of(300, lang=lang, hostile=True))))
+    assert found == [], found[:10]
