@@ -88,7 +88,7 @@ def index_row(run: archive.ArchivedRun) -> dict:
 
 def write_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") -> None:
     """Every index of the archive, in `lang` (the build's language)."""
-    from .report.dashboard import experiment_points
+    from .report.dashboard import anchor, experiment_points, trend_chart
 
     runs = archive.list_runs(archive_root)
     rows = [index_row(r) for r in runs]
@@ -96,11 +96,13 @@ def write_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") 
     for run in runs:
         by_experiment.setdefault(run.experiment, []).append(run)
     points = {name: experiment_points(mine) for name, mine in by_experiment.items()}
+    L = fmt.labels(lang)
+    trends = {name: trend_chart(mine, L, f"trends-{anchor(name)}") for name, mine in points.items()}  # one per experiment
     bundle = _write_bundle(archive_root) if runs else ""
-    _write(archive_root, rows, render_index_html(points, lang, generated_at, prefix="", bundle=bundle))
+    _write(archive_root, rows, render_index_html(points, lang, generated_at, prefix="", bundle=bundle, trends=trends))
     for name in sorted(points):
         mine = [r for r in rows if r["experiment"] == name]
-        html = render_index_html({name: points[name]}, lang, generated_at, prefix="../", bundle="../" + bundle, title=name)
+        html = render_index_html({name: points[name]}, lang, generated_at, prefix="../", bundle="../" + bundle, title=name, trends=trends)
         _write(archive_root / name, mine, html)
 
 
@@ -124,7 +126,9 @@ def _write_bundle(archive_root: Path) -> str:
     return name
 
 
-def render_index_html(points: dict, lang: str, generated_at: datetime, *, prefix: str, bundle: str, title: str = "") -> str:
+def render_index_html(
+    points: dict, lang: str, generated_at: datetime, *, prefix: str, bundle: str, title: str = "", trends: dict | None = None
+) -> str:
     """`points`: experiment -> its runs (RunPoints), oldest first. The archive's page (several
     experiments, most recently active first) lists each one's latest runs and links its own page."""
     from . import __version__
@@ -144,7 +148,8 @@ def render_index_html(points: dict, lang: str, generated_at: datetime, *, prefix
         mine = points[name]
         shown = mine[-TOP_INDEX_RUNS:] if top else mine
         more = L.fmt("latest_runs", shown=len(shown), n=len(mine)) if len(shown) < len(mine) else ""
-        views.append(experiment_view(name, mine, L, href_prefix=prefix, page=f"{name}/index.html" if top else "", shown=shown, more=more))
+        views.append(experiment_view(name, mine, L, href_prefix=prefix, page=f"{name}/index.html" if top else "", shown=shown,
+                                     more=more, trends=(trends or {}).get(name)))
     specs = {v.chart.id: json_for_script(v.chart.spec) for v in views if v.chart}
     meta = L.fmt("dashboard_meta", runs=sum(len(p) for p in points.values()), experiments=len(points), when=fmt.datetime_(generated_at))
     return render(

@@ -489,9 +489,9 @@ def trend_chart(
     (title, tick format, rows of t (ISO time), when (its text), v, run, text). Three to a row;
     `time_ticks` in ms since the epoch."""
     charts = []
-    for title, tick_format, rows in series:
+    for i, (title, tick_format, rows) in enumerate(series):
         charts.append(
-            alt.Chart(alt.Data(values=rows), title=title, width=TREND_WIDTH, height=TREND_HEIGHT)
+            alt.Chart(alt.Data(name=f"trend-{i}"), title=title, width=TREND_WIDTH, height=TREND_HEIGHT)
             .mark_line(point=True, color=CURRENT, strokeWidth=1.5)
             .encode(
                 x=alt.X("t:T", title=None, scale=alt.Scale(type="utc"), axis=alt.Axis(format=time_format, labelAngle=0, values=list(time_ticks), labelOverlap="greedy", labelFlush=True)),
@@ -501,6 +501,9 @@ def trend_chart(
             )
         )
     spec = alt.concat(*charts, columns=3).to_dict(validate=False)
+    # the rows go in after: altair walks inline rows in to_dict (most of a chart's time here)
+    for part, (_, _, rows) in zip(spec["concat"], series):
+        part["data"] = {"values": rows}
     spec.pop("$schema", None)
     config = spec.setdefault("config", {})
     for key, value in CONFIG.items():

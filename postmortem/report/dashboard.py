@@ -375,14 +375,14 @@ def anchor(name: str) -> str:
 
 def experiment_view(
     name: str, points: Sequence[RunPoint], L: Labels, *, href_prefix: str, page: str = "",
-    shown: Sequence[RunPoint] | None = None, more: str = "",
+    shown: Sequence[RunPoint] | None = None, more: str = "", trends: tuple[Chart | None, str] | None = None,
 ) -> ExperimentView:
-    """`points`: the experiment's runs, oldest first, drawn in the trends. The table lists `shown`
-    (default: all of them); `more` says where the others are."""
+    """`points`: the experiment's runs, oldest first, drawn in the trends (`trends`: already
+    made). The table lists `shown` (default: all of them); `more` says where the others are."""
     shown = list(points if shown is None else shown)
     finished = [p.finished for p in points if p.finished is not None]
     last = fmt.datetime_(max(finished)) if finished else MISSING
-    chart, note = trend_chart(points, L, f"trends-{anchor(name)}")
+    chart, note = trends if trends is not None else trend_chart(points, L, f"trends-{anchor(name)}")
     return ExperimentView(
         name=name, anchor=anchor(name), page=page, meta=L.fmt("experiment_meta", runs=len(points), when=last),
         table=runs_table(shown, L, href_prefix, f"runs-{anchor(name)}"), chart=chart, trends_note=note, more=more,

@@ -308,7 +308,7 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
                     Cell(alignment_text(d.alignment, L.lang)),
                 ]
             )
-        cols = [L["figure"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
+        cols = [L["figure"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
         blocks.append(_table("headline", cols, "lrrrrll", rows))
     return Section("headline", L["headline"], tuple(blocks))
 
@@ -646,7 +646,7 @@ def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
     ]
     if not rows:
         return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
-    cols = [L["setting"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["change"]]
+    cols = [L["setting"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["change"]]
     return Section("diff", L["diff"], (_table("settings-diff", cols, "lllw", rows),))
 
 
@@ -714,7 +714,7 @@ def build_view(
         meta.append((L["baseline"], base_id))
     if a.step_range:
         first, last, count = a.step_range
-        meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)} ({fmt.integer(count)})"))
+        meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))
     return ReportView(
         lang=lang,
         title=f"{L['report_title']}{L['colon']}{a.run_id}",
