@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from urllib.parse import quote
 from pathlib import Path
 
 from . import archive
@@ -148,11 +149,11 @@ def render_index_html(
         mine = points[name]
         shown = mine[-TOP_INDEX_RUNS:] if top else mine
         more = L.fmt("latest_runs", shown=len(shown), n=len(mine)) if len(shown) < len(mine) else ""
-        views.append(experiment_view(name, mine, L, href_prefix=prefix, page=f"{name}/index.html" if top else "", shown=shown,
+        views.append(experiment_view(name, mine, L, href_prefix=prefix, page=quote(f"{name}/index.html") if top else "", shown=shown,
                                      more=more, trends=(trends or {}).get(name)))
     specs = {v.chart.id: json_for_script(v.chart.spec) for v in views if v.chart}
     meta = L.fmt("dashboard_meta", runs=sum(len(p) for p in points.values()), experiments=len(points), when=fmt.datetime_(generated_at))
     return render(
         "index.html.j2", lang=lang, version=__version__, title=title or L["dashboard_title"], meta=meta,
-        experiments=views, specs=specs, images={}, bundle_src=bundle if specs else "",
+        experiments=views, specs=specs, images={}, bundle_src=bundle if specs else "", back="" if top else "../index.html",
     )

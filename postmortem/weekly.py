@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -174,7 +175,7 @@ def attention_text(a: Attention, L) -> str:
 def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:
     items = [
         {"tag": L[_TAG[a.rank][0]], "tone": _TAG[a.rank][1], "run_id": a.run_id, "experiment": a.experiment,
-         "report": a.report, "text": attention_text(a, L)}
+         "report": quote(a.report), "text": attention_text(a, L)}
         for a in digest.attention[:ATTENTION_SHOWN]
     ]
     rest = len(digest.attention) - len(items)

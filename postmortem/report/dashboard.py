@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from urllib.parse import quote
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -300,7 +301,7 @@ def runs_table(points: Sequence[RunPoint], L: Labels, href_prefix: str, table_id
     for i, p in enumerate(points):
         before = points[i - 1] if i else None
         rows.append((
-            Cell(p.run_id, href=href_prefix + p.report),
+            Cell(p.run_id, href=href_prefix + quote(p.report)),  # run ids may hold '#', '?', spaces
             _finished_cell(p),
             _changes_cell(p, L),
             _figure_cell(p.tokens_per_s, lambda v: fmt.si(v, ""), L, before.tokens_per_s if before else None),
@@ -317,14 +318,14 @@ def runs_table(points: Sequence[RunPoint], L: Labels, href_prefix: str, table_id
     )
 
 
-# The trends: (label key, field, tick format, text of a value)
+# The trends: (label key, field, unit of the axis, its factor, tick format, text of a value)
 TRENDS = (
-    ("col_tokens_per_s", "tokens_per_s", "~s", lambda v: fmt.si(v, "tokens/s")),
-    ("col_mfu", "mfu", ".0%", fmt.percent),
-    ("col_memory", "peak_memory", "~s", fmt.bytes_),
-    ("col_comm", "comm_share", ".0%", fmt.percent),
-    ("col_data_wait", "data_wait", ".0%", fmt.percent),
-    ("fig_final_smoothed_loss", "final_loss", "~g", fmt.loss),
+    ("col_tokens_per_s", "tokens_per_s", "", 1.0, "~s", lambda v: fmt.si(v, "tokens/s")),
+    ("col_mfu", "mfu", "", 1.0, ".0%", fmt.percent),
+    ("col_memory", "peak_memory", "GiB", 1 / 1024**3, "~g", fmt.bytes_),  # as the table: binary units
+    ("col_comm", "comm_share", "", 1.0, ".0%", fmt.percent),
+    ("col_data_wait", "data_wait", "", 1.0, ".0%", fmt.percent),
+    ("fig_final_smoothed_loss", "final_loss", "", 1.0, "~g", fmt.loss),
 )
 
 
@@ -332,14 +333,15 @@ def trend_chart(points: Sequence[RunPoint], L: Labels, chart_id: str) -> tuple[C
     """Small multiples of the experiment's figures over time, and a note naming the figures
     without two runs to draw."""
     series, missing = [], []
-    for label, field, axis_format, text in TRENDS:
+    for label, field, unit, factor, axis_format, text in TRENDS:
         rows = [
-            {"t": p.finished.isoformat(), "when": f"{p.finished:%Y-%m-%d %H:%M}", "v": v.value, "run": p.run_id, "text": text(v.value)}
+            {"t": p.finished.isoformat(), "when": f"{p.finished:%Y-%m-%d %H:%M}", "v": v.value * factor, "run": p.run_id,
+             "text": text(v.value)}
             for p in points
             if p.finished is not None and (v := getattr(p, field)).value is not None
         ]
         if len(rows) >= 2:
-            series.append((L[label], axis_format, rows))
+            series.append((L[label] + (L["paren"].format(unit) if unit else ""), axis_format, rows))
         else:
             missing.append(L[label])
     note = L.fmt("trends_missing", names=L.join(missing)) if missing else ""

@@ -135,3 +135,18 @@ def test_digest_counts_runs_that_regressed_and_leads_with_what_matters(tmp_path)
     lead = zh[zh.index("## 需要关注"):]
     assert lead.index("NaN/Inf") < lead.index("退化") < lead.index("日志错误") < lead.index("数据停顿")
     assert "完成 3 个任务 · 1 个任务相对基线退化" in zh
+
+
+def test_names_from_the_archive_are_escaped_and_links_quoted(tmp_path):
+    from postmortem.index import write_indexes
+
+    hostile = "<img src=x onerror=alert(1)>#?"
+    run = _run(tmp_path, hostile, "2026-11-02T10:00:00+00:00", {}, experiment="exp & <b>")
+    _settings(tmp_path, run, {"learning_rate": 1e-3, "note": "</script><script>alert(2)</script>"})
+    _run(tmp_path, "later", "2026-11-03T10:00:00+00:00", {}, experiment="exp & <b>")
+    write_indexes(tmp_path, datetime(2026, 11, 4, tzinfo=UTC), "zh")
+    for page in (tmp_path / "index.html", tmp_path / "exp & <b>" / "index.html"):
+        html = page.read_text()
+        assert "<img src=x" not in html and "<b>" not in html and "alert(2)</script>" not in html
+        assert "&lt;img src=x onerror=alert(1)&gt;#?" in html  # the name as text
+        assert "%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E%23%3F/report.html" in html  # the link, quoted
