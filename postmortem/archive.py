@@ -202,6 +202,17 @@ def load_archived_run(path: Path) -> tuple[Run, dict]:
     return run, meta
 
 
+def archived_settings(path: Path) -> dict[str, object] | None:
+    """An archived run's settings (key -> value), for the dashboard's "what changed"; None when
+    data/run.json is missing or unreadable."""
+    try:
+        doc = json.loads((path / DATA_DIR / "run.json").read_text(encoding="utf-8"))
+        settings = doc["settings"]
+        return {str(k): v["value"] for k, v in settings.items() if isinstance(v, dict) and "value" in v}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 @dataclass(frozen=True)
 class ArchivedRun:
     experiment: str

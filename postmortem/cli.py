@@ -99,9 +99,8 @@ def build(
         from .pipeline import build_report
 
         result = build_report(run_dir, settings, progress=_progress(), helper=helper)
-    for path in result.files:
-        out.print(f"wrote {path}")
-    out.print(result.headline)
+    _print_written(result.files, settings.lang)
+    out.print(result.headline, markup=False)
     if settings.fail_on_regression and result.regressed:
         err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
         raise typer.Exit(1)
@@ -127,9 +126,8 @@ def rebuild(
     found = path if archive.is_archived_run(path) else archive.find_run(Path(archive_dir), run, experiment).path
     settings = load_settings(config, dict(out=str(found.parent.parent), formats=formats, lang=lang))
     result = rebuild_report(found, settings, progress=_progress())
-    for file in result.files:
-        out.print(f"wrote {file}")
-    out.print(result.headline)
+    _print_written(result.files, settings.lang)
+    out.print(result.headline, markup=False)
 
 
 @archive_app.command("ls")
@@ -194,33 +192,46 @@ def archive_show(
 
 @app.command()
 def weekly(
-    archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
+    archive_dir: Annotated[Optional[str], typer.Option("--archive", help="Archive folder (default: out, or the config's out).")] = None,
     week: Annotated[Optional[str], typer.Option(help="ISO week, e.g. 2026-W48.")] = None,
     since: Annotated[Optional[str], typer.Option(help="A period ending now, e.g. 7d or 36h (default 7d).")] = None,
     formats: Annotated[str, typer.Option("--format", help="Comma-separated: html,pdf,md.")] = "html,pdf,md",
+    lang: Annotated[Optional[str], typer.Option(help="Digest language: en or zh (default: the config's, else en).")] = None,
+    config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
     fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed.")] = False,
 ) -> None:
     """Write the digest of the runs that finished in a period: OUT/weekly/<period>/digest.{html,pdf,md}."""
     from pathlib import Path
 
     from . import weekly as digest_mod
+    from .config import load_settings
     from .errors import InputError
     from .pipeline import now
+    from .report.format import labels
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in ("html", "pdf", "md")]
     if bad:
         raise InputError("bad-option", f"unknown format(s) {', '.join(bad)}; choose from html, pdf, md")
-    root = Path(archive_dir)
+    settings = load_settings(config, dict(lang=lang, out=archive_dir))
+    root = Path(settings.out)
     if not root.is_dir():
         raise InputError("archive-missing", "archive folder does not exist", root)
     period = digest_mod.parse_period(week, since, now())
     digest = digest_mod.collect(root, period)
-    for path in digest_mod.write_digest(root, digest, wanted):
-        out.print(f"wrote {path}")
-    out.print(f"{period.label}: {digest.run_count} run(s), {digest.regression_count} regression(s)")
+    _print_written(digest_mod.write_digest(root, digest, wanted, settings.lang), settings.lang)
+    L = labels(settings.lang)
+    out.print(L.fmt("digest_line", period=period.label, runs=digest.run_count, regressed=digest.regression_count), markup=False)
     if fail_on_regression and digest.regression_count:
         raise typer.Exit(1)
+
+
+def _print_written(paths, lang: str) -> None:
+    from .report.format import labels
+
+    L = labels(lang)
+    for path in paths:
+        out.print(L.fmt("wrote", path=path), markup=False)
 
 
 def _progress():

@@ -157,12 +157,12 @@ def render_and_archive(
     archive_root = Path(settings.out)
     with _status(progress, "writing"), archive.locked(archive_root):
         folder = archive.write_run(archive_root, experiment, run_id, {**files, **data})
-        _update_indexes(archive_root, generated_at)
+        _update_indexes(archive_root, generated_at, settings.lang)
     regressed = tuple(_regressed_families(metrics))
     return BuildResult(
         folder=folder,
         files=tuple(folder / name for name in files),
-        headline=_headline(metrics, run_id, baseline_id),
+        headline=_headline(metrics, run_id, baseline_id, settings.lang),
         regressed=regressed,
         baseline_id=baseline_id,
     )
@@ -262,10 +262,10 @@ def _refuse_inside_run(archive_root: Path, run_dir: Path) -> None:
         raise InputError("out-inside-run", "the output folder is inside the run folder; choose another --out", archive_root)
 
 
-def _update_indexes(archive_root: Path, generated_at: datetime) -> None:
+def _update_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") -> None:
     from .index import write_indexes
 
-    write_indexes(archive_root, generated_at)
+    write_indexes(archive_root, generated_at, lang)
 
 
 def _regressed_families(metrics: dict) -> list[str]:
@@ -273,12 +273,10 @@ def _regressed_families(metrics: dict) -> list[str]:
     return sorted(family for family, verdict in verdicts.items() if verdict == "regressed")
 
 
-def _headline(metrics: dict, run_id: str, baseline_id: str | None) -> str:
-    from .index import headline_figures
+def _headline(metrics: dict, run_id: str, baseline_id: str | None, lang: str = "en") -> str:
+    from .index import headline_line
 
-    parts = [f"{label} {text}" for label, text in headline_figures(metrics)]
-    against = f" vs {baseline_id}" if baseline_id else ""
-    return f"{run_id}{against}: " + " · ".join(parts)
+    return headline_line(metrics, run_id, baseline_id, lang)
 
 
 def _status(progress, what: str):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from . import archive
 from .errors import InputError
-from .index import headline_figures, index_row
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _SINCE = re.compile(r"^(\d+)([dh])$")
@@ -53,57 +53,90 @@ def parse_period(week: str | None, since: str | None, now: datetime) -> Period:
 
 
 @dataclass(frozen=True)
+class Attention:
+    """One thing the digest leads with. rank: 0 a critical finding (NaN, divergence), 1 a run
+    that regressed against its baseline, 2 a failed launch (errors in the logs, a restart, an
+    interrupted checkpoint), 3 any other warning."""
+
+    rank: int
+    experiment: str
+    run_id: str
+    report: str
+    finished: datetime | None
+    findings: tuple[dict, ...]  # metrics.json findings (kind, severity, message, evidence)
+    families: tuple[str, ...] = ()  # rank 1: the families that regressed
+    baseline: str | None = None
+
+
+FAILURES = frozenset({"log_errors", "restarts", "interrupted_checkpoint"})
+ATTENTION_SHOWN = 12
+
+
+@dataclass(frozen=True)
 class ExperimentDigest:
     name: str
-    runs: tuple[dict, ...]  # index rows of runs in the period, newest first, with headline texts
-    history: tuple[dict, ...]  # every archived run of the experiment (for the trend), oldest first
-    regressions: tuple[dict, ...]
-    findings: tuple[dict, ...]  # the most severe findings of the period's runs
+    history: tuple  # RunPoints of every archived run of the experiment up to the period's end, oldest first
+    in_period: tuple  # the RunPoints of the period's runs, oldest first
+    runs: tuple[archive.ArchivedRun, ...]  # the period's runs, oldest first
 
 
 @dataclass(frozen=True)
 class Digest:
     period: Period
     experiments: tuple[ExperimentDigest, ...]
+    attention: tuple[Attention, ...]  # most important first
 
     @property
     def run_count(self) -> int:
-        return sum(len(e.runs) for e in self.experiments)
+        return sum(len(e.in_period) for e in self.experiments)
 
     @property
     def regression_count(self) -> int:
-        return sum(len(e.regressions) for e in self.experiments)
-
-
-_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+        """Runs that regressed against their baselines (a run with two regressed families is one)."""
+        return sum(1 for a in self.attention if a.rank == 1)
 
 
 def collect(archive_root: Path, period: Period) -> Digest:
-    runs = archive.list_runs(archive_root)
+    from .report.dashboard import experiment_points
+
     by_experiment: dict[str, list[archive.ArchivedRun]] = {}
-    for run in runs:
+    for run in archive.list_runs(archive_root):
         by_experiment.setdefault(run.experiment, []).append(run)
-    experiments = []
+    experiments, attention = [], []
     for name in sorted(by_experiment):
-        all_runs = by_experiment[name]
-        in_period = [r for r in all_runs if _in_period(r, period)]
+        history_runs = [r for r in by_experiment[name] if _when(r) < period.end]
+        in_period = [r for r in history_runs if _in_period(r, period)]
         if not in_period:
             continue
-        rows = []
-        regressions = []
-        findings = []
+        points = experiment_points(history_runs)
+        mine = {r.run_id for r in in_period}
+        shown = tuple(p for p in points if p.run_id in mine)
+        order = {p.run_id: i for i, p in enumerate(shown)}
+        runs = tuple(sorted(in_period, key=lambda r: order[r.run_id]))
+        experiments.append(ExperimentDigest(name, tuple(points), shown, runs))
         for r in in_period:
-            row = index_row(r) | {"headline": headline_figures(r.metrics)}
-            rows.append(row)
-            for family, verdict in sorted(row["verdicts"].items()):
-                if verdict == "regressed":
-                    regressions.append({"run_id": r.run_id, "family": family, "baseline": row["baseline"], "report": row["report"]})
-            for f in r.metrics.get("findings") or []:
-                findings.append({"run_id": r.run_id, "severity": f.get("severity", "info"), "message": f.get("message", "")})
-        findings.sort(key=lambda f: (_SEVERITY_ORDER.get(f["severity"], 3), f["run_id"], f["message"]))
-        history = [index_row(r) for r in reversed(all_runs) if _when(r) < period.end]
-        experiments.append(ExperimentDigest(name, tuple(rows), tuple(history), tuple(regressions), tuple(findings[:8])))
-    return Digest(period, tuple(experiments))
+            attention += _attention(r)
+    attention.sort(key=lambda a: (a.rank, -(a.finished.timestamp() if a.finished else 0.0), a.experiment, a.run_id))
+    return Digest(period, tuple(experiments), tuple(attention))
+
+
+def _attention(run: archive.ArchivedRun) -> list[Attention]:
+    """What a run brings to the head of the digest: a critical finding, a regression, a failed
+    launch, a warning; info findings stay in its report."""
+    found = [f for f in run.metrics.get("findings") or [] if isinstance(f, dict)]
+    report = f"{run.experiment}/{run.run_id}/report.html"
+    base = dict(experiment=run.experiment, run_id=run.run_id, report=report, finished=run.finished)
+    out = [Attention(0, findings=(f,), **base) for f in found if f.get("severity") == "critical"]
+    verdicts = (run.metrics.get("baseline") or {}).get("verdicts") or {}
+    regressed = tuple(sorted(k for k, v in verdicts.items() if v == "regressed"))
+    if regressed:
+        baseline = ((run.metrics.get("baseline") or {}).get("run") or {}).get("id")
+        texts = tuple(f for f in found if f.get("kind") == "regression")
+        out.append(Attention(1, findings=texts, families=regressed, baseline=baseline, **base))
+    out += [Attention(2, findings=(f,), **base) for f in found if f.get("kind") in FAILURES and f.get("severity") != "critical"]
+    out += [Attention(3, findings=(f,), **base) for f in found
+            if f.get("severity") == "warning" and f.get("kind") not in FAILURES and f.get("kind") != "regression"]
+    return out
 
 
 def _when(run: archive.ArchivedRun) -> datetime:
@@ -117,75 +150,102 @@ def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
 # --------------------------------------------------------------------------- rendering
 
 
-def trend_svg(history: tuple[dict, ...], field: str, title: str) -> str | None:
-    import altair as alt
-    import vl_convert
+def finding_text(f: dict, lang: str) -> str:
+    """A metrics.json finding in the digest's language (report/messages.py makes the text)."""
+    from .analysis.types import Finding, FindingKind, FindingSeverity
+    from .report.messages import finding_text as text
 
-    points = [{"run": r["run_id"], "order": i, "value": r[field]} for i, r in enumerate(history) if r[field] is not None]
-    if len(points) < 2:
-        return None
-    chart = (
-        alt.Chart(alt.Data(values=points), title=title, width=300, height=120)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("run:N", sort=[p["run"] for p in points], title=None, axis=alt.Axis(labelAngle=-30, labelLimit=90)),
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
-        )
+    try:
+        finding = Finding(FindingKind(f.get("kind")), FindingSeverity(f.get("severity", "info")), str(f.get("message", "")),
+                          dict(f.get("evidence") or {}))
+    except ValueError:  # a kind this version does not know: its message as written
+        return str(f.get("message", ""))
+    return text(finding, lang)
+
+
+_TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure", "bad"), 3: ("warning", "warning")}
+
+
+def attention_text(a: Attention, L) -> str:
+    if a.rank == 1 and not a.findings:  # an archive from before regression findings
+        return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
+    return L["sentence_sep"].join(finding_text(f, L.lang) for f in a.findings)
+
+
+def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:
+    items = [
+        {"tag": L[_TAG[a.rank][0]], "tone": _TAG[a.rank][1], "run_id": a.run_id, "experiment": a.experiment,
+         "report": quote(a.report), "text": attention_text(a, L)}
+        for a in digest.attention[:ATTENTION_SHOWN]
+    ]
+    rest = len(digest.attention) - len(items)
+    return items, L.fmt("more_items", n=rest) if rest > 0 else ""
+
+
+def render_html(digest: Digest, lang: str = "en", paper: bool = False) -> str:
+    """The digest as a page without scripts: its charts are static images, so the same page
+    works offline, in mail, and as the PDF's source."""
+    from . import __version__
+    from .report import charts
+    from .report.dashboard import experiment_view
+    from .report.format import labels
+    from .report.html import render
+
+    L = labels(lang)
+    views = [experiment_view(e.name, e.history, L, href_prefix="@archive/", shown=e.in_period) for e in digest.experiments]
+    images = {v.chart.id: charts.svg_uri(v.chart.spec) for v in views if v.chart}
+    items, more = _attention_items(digest, L)
+    meta = L.fmt("digest_meta", period=digest.period.label, runs=digest.run_count, regressed=digest.regression_count)
+    return render(
+        "digest.html.j2", lang=lang, paper=paper, version=__version__, title=f"{L['digest_title']} · {digest.period.label}",
+        meta=meta, attention=items, more=more, experiments=views, specs={}, images=images,
     )
-    return vl_convert.vegalite_to_svg(chart.to_dict(validate=False))
 
 
-def render_html(digest: Digest, for_pdf: bool = False) -> str:
-    from importlib.resources import files
-
-    import jinja2
-
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    template = env.from_string(files("postmortem.templates").joinpath("weekly.html.j2").read_text(encoding="utf-8"))
-    experiments = []
-    for e in digest.experiments:
-        charts = [
-            svg
-            for field, title in (("tokens_per_s", "tokens/s"), ("final_loss", "final smoothed loss"), ("step_time_s", "step time (s)"))
-            if (svg := trend_svg(e.history, field, title))
-        ]
-        experiments.append({"e": e, "charts": charts})
-    return template.render(digest=digest, experiments=experiments, for_pdf=for_pdf)
-
-
-def render_markdown(digest: Digest) -> str:
+def render_markdown(digest: Digest, lang: str = "en") -> str:
+    from .index import headline_figures
+    from .report.format import labels
     from .report.markdown import escape_md
 
-    lines = [f"# postmortem weekly digest — {digest.period.label}", ""]
-    lines.append(f"{digest.run_count} run(s) finished, {digest.regression_count} regression(s) against their baselines.")
+    L = labels(lang)
+    colon = L["colon"]
+    lines = [f"# {L['digest_title']} — {escape_md(digest.period.label)}", ""]
+    lines.append(L.fmt("digest_meta", period=escape_md(digest.period.label), runs=digest.run_count, regressed=digest.regression_count))
+    if digest.experiments:
+        items, more = _attention_items(digest, L)
+        lines += ["", f"## {L['attention']}", ""]
+        lines += [f"- **{item['tag']}** · {escape_md(item['run_id'])}{colon}{escape_md(item['text'])}" for item in items]
+        lines += [f"- {more}"] if more else []
+        if not items:
+            lines.append(L["nothing_to_flag"])
+    else:
+        lines += ["", L["digest_empty"]]
     for e in digest.experiments:
         lines += ["", f"## {escape_md(e.name)}", ""]
         for r in e.runs:
-            figures = " · ".join(f"{label} {text}" for label, text in r["headline"])
-            base = f" (vs {escape_md(r['baseline'])})" if r["baseline"] else ""
-            lines.append(f"- **{escape_md(r['run_id'])}**{base}: {figures} — [report]({r['report']})")
-        for g in e.regressions:
-            lines.append(f"- ⚠ {escape_md(g['run_id'])}: {g['family']} regressed against {escape_md(g['baseline'] or '?')}")
-        for f in e.findings[:5]:
-            lines.append(f"- {f['severity']}: {escape_md(f['run_id'])}: {escape_md(f['message'])}")
+            figures = " · ".join(f"{label} {text}" for label, text in headline_figures(r.metrics, lang))
+            baseline = ((r.metrics.get("baseline") or {}).get("run") or {}).get("id")
+            against = L["paren"].format(L.fmt("vs_baseline", baseline=escape_md(baseline))) if baseline else ""
+            link = f"[{L['report_link']}]({r.experiment}/{r.run_id}/report.html)"
+            lines.append(f"- **{escape_md(r.run_id)}**{against}{colon}{figures} — {link}")
     return "\n".join(lines) + "\n"
 
 
-def write_digest(archive_root: Path, digest: Digest, formats: tuple[str, ...]) -> list[Path]:
+def write_digest(archive_root: Path, digest: Digest, formats: tuple[str, ...], lang: str = "en") -> list[Path]:
     folder = archive_root / "weekly" / digest.period.slug
     written = []
     with archive.locked(archive_root):
         folder.mkdir(parents=True, exist_ok=True)
         if "html" in formats:
-            archive.write_atomic(folder / "digest.html", _relink(render_html(digest)))
+            archive.write_atomic(folder / "digest.html", _relink(render_html(digest, lang)))
             written.append(folder / "digest.html")
         if "md" in formats:
-            archive.write_atomic(folder / "digest.md", _relink_md(render_markdown(digest)))
+            archive.write_atomic(folder / "digest.md", _relink_md(render_markdown(digest, lang)))
             written.append(folder / "digest.md")
         if "pdf" in formats:
             from .report.pdf import html_to_pdf
 
-            archive.write_atomic(folder / "digest.pdf", html_to_pdf(render_html(digest, for_pdf=True)))
+            archive.write_atomic(folder / "digest.pdf", html_to_pdf(render_html(digest, lang, paper=True)))
             written.append(folder / "digest.pdf")
     return written
 
@@ -197,4 +257,3 @@ def _relink(html: str) -> str:
 
 def _relink_md(text: str) -> str:
     return re.sub(r"\]\((?!https?:)([^)]+)\)", r"](../../\1)", text)
-

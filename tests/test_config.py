@@ -52,3 +52,14 @@ def test_bad_flags(tmp_path):
     with pytest.raises(InputError) as exc:
         load_settings(str(tmp_path / "missing.toml"), cwd=tmp_path)
     assert exc.value.slug == "config-missing"
+
+
+def test_default_language_from_the_project_file(tmp_path):
+    """A team writes `lang = "zh"` once; flags still win."""
+    (tmp_path / "postmortem.toml").write_text('lang = "zh"\n')
+    assert load_settings(cwd=tmp_path).lang == "zh"
+    assert load_settings(flags={"lang": "en"}, cwd=tmp_path).lang == "en"
+    (tmp_path / "postmortem.toml").write_text('lang = "fr"\n')
+    with pytest.raises(InputError) as exc:
+        load_settings(cwd=tmp_path)
+    assert exc.value.slug == "bad-option"

@@ -7,6 +7,7 @@ SVG for the PDF (``to_svg``). Series are downsampled for DISPLAY only (min/max p
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -160,21 +161,20 @@ def step_time_chart(
     layers: list[alt.Chart] = []
 
     if phases:
+        # Phases and reasons are codes in the data; legends and tooltips show their names.
         bands = pl.DataFrame(
-            {"phase": [p[0] for p in phases], "start": [p[1] for p in phases], "end": [p[2] for p in phases]}
+            {"phase": [labels.name("phase_", p[0]) for p in phases], "start": [p[1] for p in phases], "end": [p[2] for p in phases]}
         )
+        names = [labels.name("phase_", p) for p in PHASE_COLORS]
         layers.append(
             alt.Chart(_data(bands))
             .mark_rect(opacity=0.5)
             .encode(
                 x="start:Q",
                 x2="end:Q",
-                color=alt.Color(
-                    "phase:N",
-                    title=labels["phase"],
-                    scale=alt.Scale(domain=list(PHASE_COLORS), range=list(PHASE_COLORS.values())),
-                ),
-                tooltip=[alt.Tooltip("phase:N", title=labels["phase"]), "start:Q", "end:Q"],
+                color=alt.Color("phase:N", title=labels["phase"], scale=alt.Scale(domain=names, range=list(PHASE_COLORS.values()))),
+                tooltip=[alt.Tooltip("phase:N", title=labels["phase"]), alt.Tooltip("start:Q", title=labels["first_step"], format=",d"),
+                         alt.Tooltip("end:Q", title=labels["last_step"], format=",d")],
             )
         )
     if window is not None:
@@ -200,8 +200,10 @@ def step_time_chart(
         pl.min_horizontal(pl.col("step_time_s"), pl.lit(top)).alias("y")
     )
     if not excluded.is_empty():
-        reasons = [r for r in REASON_COLORS if r in set(excluded["excluded"].to_list())]
-        reasons += sorted(set(excluded["excluded"].to_list()) - set(reasons))
+        present = set(excluded["excluded"].to_list())
+        reasons = [r for r in REASON_COLORS if r in present] + sorted(present - set(REASON_COLORS))
+        names = {r: labels.name("reason_", r) for r in reasons}
+        excluded = excluded.with_columns(pl.col("excluded").replace_strict(names, return_dtype=pl.Utf8).alias("reason"))
         layers.append(
             alt.Chart(_data(excluded))
             .mark_point(size=28, filled=True, opacity=0.85, clip=True)
@@ -209,13 +211,13 @@ def step_time_chart(
                 x="step:Q",
                 y=alt.Y("y:Q", scale=y_scale),
                 color=alt.Color(
-                    "excluded:N",
+                    "reason:N",
                     title=labels["excluded_reason"],
-                    scale=alt.Scale(domain=reasons, range=[REASON_COLORS.get(r, "#444444") for r in reasons]),
+                    scale=alt.Scale(domain=list(names.values()), range=[REASON_COLORS.get(r, "#444444") for r in reasons]),
                 ),
                 tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"),
                          alt.Tooltip("step_time_s:Q", title=y_title, format=".4~s"),
-                         alt.Tooltip("excluded:N", title=labels["excluded_reason"])],
+                         alt.Tooltip("reason:N", title=labels["excluded_reason"])],
             )
         )
     chart = alt.layer(*layers).resolve_scale(color="independent")
@@ -259,8 +261,8 @@ def loss_chart(
     cur = steps.filter(pl.col(x).is_not_null())
     if cur.filter(pl.col("loss").is_not_null()).is_empty():
         return None
-    raw_name = f"{labels['loss']} ({labels['current']})"
-    smooth_name = f"{labels['loss']} ({labels['current']}, smoothed)" if labels.lang == "en" else f"{labels['loss']}（{labels['current']}，平滑）"
+    raw_name = labels.fmt("series_raw", loss=labels["loss"], run=labels["current"])
+    smooth_name = labels.fmt("series_smoothed", loss=labels["loss"], run=labels["current"])
     base_name = f"{labels['baseline']} {baseline_name}".strip()
     # by tokens only the smoothed curves: it is there to compare with the baseline, and halves the size
     own = {"loss": (0, MAX_POINTS), "loss_smoothed": (1, SMOOTH_POINTS)} if x == "step" else {"loss_smoothed": (1, SMOOTH_POINTS)}
@@ -283,7 +285,7 @@ def loss_chart(
             strokeDash=alt.StrokeDash(
                 "series:N", legend=None, scale=alt.Scale(domain=domain, range=[[1, 0], [1, 0], [5, 3]][: len(domain)])
             ),
-            tooltip=[alt.Tooltip(f"{x}:Q", format=",d" if x == "step" else ".4~s"),
+            tooltip=[alt.Tooltip(f"{x}:Q", title=labels["tokens"] if x == "tokens" else labels["step"], format=",d" if x == "step" else ".4~s"),
                      alt.Tooltip("v:Q", title=labels["loss"], format=".5~g"), alt.Tooltip("series:N", title=" ")],
         )
         .add_params(_zoom(f"zoom_loss_{x}"))
@@ -298,26 +300,31 @@ def loss_chart(
 def _marker_layers(steps: pl.DataFrame, x: str, col: str, spike_col: str, labels: Labels) -> list[alt.Chart]:
     """Spikes as red points and NaN/Inf steps as vertical rules, from the full (not downsampled) data."""
     layers: list[alt.Chart] = []
+    name = labels[SERIES_LABELS.get(col, col)]
+    step_tip = alt.Tooltip("step:Q", title=labels["step"], format=",d")
     cols = list(dict.fromkeys([x, "step", col]))
     spikes = steps.filter(pl.col(spike_col).fill_null(False)).select(cols)
     if not spikes.is_empty():
         layers.append(
-            alt.Chart(_data(spikes.with_columns(pl.lit("spike").alias("marker"))))
+            alt.Chart(_data(spikes.with_columns(pl.lit(labels["spike"]).alias("marker"))))
             .mark_point(color=SPIKE, size=50, filled=True, shape="triangle-up", clip=True)
             .encode(
                 x=f"{x}:Q",
                 y=f"{col}:Q",
-                tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip(f"{col}:Q", format=".5~g"), "marker:N"],
+                tooltip=[step_tip, alt.Tooltip(f"{col}:Q", title=name, format=".5~g"), alt.Tooltip("marker:N", title=" ")],
             )
         )
     nonfinite = steps.filter(pl.col(col).is_not_null() & ~pl.col(col).is_finite()).select(list(dict.fromkeys([x, "step"])))
     if not nonfinite.is_empty():
         layers.append(
-            alt.Chart(_data(nonfinite.with_columns(pl.lit(f"{col} NaN/Inf").alias("marker"))))
+            alt.Chart(_data(nonfinite.with_columns(pl.lit(f"{name} NaN/Inf").alias("marker"))))
             .mark_rule(color="#000000", strokeDash=[2, 2], opacity=0.7)
-            .encode(x=f"{x}:Q", tooltip=[alt.Tooltip("step:Q", format=",d"), "marker:N"])
+            .encode(x=f"{x}:Q", tooltip=[step_tip, alt.Tooltip("marker:N", title=" ")])
         )
     return layers
+
+
+SERIES_LABELS = {"loss": "loss", "grad_norm": "grad_norm"}  # step columns -> label keys
 
 
 def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
@@ -331,7 +338,8 @@ def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
         .encode(
             x=_x("step", labels["step"]),
             y=alt.Y("grad_norm:Q", title=labels["grad_norm"], scale=alt.Scale(zero=False)),
-            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("grad_norm:Q", format=".5~g")],
+            tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"),
+                     alt.Tooltip("grad_norm:Q", title=labels["grad_norm"], format=".5~g")],
         )
         .add_params(_zoom("zoom_grad_norm"))
     )
@@ -355,7 +363,8 @@ def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels,
             y=alt.Y("v:Q", title=labels["learning_rate"], axis=alt.Axis(format=".2~e")),
             color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[CURRENT, BASELINE][: len(names)])),
             strokeDash=alt.StrokeDash("series:N", legend=None, scale=alt.Scale(domain=names, range=[[1, 0], [5, 3]][: len(names)])),
-            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("v:Q", title=labels["learning_rate"], format=".3~e"), alt.Tooltip("series:N", title=" ")],
+            tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"), alt.Tooltip("v:Q", title=labels["learning_rate"], format=".3~e"),
+                     alt.Tooltip("series:N", title=" ")],
         )
         .add_params(_zoom("zoom_lr"))
     )
@@ -366,8 +375,8 @@ def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labe
     """Distribution of spike heights (relative rise over the rolling median), coloured by recovery."""
     if not heights:
         return None
-    df = pl.DataFrame({"height": list(heights), "recovery": list(recoveries)})
-    domain = ["fast", "slow", "none"]
+    df = pl.DataFrame({"height": list(heights), "recovery": [labels.name("recovery_", r) for r in recoveries]})
+    domain = [labels.name("recovery_", r) for r in ("fast", "slow", "none")]
     chart = (
         alt.Chart(_data(df))
         .mark_bar()
@@ -376,7 +385,7 @@ def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labe
             y=alt.Y("count():Q", title=labels["count"], stack=True),
             color=alt.Color("recovery:N", title=labels["recovery"],
                             scale=alt.Scale(domain=domain, range=["#9ecae1", "#fd8d3c", "#d62728"])),
-            tooltip=[alt.Tooltip("count():Q", title=labels["count"]), "recovery:N"],
+            tooltip=[alt.Tooltip("count():Q", title=labels["count"]), alt.Tooltip("recovery:N", title=labels["recovery"])],
         )
     )
     return _finish(chart, labels["spike_heights"], height=160)
@@ -394,7 +403,7 @@ def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
         .encode(
             x=_x("step", labels["step"]),
             y=alt.Y("save_s:Q", title=title),
-            tooltip=[alt.Tooltip("step:Q", format=",d"), alt.Tooltip("save_s:Q", title=title, format=".3~s"),
+            tooltip=[alt.Tooltip("step:Q", title=labels["step"], format=",d"), alt.Tooltip("save_s:Q", title=title, format=".3~s"),
                      alt.Tooltip("size:N", title=labels["size"])],
         )
         .add_params(_zoom("zoom_ckpt"))
@@ -418,7 +427,7 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
             color=alt.condition("datum.slow", alt.value(SPIKE), alt.value(CURRENT)),
             tooltip=[alt.Tooltip("rank:O", title=labels["rank"]),
                      alt.Tooltip("median_step_time_s:Q", title=title, format=".4~s"),
-                     alt.Tooltip("excess:Q", format="+.1%")],
+                     alt.Tooltip("excess:Q", title=labels["excess"], format="+.1%")],
         )
     )
     return _finish(chart, labels["per_rank"], height=140)
@@ -435,18 +444,23 @@ def profile_chart(shares: Mapping[str, Mapping[str, float | None]], labels: Labe
     if not rows:
         return None
     df = pl.DataFrame(rows)
-    domain = [p for p in PROFILE_COLORS if p in set(df["part"].to_list())]
+    present = set(df["part"].to_list())
+    codes = [p for p in PROFILE_COLORS if p in present] + sorted(present - set(PROFILE_COLORS))
+    domain = [labels.name("part_", p) for p in codes]
+    order = {p: i for i, p in enumerate(codes)}
+    df = df.with_columns(pl.col("part").replace_strict(order, return_dtype=pl.Int64).alias("part_order"),
+                         pl.col("part").replace_strict(dict(zip(codes, domain)), return_dtype=pl.Utf8))
     chart = (
         alt.Chart(_data(df))
         .mark_bar()
         .encode(
             y=alt.Y("run:N", title=None, sort=list(shares)),
             x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero"),
-            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=[PROFILE_COLORS[p] for p in domain])),
+            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=[PROFILE_COLORS.get(p, "#444444") for p in codes])),
             order=alt.Order("part_order:Q"),
-            tooltip=["run:N", "part:N", alt.Tooltip("share:Q", format=".1%")],
+            tooltip=[alt.Tooltip("run:N", title=labels["run"]), alt.Tooltip("part:N", title=labels["part"]),
+                     alt.Tooltip("share:Q", title=labels["share"], format=".1%")],
         )
-        .transform_calculate(part_order=f"indexof({domain!r}, datum.part)")
     )
     return _finish(chart, labels["profile_breakdown"], height=28 * len(shares))
 
@@ -457,3 +471,42 @@ def profile_chart(shares: Mapping[str, Mapping[str, float | None]], labels: Labe
 def to_svg(spec: dict) -> str:
     """Static SVG for the PDF; zoom params are inert there."""
     return vl_convert.vegalite_to_svg(spec)
+
+
+def svg_uri(spec: dict) -> str:
+    """A chart as a static SVG image (a data: URI), for paper and for documents without scripts."""
+    return "data:image/svg+xml;base64," + base64.b64encode(to_svg(spec).encode("utf-8")).decode("ascii")
+
+
+TREND_WIDTH = 268
+TREND_HEIGHT = 110
+
+
+def trend_chart(
+    series: Sequence[tuple[str, str, list[dict[str, Any]]]], labels: Labels, time_format: str, time_ticks: Sequence[float]
+) -> dict:
+    """Small multiples, one per figure, of an experiment's runs over time (UTC): each figure is
+    (title, tick format, rows of t (ISO time), when (its text), v, run, text). Three to a row;
+    `time_ticks` in ms since the epoch."""
+    charts = []
+    for i, (title, tick_format, rows) in enumerate(series):
+        charts.append(
+            alt.Chart(alt.Data(name=f"trend-{i}"), title=title, width=TREND_WIDTH, height=TREND_HEIGHT)
+            .mark_line(point=True, color=CURRENT, strokeWidth=1.5)
+            .encode(
+                x=alt.X("t:T", title=None, scale=alt.Scale(type="utc"), axis=alt.Axis(format=time_format, labelAngle=0, values=list(time_ticks), labelOverlap="greedy", labelFlush=True)),
+                y=alt.Y("v:Q", title=None, scale=alt.Scale(zero=False), axis=alt.Axis(format=tick_format, tickCount=4)),
+                tooltip=[alt.Tooltip("run:N", title=labels["run"]), alt.Tooltip("when:N", title=labels["trend_time"]),
+                         alt.Tooltip("text:N", title=title)],
+            )
+        )
+    spec = alt.concat(*charts, columns=3).to_dict(validate=False)
+    # the rows go in after: altair walks inline rows in to_dict (most of a chart's time here)
+    for part, (_, _, rows) in zip(spec["concat"], series):
+        part["data"] = {"values": rows}
+    spec.pop("$schema", None)
+    config = spec.setdefault("config", {})
+    for key, value in CONFIG.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    config["title"] = {**config["title"], "fontSize": 12}
+    return spec

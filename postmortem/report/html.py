@@ -28,7 +28,8 @@ from .viewmodel import ReportView
 
 @cache
 def environment() -> jinja2.Environment:
-    """The shared jinja2 environment (autoescape on for every template, also .j2 ones)."""
+    """The one jinja2 environment of every document (report, archive index, weekly digest):
+    autoescape on for every template, also .j2 ones."""
     root = files("postmortem.templates")
 
     def load(name: str) -> str:
@@ -45,23 +46,50 @@ def environment() -> jinja2.Environment:
     return env
 
 
+STYLESHEET = "postmortem.css"
+
+
+def render(template: str, *, lang: str, paper: bool = False, version: str = "", **context: Any) -> str:
+    """A document from its template, with `L` (the label catalogue of its language) and the one
+    stylesheet. `paper`: for weasyprint (static charts, no scripts)."""
+    return environment().get_template(template).render(
+        L=labels(lang), paper=paper, version=version, css=Markup(read_template_file(STYLESHEET)), **context
+    )
+
+
 # A run of this many characters or more without a space (a path, a tag name) may wrap inside.
 _LONG_RUN = 12
 # Its pieces: up to 20 characters, then the separators that follow them.
 _PIECE = re.compile(r"[^/\\_.,:;=-]{1,20}[/\\_.,:;=-]*|[/\\_.,:;=-]+")
+# Chinese characters: a line may end between any two of them, which splits words in a narrow
+# column (单步耗时（中位/数）). A short run is a word or two and stays on one line; a longer one
+# is prose and breaks as Chinese prose does.
+_HAN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")
+_HAN_WORD = 12
+_HYPHENATED = re.compile(r"[^\W\d]-[^\W\d]")
+_NOWRAP = Markup('<span class="nw">{}</span>')
 
 
 def breakable(text: object) -> Markup:
-    """`text` escaped, with a line-break opportunity (<wbr>) after each separator or 20 characters
-    of a long unbroken run, and nowhere else. The PDF's table cells then wrap with `overflow-wrap:
+    """`text` escaped for a table cell on paper: a line-break opportunity (<wbr>) after each
+    separator or 20 characters of a long unbroken run, and nowhere else; up to 12 Chinese
+    characters in a row, and a short run with a slash or hyphen (tokens/s), kept on one line. The PDF's table cells then wrap with `overflow-wrap:
     break-word`, which breaks no ordinary word and which weasyprint lays out faster than
     `anywhere` (for which every character may end a line: a third of the PDF's layout time).
     Not in the HTML report: there a browser lays out `anywhere` fast, and a slug or a path stays
     one string in the file for whoever searches it."""
-    return Markup("").join(
-        Markup("<wbr>").join(map(escape, _PIECE.findall(run))) if len(run) >= _LONG_RUN else escape(run)
-        for run in re.split(r"(\s+)", str(text))
-    )
+    out = []
+    for run in re.split(r"(\s+)", str(text)):
+        for i, part in enumerate(_HAN.split(run)):
+            if i % 2:
+                out.append(_NOWRAP.format(part) if 1 < len(part) <= _HAN_WORD else escape(part))
+            elif len(part) >= _LONG_RUN:
+                out.append(Markup("<wbr>").join(map(escape, _PIECE.findall(part))))
+            elif "/" in part or _HYPHENATED.search(part):  # a unit (tokens/s), a short name a line could split
+                out.append(_NOWRAP.format(part))
+            else:
+                out.append(escape(part))
+    return Markup("").join(out)
 
 
 def read_template_file(name: str) -> str:
@@ -124,12 +152,7 @@ def json_for_script(value: Any) -> Markup:
 
 def render_html(view: ReportView) -> str:
     """The interactive report as one HTML string. Same view -> same bytes."""
-    specs = {c.id: json_for_script(c.spec) for c in view.charts}
-    template = environment().get_template("report.html.j2")
-    return template.render(
-        view=view,
-        L=labels(view.lang),
-        css=Markup(read_template_file("report.css")),
-        bundle=Markup(javascript_bundle()),
-        specs=specs,
+    return render(
+        "report.html.j2", lang=view.lang, version=view.version, view=view,
+        specs={c.id: json_for_script(c.spec) for c in view.charts}, images={}, bundle=Markup(javascript_bundle()),
     )

@@ -22,26 +22,26 @@ def escape_md(text: str) -> str:
 
 def render_markdown(view: ReportView) -> str:
     L = labels(view.lang)
+    colon = L["colon"]
     s = view.summary
     lines = [f"**{escape_md(view.title)}**"]
-    facts = " · ".join(f"{escape_md(k)}: {escape_md(v)}" for k, v in view.meta)
-    lines.append(facts)
+    lines.append(" · ".join(f"{escape_md(k)}{colon}{escape_md(v)}" for k, v in view.meta))
     if s.badges:
-        lines.append(" · ".join(f"{escape_md(b.label)}: **{escape_md(b.verdict)}**" for b in s.badges))
+        lines.append(" · ".join(f"{escape_md(b.label)}{colon}**{escape_md(b.verdict)}**" for b in s.badges))
     lines.append("")
     for st in s.stats:
-        line = f"- {escape_md(st.label)}: **{escape_md(st.value)}**"
+        line = f"- {escape_md(st.label)}{colon}**{escape_md(st.value)}**"
         if st.delta:
-            parts = [st.delta, st.rel, f"{st.verdict}; {L['baseline']} {st.baseline}"]
-            line += " (" + ", ".join(escape_md(p) for p in parts if p) + ")"
+            parts = [st.delta, st.rel, L.fmt("against_baseline", verdict=st.verdict, baseline=st.baseline)]
+            line += L["paren"].format(L["list_sep_md"].join(escape_md(p) for p in parts if p))
         elif st.reason:
-            line += f" ({escape_md(st.reason)})"
+            line += L["paren"].format(escape_md(st.reason))
         lines.append(line)
     if s.note:
         lines += ["", escape_md(s.note)]
     findings = next((b for sec in view.sections if sec.id == "findings" for b in sec.blocks if b.kind == "list"), None)
     if findings is not None:
         lines += ["", f"**{escape_md(L['findings'])}**"]
-        lines += [f"- {escape_md(it.tag)}: {escape_md(it.text)}" for it in findings.items]  # type: ignore[union-attr]
+        lines += [f"- {escape_md(it.tag)}{colon}{escape_md(it.text)}" for it in findings.items]  # type: ignore[union-attr]
     lines += ["", f"_postmortem {escape_md(view.version)} · {escape_md(view.generated_at)}_", ""]
     return "\n".join(lines)

@@ -6,15 +6,11 @@ so rendering never touches the network or the file system.
 
 from __future__ import annotations
 
-import base64
-
 import weasyprint
 from weasyprint.urls import URLFetcher
-from markupsafe import Markup
 
 from . import charts
-from .format import labels
-from .html import environment, read_template_file
+from .html import render
 from .viewmodel import ReportView
 
 
@@ -39,28 +35,19 @@ def offline_fetcher() -> OfflineFetcher:
     return fetcher
 
 
-def _svg_uri(spec: dict) -> str:
-    svg = charts.to_svg(spec)
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-
-
 def render_pdf_html(view: ReportView) -> str:
     """The HTML weasyprint lays out (exposed for debugging and tests)."""
-    svgs = {c.id: _svg_uri(c.spec) for c in view.charts}
-    return environment().get_template("report_pdf.html.j2").render(
-        view=view,
-        L=labels(view.lang),
-        css=Markup(read_template_file("report.css")),
-        svgs=svgs,
-        specs={},
+    return render(
+        "report.html.j2", lang=view.lang, paper=True, version=view.version, view=view,
+        specs={}, images={c.id: charts.svg_uri(c.spec) for c in view.charts},
     )
 
 
 def render_pdf(view: ReportView) -> bytes:
-    document = weasyprint.HTML(string=render_pdf_html(view), url_fetcher=offline_fetcher(), base_url=None)
-    return document.write_pdf()
+    return html_to_pdf(render_pdf_html(view))
 
 
 def html_to_pdf(html: str) -> bytes:
-    """Any self-contained HTML page (the weekly digest) as a PDF, with the same offline fetcher."""
+    """A self-contained HTML page (the report's paper version, the weekly digest) as a PDF, with a
+    fetcher that fetches nothing but data: URIs."""
     return weasyprint.HTML(string=html, url_fetcher=offline_fetcher(), base_url=None).write_pdf()

@@ -31,6 +31,9 @@ class Cell:
     reason: str = ""  # why the value is missing: a tooltip in HTML, a footnote in PDF
     tone: Tone = ""
     title: str = ""  # extra tooltip (e.g. the method behind a number)
+    href: str = ""  # a link (the archive index links each run to its report)
+    sub: str = ""  # a second, smaller line (a change against the previous run)
+    parts: tuple[Cell, ...] = ()  # shown instead of text: several short texts, each with its tone
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Table:
     caption: str = ""
     collapsed: bool = False  # HTML puts it in a <details>, closed
     kind: str = "table"
+    widths: tuple[str, ...] = ()  # column classes of a fixed layout (the dashboard's), none: automatic
 
 
 @dataclass(frozen=True)
@@ -173,15 +177,16 @@ FIGURES: dict[str, tuple[str, Callable[[Any], str], Callable[[float], str]]] = {
     "tokens_per_s": ("fig_tokens_per_s", fmt.tokens_per_s, lambda d: fmt.delta(d, fmt.tokens_per_s)),
     "samples_per_s": ("fig_samples_per_s", fmt.samples_per_s, lambda d: fmt.delta(d, fmt.samples_per_s)),
     "step_time_s": ("fig_step_time_s", fmt.duration, lambda d: fmt.delta(d, fmt.duration)),
-    "mfu": ("fig_mfu", lambda v: fmt.percent(v, 2 if abs(v) < 0.01 else 1), lambda d: fmt.delta(d, _pp) + " pp"),
+    "mfu": ("fig_mfu", lambda v: fmt.percent(v, 2 if abs(v) < 0.01 else 1), lambda d: fmt.delta(d, _pp)),
     "final_smoothed_loss": ("fig_final_smoothed_loss", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
     "loss_spikes": ("fig_loss_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
     "grad_norm_spikes": ("fig_grad_norm_spikes", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
     "loss_at_equal_tokens": ("fig_loss_at_equal_tokens", fmt.loss, lambda d: fmt.delta(d, fmt.loss)),
     "nan_steps": ("fig_nan_steps", fmt.integer, lambda d: fmt.delta(d, fmt.integer)),
-    "checkpoint_tax": ("fig_checkpoint_tax", fmt.percent, lambda d: fmt.delta(d, _pp) + " pp"),
+    "checkpoint_tax": ("fig_checkpoint_tax", fmt.percent, lambda d: fmt.delta(d, _pp)),
     "convergence_step": ("fig_convergence_step", fmt.step, lambda d: fmt.delta(d, fmt.integer)),
 }
+PERCENTAGE_POINTS = {"mfu", "checkpoint_tax"}  # their deltas are in percentage points (L["pp"])
 HEADLINE = ("tokens_per_s", "step_time_s", "mfu", "final_smoothed_loss", "loss_spikes", "checkpoint_tax")
 
 
@@ -220,11 +225,12 @@ def _fmt_value(name: str, value: float | None) -> str:
     return MISSING if value is None else formatter(value)
 
 
-def _fmt_delta(name: str, d: float | None) -> str:
+def _fmt_delta(name: str, d: float | None, L: Labels) -> str:
     if d is None:
         return MISSING
     entry = FIGURES.get(name)
-    return entry[2](d) if entry else fmt.delta(d)
+    text = entry[2](d) if entry else fmt.delta(d)
+    return f"{text} {L['pp']}" if name in PERCENTAGE_POINTS else text
 
 
 def _verdict(d: t.Delta | None, L: Labels) -> tuple[str, Tone]:
@@ -277,7 +283,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
                 value=_flagged(_fmt_value(name, f.value), flag, L),
                 reason=flag or f.reason or (d.reason if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
-                delta=_fmt_delta(name, d.delta) if d and d.delta is not None else "",
+                delta=_fmt_delta(name, d.delta, L) if d and d.delta is not None else "",
                 rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
                 verdict=verdict,
                 tone="error" if flag else tone,
@@ -320,13 +326,13 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
                     Cell(_figure_label(name, L, a), title=alignment_text(d.alignment, L.lang)),
                     cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
                     _flag_cell(a, name, cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason), L),
-                    cell(d.delta, lambda v, n=name: _fmt_delta(n, v), d.reason),
+                    cell(d.delta, lambda v, n=name: _fmt_delta(n, v, L), d.reason),
                     cell(d.rel, fmt.rel_delta, d.reason),
                     Cell(verdict, tone=tone, title=d.method),
                     Cell(alignment_text(d.alignment, L.lang)),
                 ]
             )
-        cols = [L["figure"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
+        cols = [L["figure"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
         blocks.append(_table("headline", cols, "lrrrrll", rows))
     return Section("headline", L["headline"], tuple(blocks))
 
@@ -405,19 +411,19 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
             ("MAD", fmt.duration(s.mad)),
         ]
         for label, value in stat_rows:
-            row = [Cell(f"{L['step_time']}: {label}"), Cell(value)]
+            row = [Cell(f"{L['step_time']}{L['colon']}{label}"), Cell(value)]
             if bt:
                 row.append(Cell(MISSING, tone="muted"))
             row.append(Cell(f"n = {fmt.integer(s.count)}", tone="muted"))
             rows.append(row)
     for key, f in sorted(tp.implied.items()):
-        row = [Cell(f"{L['logged']}: {L.get(key, key)}"), fig_cell(f, lambda v: fmt.number(v, 4))]
+        row = [Cell(L.fmt("logged", tag=L.get(key, key))), fig_cell(f, lambda v: fmt.number(v, 4))]
         if bt:
             row.append(fig_cell(bt.implied[key], lambda v: fmt.number(v, 4)) if key in bt.implied else Cell(MISSING, tone="muted"))
         row.append(Cell(f.method, tone="muted"))
         rows.append(row)
     for tag, f in sorted(tp.logged.items()):
-        row = [Cell(f"{L['logged']}: {tag}"), fig_cell(f, lambda v: fmt.number(v, 4))]
+        row = [Cell(L.fmt("logged", tag=tag)), fig_cell(f, lambda v: fmt.number(v, 4))]
         if bt:
             row.append(fig_cell(bt.logged[tag], lambda v: fmt.number(v, 4)) if tag in bt.logged else Cell(MISSING, tone="muted"))
         row.append(Cell(f.source or f.method, tone="muted"))
@@ -426,10 +432,11 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     blocks.append(_table("throughput", cols, "lr" + ("r" if bt else "") + "l", rows))
     # excluded steps: counts by reason with the rule, then the steps (collapsed)
     if w.excluded_counts:
-        rows = [[Cell(r), Cell(fmt.integer(c)), Cell(w.rules.get(r, ""), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        rows = [[Cell(L.name("reason_", r)), Cell(fmt.integer(c)), Cell(w.rules.get(r, ""), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         blocks.append(_table("excluded-counts", [L["excluded_reason"], L["steps"], L["rule"]], "lrl", rows, caption=L["excluded_steps"]))
     if ranges:
-        rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(r)] for s, e, r in ranges]
+        rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(L.name("reason_", r))]
+                for s, e, r in ranges]
         blocks.append(_table("excluded-steps", [L["step_range"], L["steps"], L["excluded_reason"]], "rrl", rows, caption=L["excluded_ranges"], collapsed=True))
     return Section("throughput", L["throughput"], tuple(blocks))
 
@@ -446,20 +453,20 @@ def _how(f: t.Figure) -> str:
 def _mfu(a: t.Analysis, L: Labels) -> Section:
     m = a.mfu
     rows = [
-        ("MFU", m.mfu, fmt.percent),  # flagged below when implausible
-        ("MFU (causal attention ½)", m.mfu_causal, fmt.percent),
-        ("N (params for MFU)", m.model.params, fmt.si_count),
-        ("params (total)", m.model.params_total, fmt.si_count),
-        ("params (non-embedding)", m.model.params_non_embedding, fmt.si_count),
-        ("embedding params", m.model.embedding_params, fmt.si_count),
-        ("position embedding params", m.model.position_embedding_params, fmt.si_count),
-        ("FLOPs / token", m.flops_per_token, lambda v: fmt.si(v, "FLOP")),
-        ("FLOPs / token (causal)", m.flops_per_token_causal, lambda v: fmt.si(v, "FLOP")),
-        (f"{L['peak']} / device", m.peak_flops, fmt.flops),
-        ("devices", m.devices, fmt.integer),
-        ("achieved / device", m.achieved_tflops_per_device, lambda v: fmt.flops(v * 1e12)),
+        (L["mfu"], m.mfu, fmt.percent),
+        (L["mfu_causal"], m.mfu_causal, fmt.percent),
+        (L["mfu_params"], m.model.params, fmt.si_count),
+        (L["params_total"], m.model.params_total, fmt.si_count),
+        (L["params_non_embedding"], m.model.params_non_embedding, fmt.si_count),
+        (L["embedding_params"], m.model.embedding_params, fmt.si_count),
+        (L["position_embedding_params"], m.model.position_embedding_params, fmt.si_count),
+        (L["flops_per_token"], m.flops_per_token, lambda v: fmt.si(v, "FLOP")),
+        (L["flops_per_token_causal"], m.flops_per_token_causal, lambda v: fmt.si(v, "FLOP")),
+        (L["peak_per_device"], m.peak_flops, fmt.flops),
+        (L["devices"], m.devices, fmt.integer),
+        (L["achieved_per_device"], m.achieved_tflops_per_device, lambda v: fmt.flops(v * 1e12)),
     ]
-    rows += [(f"logged: {k}", f, lambda v: fmt.number(v, 4)) for k, f in sorted(m.logged.items())]
+    rows += [(L.fmt("logged", tag=k), f, lambda v: fmt.number(v, 4)) for k, f in sorted(m.logged.items())]
     rows += [(k, f, lambda v: fmt.integer(v) if float(v).is_integer() else fmt.number(v, 4)) for k, f in sorted(m.architecture.items())]
     table_rows = [
         [Cell(label), _flag_cell(a, "mfu", fig_cell(f, ff), L) if f is m.mfu else fig_cell(f, ff), Cell(f.method, tone="muted"),
@@ -467,11 +474,11 @@ def _mfu(a: t.Analysis, L: Labels) -> Section:
         for label, f, ff in rows
     ]
     blocks: list[Block] = [
-        Paragraph("MFU = flops_per_token × tokens/s ÷ (peak FLOPS per device × devices); flops_per_token = 6N + 12·L·H·Q·T (PaLM, appendix B)."),
+        Paragraph(L["mfu_formula"]),
         _table("mfu", [L["quantity"], L["value"], L["method"], L["source"]], "lrll", table_rows),
     ]
     if m.model.checkpoint:
-        blocks.append(Paragraph(f"N: {m.model.checkpoint}", "muted"))
+        blocks.append(Paragraph(L.fmt("params_from", path=m.model.checkpoint), "muted"))
     return Section("mfu", L["mfu_derivation"], tuple(blocks))
 
 
@@ -507,7 +514,7 @@ def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str
         row = [Cell(label), fig_cell(get(c), f)] + ([fig_cell(get(bc), f)] if bc else []) + [Cell(get(c).method, tone="muted")]
         rows.append(row)
     cols = [L["figure"], L["current"]] + ([L["baseline"]] if bc else []) + [L["method"]]
-    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=f"{L['smoothing']}: {c.smoothing}"))
+    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=L['smoothing'] + L['colon'] + c.smoothing))
     if c.status == "not_converged":
         blocks.append(Paragraph(f"{L['not_converged']}: {c.convergence_step.reason}", "warning"))
     left = [(L[f"left_out_{k}"], steps) for k, steps in sorted(c.left_out.items()) if steps]
@@ -522,7 +529,8 @@ def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str
         blocks.append(_table("time-to-target", [L["target"], L["source"], L["step"], L["tokens"], L["duration"]], "rlrrr", trows, caption=L["time_to_target"]))
     if c.aux_losses:
         arows = [[Cell(x.tag), text(x.first), text(x.last), text(x.min), text(x.final_smoothed), Cell(fmt.integer(x.nonfinite))] for x in c.aux_losses]
-        blocks.append(_table("aux-losses", [L["loss"], "first", "last", "min", "final (smoothed)", "NaN/Inf"], "lrrrrr", arows))
+        cols = [L["loss"], L["aux_first"], L["aux_last"], L["aux_min"], L["aux_final"], L["nonfinite"]]
+        blocks.append(_table("aux-losses", cols, "lrrrrr", arows))
     return Section("convergence", L["convergence"], tuple(blocks))
 
 
@@ -532,28 +540,29 @@ def _stability(a: t.Analysis, L: Labels) -> Section:
     facts = [
         [Cell(L["nan_steps"]), Cell(fmt.integer(len(st.nan_steps))), Cell(_step_list(st.nan_steps), tone="muted")],
         [Cell(L["overflow_steps"]), Cell(fmt.integer(len(st.overflow_steps))), Cell(_step_list(st.overflow_steps), tone="muted")],
-        [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent), Cell(f"≤ {st.lead_window_steps} steps", tone="muted")],
+        [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent), Cell(L.fmt("within_steps", n=st.lead_window_steps), tone="muted")],
     ]
     blocks.append(_table("stability-facts", [L["figure"], L["value"], L["steps"]], "lrl", facts))
     for series in (st.loss, st.grad_norm):
         title = L["spikes_of"].format(tag=series.tag)
         if series.reason:
-            blocks.append(Paragraph(f"{title}: {series.reason}", "muted"))
+            blocks.append(Paragraph(f"{title}{L['colon']}{series.reason}", "muted"))
             continue
         if not series.spikes:
-            blocks.append(Paragraph(f"{title}: {L['no_spikes']} ({series.rule})", "good"))
+            blocks.append(Paragraph(f"{title}{L['colon']}{L['no_spikes']} ({series.rule})", "good"))
             continue
         spec = charts.spike_height_chart([s.height for s in series.spikes], [str(s.recovery) for s in series.spikes], L)
         if spec and series is st.loss and len(series.spikes) >= MIN_SPIKES_FOR_HISTOGRAM:
             blocks.append(Chart("chart-spike-heights", L["spike_heights"], spec))
-        summary = (
-            f"{title}: {fmt.integer(len(series.spikes))} · p50 {fmt.percent(series.height_p50)} · p90 {fmt.percent(series.height_p90)}"
-            f" · max {fmt.percent(series.height_max)} · {L['rule']}: {series.rule}"
+        summary = L.fmt(
+            "spike_stats", title=title, n=fmt.integer(len(series.spikes)), p50=fmt.percent(series.height_p50),
+            p90=fmt.percent(series.height_p90), max=fmt.percent(series.height_max), rule_label=L["rule"], rule=series.rule,
         )
         blocks.append(Paragraph(summary))
         rows = [
             [Cell(fmt.step(s.step)), Cell(fmt.number(s.value, 4)), Cell(fmt.number(s.baseline, 4)), Cell(fmt.percent(s.height)),
-             Cell(fmt.number(s.score, 3)), Cell(fmt.integer(s.duration)), Cell(str(s.recovery), tone="bad" if s.recovery == t.Recovery.NONE else ""),
+             Cell(fmt.number(s.score, 3)), Cell(fmt.integer(s.duration)),
+             Cell(L.name("recovery_", s.recovery), tone="bad" if s.recovery == t.Recovery.NONE else ""),
              cell(s.recovery_steps, fmt.integer)]
             for s in series.spikes
         ]
@@ -578,13 +587,13 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         blocks.append(Paragraph(p.reason, "muted"))
     if p.phases:
         rows = [
-            [Cell(ph.name, title=ph.rule), Cell(fmt.step(ph.start_step)), Cell(fmt.step(ph.end_step)),
+            [Cell(L.name("phase_", ph.name), title=ph.rule), Cell(fmt.step(ph.start_step)), Cell(fmt.step(ph.end_step)),
              cell(ph.step_time_median_s, fmt.duration), cell(ph.tokens_per_s, fmt.tokens_per_s),
              cell(ph.max_allocated_bytes, fmt.bytes_), cell(ph.data_wait_share, fmt.percent), cell(ph.comm_share, fmt.percent),
-             Cell(", ".join(f"{k} × {v}" for k, v in sorted(ph.events.items())), tone="muted")]
+             Cell(L.join(f"{L.name('event_', k)} × {v}" for k, v in sorted(ph.events.items())), tone="muted")]
             for ph in p.phases
         ]
-        cols = [L["phase"], L["first_step"], L["last_step"], L["step_time"], L["fig_tokens_per_s"], L["max_memory"], L["wait_share"], L["comm_share"], L["events"]]
+        cols = [L["phase"], L["first_step"], L["last_step"], L["step_time"], L["tokens_per_s"], L["max_memory"], L["wait_share"], L["comm_share"], L["events"]]
         blocks.append(_table("phases", cols, "lrrrrrrrl", rows, caption=p.rule))
     shares: dict[str, dict[str, float | None]] = {}
     if p.profile:
@@ -596,12 +605,13 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         blocks.append(Chart("chart-profile", L["profile_breakdown"], spec))
     if p.profile:
         pr = p.profile
-        blocks.append(Paragraph(f"{L['comm_share']}: {fmt.percent(pr.comm_share)} ({pr.method}; {fmt.integer(pr.steps)} {L['steps']})", "bad" if pr.comm_flag else ""))
+        line = L.fmt("comm_line", label=L["comm_share"], share=fmt.percent(pr.comm_share), method=pr.method, n=fmt.integer(pr.steps))
+        blocks.append(Paragraph(line, "bad" if pr.comm_flag else ""))
     tri = p.triage
-    blocks.append(Paragraph(f"{L['triage']}: {tri.verdict} — {tri.reason}", "muted" if tri.verdict == "unknown" else "info"))
+    blocks.append(Paragraph(f"{L['triage']}{L['colon']}{L.name('triage_', tri.verdict)} — {tri.reason}", "muted" if tri.verdict == "unknown" else "info"))
     r = a.ranks
     if r.reason:
-        blocks.append(Paragraph(f"{L['per_rank']}: {r.reason}", "muted"))
+        blocks.append(Paragraph(f"{L['per_rank']}{L['colon']}{r.reason}", "muted"))
     elif r.ranks:
         rdf = pl.DataFrame(
             [{"rank": x.rank, "median_step_time_s": x.median_step_time_s, "slow": x.slow, "excess": x.excess} for x in r.ranks],
@@ -623,7 +633,9 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
 
 def _checkpoints(a: t.Analysis, L: Labels) -> Section:
     saves = a.phases.checkpoint_saves
-    blocks: list[Block] = [Paragraph(f"{L['checkpoint_tax']}: {fmt.percent(a.phases.checkpoint_tax.value) if a.phases.checkpoint_tax.known else MISSING + ' ' + (a.phases.checkpoint_tax.reason or '')} · {fmt.integer(len(saves))} saves")]
+    tax = a.phases.checkpoint_tax
+    tax_text = fmt.percent(tax.value) if tax.known else f"{MISSING} {tax.reason or ''}"
+    blocks: list[Block] = [Paragraph(f"{L['checkpoint_tax']}{L['colon']}{tax_text} · {L.fmt('saves', n=fmt.integer(len(saves)))}")]
     if not saves:
         return Section("checkpoints", L["checkpoints"], tuple(blocks))
     df = pl.DataFrame(
@@ -676,7 +688,7 @@ def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
     ]
     if not rows:
         return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
-    cols = [L["setting"], f"{L['baseline']} ({comp.baseline_id})", L["current"], L["change"]]
+    cols = [L["setting"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["change"]]
     return Section("diff", L["diff"], (_table("settings-diff", cols, "lllw", rows),))
 
 
@@ -739,15 +751,15 @@ def build_view(
     ]
     meta = [(L["run"], a.run_id)]
     if a.experiment:
-        meta.append(("experiment" if lang == "en" else "实验", a.experiment))
+        meta.append((L["experiment"], a.experiment))
     if base_id:
         meta.append((L["baseline"], base_id))
     if a.step_range:
         first, last, count = a.step_range
-        meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)} ({fmt.integer(count)})"))
+        meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))
     return ReportView(
         lang=lang,
-        title=f"{L['report_title']}: {a.run_id}",
+        title=f"{L['report_title']}{L['colon']}{a.run_id}",
         run_id=a.run_id,
         experiment=a.experiment or "",
         baseline_id=base_id,

@@ -120,7 +120,7 @@ def make_analysis(
     )
     phases = t.Phases(
         phases=(
-            t.Phase("startup", 1, 5, "compile", {"compile": 1}, 30.0, None, None, None, None),
+            t.Phase("startup", 1, 5, "leading compile steps", {"compile": 1}, 30.0, None, None, None, None),
             t.Phase("warmup", 6, n // 10, "lr rising", {}, step_time, tps, 3.2 * 1024**3, 0.02, None),
             t.Phase("main", n // 10 + 1, n, "lr falls", {"checkpoint_save": 4}, step_time, tps, 3.4 * 1024**3, 0.02, 0.31),
         ),

@@ -1,5 +1,7 @@
 import os
 import re
+
+import pytest
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -9,7 +11,7 @@ from postmortem.report.viewmodel import Chart
 from conftest import view_of
 from fixtures import HOSTILE
 
-GOLD = Path(__file__).parent / "gold" / "report_small_en.html"
+GOLD = Path(__file__).parent / "gold"
 
 
 class _Refs(HTMLParser):
@@ -99,19 +101,28 @@ def scrub(html: str) -> str:
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "<generated>", html)
 
 
-def test_gold_file():
-    html = scrub(render_html(view_of(120)))
-    if os.environ.get("POSTMORTEM_UPDATE_GOLD") == "1" or not GOLD.exists():
-        GOLD.parent.mkdir(exist_ok=True)
-        GOLD.write_text(html, encoding="utf-8")
-    assert html == GOLD.read_text(encoding="utf-8"), "HTML changed; POSTMORTEM_UPDATE_GOLD=1 rewrites the gold"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gold_file(lang):
+    html = scrub(render_html(view_of(120, lang=lang)))
+    gold = GOLD / f"report_small_{lang}.html"
+    if os.environ.get("POSTMORTEM_UPDATE_GOLD") == "1" or not gold.exists():
+        gold.parent.mkdir(exist_ok=True)
+        gold.write_text(html, encoding="utf-8")
+    assert html == gold.read_text(encoding="utf-8"), "HTML changed; POSTMORTEM_UPDATE_GOLD=1 rewrites the gold"
 
 
 def test_zh_report_is_chinese():
     view = view_of(200, lang="zh")
     html = render_html(view)
     assert '<html lang="zh-CN">' in html
-    assert "吞吐量" in html and "关键指标" in html and "数据质量" in html
+    assert "稳态吞吐" in html and "关键指标" in html and "数据质量" in html
+
+    from postmortem.report.format import labels
+    from postmortem.report.viewmodel import _fmt_delta
+
+    # deltas of shares are in percentage points, named in the report's language
+    assert _fmt_delta("mfu", 0.012, labels("zh")) == "+1.2 个百分点"
+    assert _fmt_delta("checkpoint_tax", -0.0005, labels("en")) == "-0.050 pp"
 
 
 def test_no_baseline_report_says_so():

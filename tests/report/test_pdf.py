@@ -1,4 +1,5 @@
 import io
+import re
 
 import pytest
 from pypdf import PdfReader
@@ -40,7 +41,7 @@ def test_pdf_embeds_fonts(pdf_text):
 def test_zh_pdf_uses_cjk_font():
     reader = PdfReader(io.BytesIO(render_pdf(view_of(200, lang="zh"))))
     text = "\n".join(p.extract_text() for p in reader.pages)
-    assert "关键指标" in text and "吞吐量" in text
+    assert "关键指标" in text and "稳态吞吐" in text
     names = {str(f.get_object().get("/BaseFont")) for p in reader.pages for f in (p["/Resources"].get("/Font") or {}).values()}
     assert any("WenQuanYi" in n or "wqy" in n.lower() for n in names), names
 
@@ -69,9 +70,9 @@ def test_long_collapsed_tables_are_cut_on_paper_only():
 
     rows = tuple((Cell(str(i)), Cell("outlier")) for i in range(100))
     table = Table("excluded-steps", ("Step", "Reason"), ("right", "left"), rows, collapsed=True)
-    macros = environment().get_template("report_macros.html.j2").module
-    paper = str(macros.block(table, True, {}, labels("en")))
-    screen = str(macros.block(table, False, {}, labels("en")))
+    macros = environment().get_template("macros.html.j2").module
+    paper = str(macros.block(table, labels("en"), True))
+    screen = str(macros.block(table, labels("en"), False))
     assert paper.count("<tr>") == 41 and "60 more rows" in paper  # header + 40 rows, and where the rest is
     assert screen.count("<tr>") == 101 and "more rows" not in screen
 
@@ -106,6 +107,7 @@ def test_long_unbroken_text_stays_on_the_page():
 @pytest.mark.parametrize("text", [
     "short words stay whole", "rank_0/summary/events.out.events.summary.1700000000.0_MS", "y" * 65,
     "<script>alert('x')</script>&amp;" * 3, "模型训练日志文件名称非常长的一段中文没有空格", "a  b\tc\n" + "-" * 30,
+    "单步耗时（中位数）", "稳态吞吐（tokens/s）",
 ])
 def test_breakable_only_adds_break_points_to_escaped_text(text):
     from markupsafe import escape
@@ -113,8 +115,29 @@ def test_breakable_only_adds_break_points_to_escaped_text(text):
     from postmortem.report.html import breakable
 
     out = str(breakable(text))
-    assert out.replace("<wbr>", "") == str(escape(text))  # the text itself, escaped: nothing lost, nothing raw
-    pieces = [piece for run in out.split() for piece in run.split("<wbr>")]
+    plain = re.sub(r'<wbr>|<span class="nw">([^<]*)</span>', lambda m: m.group(1) or "", out)
+    assert plain == str(escape(text))  # the text itself, escaped: nothing lost, nothing raw
+    latin = re.sub(r"[\u4e00-\u9fff]+", " ", re.sub(r'<span class="nw">[^<]*</span>', " ", out))  # Chinese breaks as Chinese does
+    pieces = [piece for run in latin.split() for piece in run.split("<wbr>")]
     assert all(len(piece) <= 21 or piece.strip("/\\_.,:;=-") == "" or "&" in piece for piece in pieces)
     if all(len(word) < 12 for word in text.split()):
         assert "<wbr>" not in out
+
+
+def test_short_chinese_words_and_units_stay_on_one_line():
+    from postmortem.report.html import breakable
+
+    assert str(breakable("单步耗时（中位数）")) == '<span class="nw">单步耗时</span>（<span class="nw">中位数</span>）'
+    assert '<span class="nw">（tokens/s）</span>' in str(breakable("稳态吞吐（tokens/s）"))
+    prose = "模型训练日志文件名称非常长的一段中文没有空格"  # longer than a word or two: breaks as prose
+    assert str(breakable(prose)) == prose
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_table_fits_the_page_and_keeps_chinese_words_whole(lang):
+    """Laid out by weasyprint: no box past the margin, no text out of its cell, and no Chinese
+    word split between two lines of a cell (单步耗时（中位/数）, 在噪声/范围内)."""
+    from layout import layout, problems
+
+    found = problems(layout(render_pdf_html(view_of(300, lang=lang, hostile=True))))
+    assert found == [], found[:10]
