@@ -8,15 +8,24 @@ require both ways to give identical tables.
 
 from __future__ import annotations
 
+import math
 import re
 
 from . import logshapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
 
-# A line holding none of these (and no exception line) holds nothing this reader wants.
-_CANDIDATE = re.compile("|".join(re.escape(a) for a in g.anchors()))
 _ASCII_SPACES = " \t\n\r\f\v"
+_CANDIDATE: dict[int, tuple[tuple, re.Pattern]] = {}
+
+
+def _candidate() -> re.Pattern:
+    """The grammar's anchors as one pattern: a line holding none of them (and no exception line)
+    holds nothing this reader wants. Made once per grammar (tests may add a shape)."""
+    hit = _CANDIDATE.get(id(g.SHAPES))
+    if hit is None or hit[0] is not g.SHAPES:
+        hit = _CANDIDATE[id(g.SHAPES)] = (g.SHAPES, re.compile("|".join(re.escape(a) for a in g.anchors())))
+    return hit[1]
 
 
 class Records:
@@ -51,7 +60,7 @@ class Records:
 
 
 def is_candidate(text: str) -> bool:
-    return _CANDIDATE.search(text) is not None or g.EXCEPTION_RE.match(text) is not None
+    return _candidate().search(text) is not None or g.EXCEPTION_RE.match(text) is not None
 
 
 def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
@@ -152,11 +161,9 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
         m = rule.regex.search(text)
         if m is None:
             continue
-        if rule.key is not None:
-            rec.settings[rule.key] = float(m.group(1))
-        elif m.group(1) in rule.keys:
-            value = float(m.group(2))
-            rec.settings[m.group(1)] = int(value) if value.is_integer() else value
+        key, value = (rule.key, float(m.group(1))) if rule.key is not None else (m.group(1), float(m.group(2)))
+        if (rule.key is not None or key in rule.keys) and math.isfinite(value):  # a NaN count is no setting
+            rec.settings[key] = int(value) if rule.key is None and value.is_integer() else value
     return True
 
 

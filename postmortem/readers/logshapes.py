@@ -629,14 +629,22 @@ SHAPES: tuple[Shape, ...] = (
     ),
 )
 
-SHAPE_INDEX = {shape.name: i for i, shape in enumerate(SHAPES)}
 
-# Every fixed field of every shape, numbered: a value's field code. Pairs' keys follow (PAIR_SLOTS).
-FIELDS: tuple[tuple[Shape, Field], ...] = tuple(
-    (shape, f) for shape in SHAPES for f in shape.fields if f.tag is not None
-)
-FIELD_CODE = {(shape.name, f.name): code for code, (shape, f) in enumerate(FIELDS)}
-N_FIXED = len(FIELDS)
+
+def derive(shapes: tuple[Shape, ...]) -> tuple[dict, tuple, dict, int]:
+    """What follows from the shapes: their index by name, every fixed field of every shape (a
+    value's field code is its place here; pairs' keys follow, see PAIR_SLOTS), the codes by
+    (shape, field), and their number."""
+    fields = tuple((shape, f) for shape in shapes for f in shape.fields if f.tag is not None)
+    return (
+        {shape.name: i for i, shape in enumerate(shapes)},
+        fields,
+        {(shape.name, f.name): code for code, (shape, f) in enumerate(fields)},
+        len(fields),
+    )
+
+
+SHAPE_INDEX, FIELDS, FIELD_CODE, N_FIXED = derive(SHAPES)
 PAIR_SLOTS = ("kv", "json", "mindyolo", "eval")  # a pair key coded k of slot s is field N_FIXED + len(PAIR_SLOTS) * k + s
 
 
@@ -660,10 +668,10 @@ def error_kind(text: str) -> tuple[bool, bool] | None:
     return None
 
 
-def anchors() -> tuple[str, ...]:
+def anchors(shapes: tuple[Shape, ...] | None = None) -> tuple[str, ...]:
     """Every literal the scanner looks for, each once: the shapes' then the errors'."""
     seen: dict[str, None] = {}
-    for shape in SHAPES:
+    for shape in SHAPES if shapes is None else shapes:
         for a in shape.anchors:
             seen.setdefault(a)
     for a in ERROR_ANCHORS:

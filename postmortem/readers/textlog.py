@@ -60,13 +60,24 @@ def _claims(artifact: Artifact) -> bool:
 # --------------------------------------------------------------------------- reading lines
 
 _LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")
+_RULE = {name: i for i, name in enumerate(g.STEP_RULES)}
 _LINE_FLOAT = ("wall", "rank")
 
 
-@cache
+_GRAMMAR: dict[int, tuple] = {}
+
+
 def _scanner_grammar() -> tuple:
     """What the C scanner is told of the grammar: the anchors, each shape's anchors (as a bit
-    mask) and parser, the errors' anchors, and the codes of the fields of the shapes it parses."""
+    mask) and parser, the errors' anchors, and the codes of the fields of the shapes it parses;
+    with the rule of each shape's step. Made once per grammar (tests may add a shape)."""
+    hit = _GRAMMAR.get(id(g.SHAPES))
+    if hit is None or hit[0] is not g.SHAPES:
+        hit = _GRAMMAR[id(g.SHAPES)] = (g.SHAPES, _grammar_for_c(), np.array([_RULE[s.step] for s in g.SHAPES], dtype=np.int64))
+    return hit[1:]
+
+
+def _grammar_for_c() -> tuple:
     anchors = g.anchors()
     bit = {a: 1 << i for i, a in enumerate(anchors)}
     shapes = tuple((sum(bit[a] for a in s.anchors), s.fast) for s in g.SHAPES)
@@ -83,7 +94,7 @@ class _Scan:
         self.rec = logparse.Records()
         self.scanner = None
         if use_c:
-            anchors, shapes, errors, fields = _scanner_grammar()
+            anchors, shapes, errors, fields = _scanner_grammar()[0]
             self.scanner = _logscan.Scanner(self.keys, anchors, shapes, errors, fields, g.N_FIXED, len(g.PAIR_SLOTS))
         self.handed_back: list[tuple[bytes, bytes]] = []  # (lines, their numbers) per chunk
         self.lines_total = 0
@@ -202,8 +213,6 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
 
 # --------------------------------------------------------------------------- assembling
 
-_RULE = {name: i for i, name in enumerate(g.STEP_RULES)}
-_SHAPE_RULE = np.array([_RULE[s.step] for s in g.SHAPES], dtype=np.int64)
 
 
 def read(artifact: Artifact) -> ReadResult:
@@ -243,7 +252,7 @@ class _Steps:
     step, or the step of the closest line with one before / after it."""
 
     def __init__(self, lines: dict[str, np.ndarray], rel: str, diags: list) -> None:
-        rule = _SHAPE_RULE[lines["shape"]]
+        rule = _scanner_grammar()[1][lines["shape"]]
         epoch, step_in, total = lines["epoch"], lines["step_in"], lines["steps_total"]
         has_epoch = epoch != MISSING
         r = _RULE
