@@ -365,3 +365,10 @@ def test_zone_less_timestamps_mark_the_file_local(tmp_path: Path):
     assert read(p).clock == "utc"
     p.write_text('{"step": 1, "loss": 2.0, "time": "2024-05-08T10:36:53"}\n')  # a naive ISO time key
     assert read(p).clock == "local"
+
+
+def test_the_format_notes_describe_every_shape():
+    notes = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "textlogs.md").read_text()
+    for shape in logshapes.SHAPES:
+        assert f"**`{shape.name}`**" in notes, shape.name
+        assert shape.example in notes, shape.name  # the same example line, verbatim
