@@ -26,6 +26,7 @@
  *   error_mask  the errors' anchors: lines holding one are handed back
  *   fields      dict "shape:field" -> field code, for the fields the parsers here fill
  *   n_fixed, pair_slots: a pair key coded k of slot s (0 kv, 1 JSON) is field n_fixed + pair_slots*k + s
+ *   shuffle     False: find anchors with the byte tables even where the CPU has a byte shuffle (tests)
  * .scan(body, first_line) -> dict, per chunk
  *   body        bytes-like: whole lines, without the final newline
  *   first_line  line number of the first line of body
@@ -870,7 +871,7 @@ typedef struct {
     PyObject *anchors;     /* keeps the anchors' bytes alive (gr.text points into them) */
 } Scanner;
 
-static int grammar_init(Grammar *gr, PyObject *anchors, PyObject *shapes, unsigned long long error_mask) {
+static int grammar_init(Grammar *gr, PyObject *anchors, PyObject *shapes, unsigned long long error_mask, int shuffle) {
     memset(gr, 0, sizeof *gr);
     gr->n = (int)PyTuple_Size(anchors);
     gr->nshapes = (int)PyTuple_Size(shapes);
@@ -920,9 +921,11 @@ static int grammar_init(Grammar *gr, PyObject *anchors, PyObject *shapes, unsign
     }
 #ifdef TEDDY_X86
     __builtin_cpu_init();
-    gr->shuffle = __builtin_cpu_supports("ssse3");
+    gr->shuffle = shuffle && __builtin_cpu_supports("ssse3");
 #elif defined(TEDDY_NEON)
-    gr->shuffle = 1;
+    gr->shuffle = shuffle;
+#else
+    (void)shuffle;
 #endif
     for (int i = 0; i < gr->nshapes; i++) {
         PyObject *item = PyTuple_GET_ITEM(shapes, i), *mask, *parser;
@@ -949,9 +952,11 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwds) {
     PyObject *keys, *anchors, *shapes, *fields;
     unsigned long long error_mask;
     long long n_fixed, pair_slots;
-    static char *kwlist[] = {"keys", "anchors", "shapes", "error_mask", "fields", "n_fixed", "pair_slots", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!KO!LL", kwlist, &PyDict_Type, &keys, &PyTuple_Type, &anchors,
-                                     &PyTuple_Type, &shapes, &error_mask, &PyDict_Type, &fields, &n_fixed, &pair_slots))
+    int shuffle = 1;
+    static char *kwlist[] = {"keys", "anchors", "shapes", "error_mask", "fields", "n_fixed", "pair_slots", "shuffle", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!KO!LL|p", kwlist, &PyDict_Type, &keys, &PyTuple_Type, &anchors,
+                                     &PyTuple_Type, &shapes, &error_mask, &PyDict_Type, &fields, &n_fixed, &pair_slots,
+                                     &shuffle))
         return -1;
     /* Integer columns first, names as logparse.Records has them (add_line and add_value write them). */
     static const char *const lines[] = {"pos", "shape", "zone", "epoch", "step_in", "steps_total", "step", "wall", "rank", NULL};
@@ -963,7 +968,7 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwds) {
     memset(&self->out, 0, sizeof self->out);
     table_init(&self->out.lines, "lines", lines);
     table_init(&self->out.values, "values", values);
-    if (grammar_init(&self->gr, anchors, shapes, error_mask) < 0) return -1;
+    if (grammar_init(&self->gr, anchors, shapes, error_mask, shuffle) < 0) return -1;
     for (int f = 0; f < N_FIELDS; f++) {
         PyObject *code = PyDict_GetItemString(fields, FIELD_NAMES[f]);
         if (!code) {

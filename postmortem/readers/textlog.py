@@ -27,8 +27,10 @@ is converted to unix time as written.
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatch
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -59,31 +61,39 @@ def _claims(artifact: Artifact) -> bool:
 
 # --------------------------------------------------------------------------- reading lines
 
-_LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")
-_RULE = {name: i for i, name in enumerate(g.STEP_RULES)}
+_LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")  # lines' columns (Records)
 _LINE_FLOAT = ("wall", "rank")
+_RULE = {name: i for i, name in enumerate(g.STEP_RULES)}
 
 
-_GRAMMAR: dict[int, tuple] = {}
+class _Compiled(NamedTuple):
+    """The grammar as the reader uses it, made once per grammar (tests may add a shape)."""
+
+    shapes: tuple  # the logshapes.SHAPES it was made from
+    scanner_args: tuple  # what the C scanner is told: anchors, (anchor mask, parser) per shape, errors' mask, field codes
+    rules: np.ndarray  # the step rule (index in STEP_RULES) of each shape
 
 
-def _scanner_grammar() -> tuple:
-    """What the C scanner is told of the grammar: the anchors, each shape's anchors (as a bit
-    mask) and parser, the errors' anchors, and the codes of the fields of the shapes it parses;
-    with the rule of each shape's step. Made once per grammar (tests may add a shape)."""
-    hit = _GRAMMAR.get(id(g.SHAPES))
-    if hit is None or hit[0] is not g.SHAPES:
-        hit = _GRAMMAR[id(g.SHAPES)] = (g.SHAPES, _grammar_for_c(), np.array([_RULE[s.step] for s in g.SHAPES], dtype=np.int64))
-    return hit[1:]
+_COMPILED: list[_Compiled] = []
 
 
-def _grammar_for_c() -> tuple:
-    anchors = g.anchors()
-    bit = {a: 1 << i for i, a in enumerate(anchors)}
-    shapes = tuple((sum(bit[a] for a in s.anchors), s.fast) for s in g.SHAPES)
-    errors = sum(bit[a] for a in g.ERROR_ANCHORS)
-    fields = {f"{s.name}:{f.name}": code for code, (s, f) in enumerate(g.FIELDS) if s.fast}
-    return tuple(a.encode() for a in anchors), shapes, errors, fields
+def _compiled() -> _Compiled:
+    if not _COMPILED or _COMPILED[0].shapes is not g.SHAPES:
+        anchors = g.anchors()
+        bit = {a: 1 << i for i, a in enumerate(anchors)}
+        _COMPILED[:] = [
+            _Compiled(
+                g.SHAPES,
+                (
+                    tuple(a.encode() for a in anchors),
+                    tuple((sum(bit[a] for a in s.anchors), s.fast) for s in g.SHAPES),
+                    sum(bit[a] for a in g.ERROR_ANCHORS),
+                    {f"{s.name}:{f.name}": code for code, (s, f) in enumerate(g.FIELDS) if s.fast},
+                ),
+                np.array([_RULE[s.step] for s in g.SHAPES], dtype=np.int64),
+            )
+        ]
+    return _COMPILED[0]
 
 
 class _Scan:
@@ -94,8 +104,7 @@ class _Scan:
         self.rec = logparse.Records()
         self.scanner = None
         if use_c:
-            anchors, shapes, errors, fields = _scanner_grammar()[0]
-            self.scanner = _logscan.Scanner(self.keys, anchors, shapes, errors, fields, g.N_FIXED, len(g.PAIR_SLOTS))
+            self.scanner = _logscan.Scanner(self.keys, *_compiled().scanner_args, g.N_FIXED, len(g.PAIR_SLOTS))
         self.handed_back: list[tuple[bytes, bytes]] = []  # (lines, their numbers) per chunk
         self.lines_total = 0
         self.claimed = 0  # lines the C scanner took
@@ -148,9 +157,12 @@ def _note_long(scan: _Scan, line_no: int) -> None:
         scan.long_line = line_no
 
 
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\f\v]")
+
+
 def _take_body(scan: _Scan, body: memoryview) -> None:
     """Whole lines (without the final newline): to the C scanner, or to logparse."""
-    if scan.blank and bytes(body).strip():
+    if scan.blank and _NOT_BLANK.search(body):
         scan.blank = False
     if scan.scanner is None:
         scan.lines_total += logparse.parse_lines(bytes(body), scan.lines_total + 1, scan.rec, scan.keys, MAX_LINE_BYTES)
@@ -170,8 +182,8 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
     py_lines = {c: np.array(getattr(rec, c), dtype=np.int64) for c in _LINE_INT}
     py_lines |= {c: np.array(getattr(rec, c), dtype=np.float64) for c in _LINE_FLOAT}
     py_values = {
-        "line": np.array(rec.v_line, dtype=np.int64),
-        "field": np.array(rec.v_field, dtype=np.int64),
+        "line": np.array(rec.v_line, dtype=np.uint32),
+        "field": np.array(rec.v_field, dtype=np.uint32),
         "value": np.array(rec.v_value, dtype=np.float64),
     }
     if scan.scanner is None:
@@ -180,8 +192,8 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
     c_lines = {c: np.frombuffer(tables["lines"][c], dtype=np.int64) for c in _LINE_INT}
     c_lines |= {c: np.frombuffer(tables["lines"][c], dtype=np.float64) for c in _LINE_FLOAT}
     c_values = {
-        "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32).astype(np.int64),
-        "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32).astype(np.int64),
+        "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32),
+        "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
         "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
     }
     if not len(py_lines["pos"]):
@@ -189,26 +201,26 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
     if not len(c_lines["pos"]):
         return py_lines, py_values
     # Two sets of lines with no line in common, each in order: logparse's go where searchsorted
-    # puts them (linear, no sort); each value follows its line.
-    n, m = len(c_lines["pos"]), len(py_lines["pos"])
-    py_at = np.searchsorted(c_lines["pos"], py_lines["pos"]) + np.arange(m)
-    c_at = np.delete(np.arange(n + m), py_at)
-    lines = {}
-    for c in c_lines:
-        merged = np.empty(n + m, dtype=c_lines[c].dtype)
-        merged[c_at], merged[py_at] = c_lines[c], py_lines[c]
-        lines[c] = merged
-    c_new, py_new = c_at[c_values["line"]], py_at[py_values["line"]]
-    k = len(c_new)
-    slots = np.searchsorted(c_new, py_new, side="right") + np.arange(len(py_new))
-    from_c = np.delete(np.arange(k + len(py_new)), slots)
-    values = {}
-    for c, (a, b) in {"line": (c_new, py_new), "field": (c_values["field"], py_values["field"]),
-                      "value": (c_values["value"], py_values["value"])}.items():
-        merged = np.empty(k + len(b), dtype=a.dtype)
-        merged[from_c], merged[slots] = a, b
-        values[c] = merged
-    return lines, values
+    # puts them (linear, no sort), and each value follows its line.
+    py_at = np.searchsorted(c_lines["pos"], py_lines["pos"]) + np.arange(len(py_lines["pos"]))
+    lines = _interleave(c_lines, py_lines, py_at)
+    c_at = np.delete(np.arange(len(lines["pos"])), py_at)
+    c_values["line"] = c_at[c_values["line"]].astype(np.uint32)
+    py_values["line"] = py_at[py_values["line"]].astype(np.uint32)
+    at = np.searchsorted(c_values["line"], py_values["line"], side="right") + np.arange(len(py_values["line"]))
+    return lines, _interleave(c_values, py_values, at)
+
+
+def _interleave(first: dict[str, np.ndarray], second: dict[str, np.ndarray], at: np.ndarray) -> dict[str, np.ndarray]:
+    """The columns of ``second`` at rows ``at`` of the result, those of ``first`` in the other rows."""
+    n = len(first["line" if "line" in first else "pos"]) + len(at)
+    rest = np.delete(np.arange(n), at)
+    out = {}
+    for c in first:
+        merged = np.empty(n, dtype=first[c].dtype)
+        merged[rest], merged[at] = first[c], second[c]
+        out[c] = merged
+    return out
 
 
 # --------------------------------------------------------------------------- assembling
@@ -248,48 +260,39 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
 
 
 class _Steps:
-    """The step of every line (``at``; MISSING: none), from each shape's step rule: the line's own
-    step, or the step of the closest line with one before / after it."""
+    """The step of every line (``at``; MISSING: none) by its shape's step rule: the line's own
+    step (``own``), or the step of the closest line with one of its own before / after it."""
 
     def __init__(self, lines: dict[str, np.ndarray], rel: str, diags: list) -> None:
-        rule = _scanner_grammar()[1][lines["shape"]]
-        epoch, step_in, total = lines["epoch"], lines["step_in"], lines["steps_total"]
-        has_epoch = epoch != MISSING
         r = _RULE
+        rule = _compiled().rules[lines["shape"]]
+        epoch, step_in, total = lines["epoch"], lines["step_in"], lines["steps_total"]
         # Steps per epoch as lines print them ("step:[n/N]", "Step n/N", "step: [n/N]").
-        printed = (rule == r["epoch_step"]) & has_epoch & (total != MISSING)
+        printed = (rule == r["epoch_step"]) & (epoch != MISSING) & (total != MISSING)
         per_epoch = int(total[printed].max()) if printed.any() else None
-        shape = g.SHAPES[int(lines["shape"][np.argmax(printed)])].name if per_epoch is not None else None
-        in_epoch_rows = rule == r["in_epoch"]
-        in_epoch = _in_epoch_steps(epoch[in_epoch_rows], step_in[in_epoch_rows], per_epoch, shape, rel, diags)
+        shape = g.SHAPES[int(lines["shape"][np.argmax(printed)])].name if per_epoch else None
+        lm = rule == r["in_epoch"]
+        in_epoch = _in_epoch_steps(epoch[lm], step_in[lm], per_epoch, shape, rel, diags)
         ends = rule == r["epoch_end"]
         epoch_end = _epoch_end_steps(total[ends], per_epoch, rel, diags)
 
-        with np.errstate(over="ignore"):  # counters have at most 9 digits: no product overflows
-            span = np.where(total != MISSING, total, per_epoch or 0)
-            in_epoch_step = (epoch - 1) * in_epoch + step_in if in_epoch else step_in
-            own = np.select(
-                [rule == r["epoch_step"], rule == r["global"], in_epoch_rows, ends],
-                [
-                    np.where(has_epoch, np.where(span > 0, (epoch - 1) * span + step_in, MISSING), step_in),
-                    lines["step"],
-                    np.where(has_epoch & (step_in != MISSING), in_epoch_step, step_in),
-                    np.where(has_epoch, epoch * epoch_end, MISSING) if epoch_end else MISSING,
-                ],
-                MISSING,
-            )
-        own[(own != MISSING) & ((rule == r["epoch_step"]) | in_epoch_rows) & (step_in == MISSING)] = MISSING
-        has_own = own != MISSING
-        self.pos = lines["pos"]
-        self.own = own
-        self.stepped_pos, self.stepped_step = self.pos[has_own], own[has_own]
-        # The closest line with a step of its own at or before / after each line (lines are in order).
-        rows = np.arange(len(own))
-        last = np.maximum.accumulate(np.where(has_own, rows, -1)) if len(own) else rows
-        following = np.minimum.accumulate(np.where(has_own, rows, len(own))[::-1])[::-1] if len(own) else rows
-        before = np.where(last >= 0, own[np.maximum(last, 0)], MISSING) if len(own) else own
-        after = np.where(following < len(own), own[np.minimum(following, len(own) - 1)], MISSING) if len(own) else own
-        at = np.select([(rule == r["before"]) | (rule == r["before_or_epoch"]), rule == r["next"]], [before, after], own)
+        own = np.full(len(rule), MISSING, dtype=np.int64)
+        pick = rule == r["epoch_step"]
+        own[pick] = _global(epoch[pick], step_in[pick], np.where(total[pick] != MISSING, total[pick], per_epoch or MISSING))
+        pick = rule == r["global"]
+        own[pick] = lines["step"][pick]
+        own[lm] = _global(epoch[lm], step_in[lm], in_epoch or MISSING) if in_epoch else step_in[lm]
+        if epoch_end:
+            own[ends] = np.where(epoch[ends] != MISSING, epoch[ends] * epoch_end, MISSING)
+        self.pos, self.own = lines["pos"], own
+        stepped = own != MISSING
+        self.stepped_pos, self.stepped_step = self.pos[stepped], own[stepped]
+
+        at = own.copy()
+        before = (rule == r["before"]) | (rule == r["before_or_epoch"])
+        at[before] = self.before(self.pos[before])
+        after = rule == r["next"]
+        at[after] = self.after(self.pos[after])
         # A TimeMonitor line with no step before it ends the n-th epoch: step n x steps per epoch.
         tm = rule == r["before_or_epoch"]
         if in_epoch and tm.any():
@@ -321,6 +324,14 @@ class _Steps:
             hit = self.pos[i] == pos
             out[hit] = self.own[i[hit]]
         return out
+
+
+def _global(epoch: np.ndarray, step_in: np.ndarray, per_epoch) -> np.ndarray:
+    """(epoch - 1) x steps per epoch + step in epoch; the step in epoch where no epoch is printed,
+    MISSING where a step per epoch is needed and unknown. Counters have at most 9 digits: no
+    product overflows."""
+    step = np.where(epoch == MISSING, step_in, (epoch - 1) * per_epoch + step_in)
+    return np.where((step_in == MISSING) | ((epoch != MISSING) & (per_epoch == MISSING)), MISSING, step)
 
 
 def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | None, shape: str | None, rel: str,

@@ -56,8 +56,7 @@ def test_real_logs_read_the_same(path: Path, monkeypatch, same_result):
 
 
 def _scanner() -> object:
-    anchors, shapes, errors, fields = textlog._scanner_grammar()[0]
-    return textlog._logscan.Scanner({}, anchors, shapes, errors, fields, logshapes.N_FIXED, len(logshapes.PAIR_SLOTS))
+    return textlog._logscan.Scanner({}, *textlog._compiled().scanner_args, logshapes.N_FIXED, len(logshapes.PAIR_SLOTS))
 
 
 def test_scanner_claims_the_hot_shapes():
@@ -270,3 +269,16 @@ def test_byte_level_damage_reads_the_same(tmp_path: Path, monkeypatch, data, sam
     path = tmp_path / "train.log"
     path.write_bytes(bytes(raw))
     same_result(*_both(path, monkeypatch))
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_anchor_search_without_the_byte_shuffle_finds_the_same(seed: int):
+    """The byte-table search (CPUs without SSSE3 / NEON) finds what the nibble shuffle finds."""
+    body = b"\n".join([_mutated_log(seed, 2000), "\n".join(BASE_LINES).encode()])
+    args = (*textlog._compiled().scanner_args, logshapes.N_FIXED, len(logshapes.PAIR_SLOTS))
+    outs = []
+    for shuffle in (True, False):
+        scanner = textlog._logscan.Scanner({}, *args, shuffle=shuffle)
+        out = scanner.scan(body, 1)
+        outs.append((out["claimed"], out["back"], out["back_lines"], scanner.tables()))
+    assert outs[0] == outs[1] and outs[0][0] > 300
