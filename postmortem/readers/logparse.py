@@ -77,8 +77,20 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
             return
 
 
-def _first_group(m: re.Match) -> str:
-    return next(v for v in m.groups() if v is not None)
+_ABSENT, _UNREADABLE = object(), object()
+
+
+def _field(f: g.Field, where: str):
+    """A field's value in ``where``; _ABSENT when its key does not occur (or is followed by one of
+    its spellings of "no value"), _UNREADABLE when the key occurs without a readable value."""
+    m = f.regex.search(where)
+    if m is not None:
+        value = g.CONVERT[f.kind](next(v for v in m.groups() if v is not None))
+        return _UNREADABLE if value is None else value
+    key = f.key_regex.search(where) if f.key_regex is not None else None
+    if key is None or (f.nones and where[key.end():].lstrip(_ASCII_SPACES).startswith(f.nones)):
+        return _ABSENT
+    return _UNREADABLE
 
 
 def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | None, zone: int,
@@ -88,20 +100,11 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
     values: dict[str, float | int] = {}
     unreadable: list[str] = []
     for f in shape.fields:
-        where = text if f.whole_line else body
-        m = f.regex.search(where)
-        if m is None:
-            key = f.key_regex.search(where) if f.key_regex is not None else None
-            if key is None:
-                if f.name in shape.required:
-                    return False
-            elif not where[key.end():].lstrip(_ASCII_SPACES).startswith(f.nones or ("\0",)):
-                unreadable.append(f.name)
-            elif f.name in shape.required:
+        value = _field(f, text if f.whole_line else body)
+        if value is _ABSENT:
+            if f.name in shape.required:
                 return False
-            continue
-        value = g.CONVERT[f.kind](_first_group(m))
-        if value is None:
+        elif value is _UNREADABLE:
             unreadable.append(f.name)
         else:
             values[f.name] = value
@@ -111,51 +114,10 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
         return True
     for name in unreadable:
         _count(rec.unreadable_fields, f"{shape.name} {name}", pos)
-
-    counters = {name: values[name] for name in g.COUNTERS if name in values}
-    pairs: list[tuple[str, float]] = []
-    rank = float("nan")
-    if shape.pairs == "json":
-        pairs, json_wall, json_zone = g.json_pairs(text)
-        if pairs is None:
-            if rec.json_invalid is None:
-                rec.json_invalid = pos
-            return True
-        if wall is None and json_wall is not None:
-            wall, zone = json_wall, json_zone
-    elif shape.pairs:
-        pairs = g.PAIR_READERS[shape.pairs](text)
-    if shape.pairs in ("kv", "json"):
-        step, rank, pairs = _roles(pairs)
-        if step is None:
-            return True  # no step: nothing to place the values at
-        counters["step"] = step
-    if shape.steps_per_epoch:
-        counters["steps_total"] = _steps_per_epoch(shape, values)
-
-    fixed = [(g.FIELD_CODE[(shape.name, f.name)], float(values[f.name]))
-             for f in shape.fields if f.tag is not None and f.name in values]
-    if fixed or pairs or counters:
-        row = len(rec.pos)
-        rec.pos.append(pos)
-        rec.shape.append(index)
-        rec.wall.append(float("nan") if wall is None else wall)
-        rec.zone.append(zone)
-        for name in g.COUNTERS:
-            getattr(rec, name).append(counters.get(name, MISSING))
-        rec.rank.append(rank)
-        slot = g.PAIR_SLOTS.index(shape.pairs) if shape.pairs else 0
-        for code, value in fixed + [(_pair_code(keys, k, slot), v) for k, v in pairs]:
-            rec.v_line.append(row)
-            rec.v_field.append(code)
-            rec.v_value.append(value)
-
+    _add_line(index, shape, text, pos, wall, zone, values, rec, keys)
     for event in shape.events:
         if event.when(values):
-            duration = None
-            if event.duration and event.duration in values:
-                f = next(f for f in shape.fields if f.name == event.duration)
-                duration = values[event.duration] * f.scale
+            duration = values[event.duration] * _scale(shape, event.duration) if event.duration in values else None
             rec.events.append((pos, event.kind, event.step, wall, zone, duration, event.detail(values, text), shape.source))
     for rule in shape.settings:
         m = rule.regex.search(text)
@@ -165,6 +127,52 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
         if (rule.key is not None or key in rule.keys) and math.isfinite(value):  # a NaN count is no setting
             rec.settings[key] = int(value) if rule.key is None and value.is_integer() else value
     return True
+
+
+def _add_line(index: int, shape: g.Shape, text: str, pos: int, wall: float | None, zone: int, values: dict,
+              rec: Records, keys: dict[str, int]) -> None:
+    """The line's row (its step columns) and its values, when it has either."""
+    counters = {name: values[name] for name in g.COUNTERS if name in values}
+    pairs: list[tuple[str, float]] = []
+    rank = float("nan")
+    if shape.pairs == "json":
+        pairs, json_wall, json_zone = g.json_pairs(text)
+        if pairs is None:
+            if rec.json_invalid is None:
+                rec.json_invalid = pos
+            return
+        if wall is None and json_wall is not None:
+            wall, zone = json_wall, json_zone
+    elif shape.pairs:
+        pairs = g.PAIR_READERS[shape.pairs](text)
+    if shape.pairs in ("kv", "json"):
+        step, rank, pairs = _roles(pairs)
+        if step is None:
+            return  # no step: nothing to place the values at
+        counters["step"] = step
+    if shape.steps_per_epoch:
+        counters["steps_total"] = _steps_per_epoch(shape, values)
+    fixed = [(g.FIELD_CODE[(shape.name, f.name)], float(values[f.name]))
+             for f in shape.fields if f.tag is not None and f.name in values]
+    if not (fixed or pairs or counters):
+        return
+    row = len(rec.pos)
+    rec.pos.append(pos)
+    rec.shape.append(index)
+    rec.wall.append(float("nan") if wall is None else wall)
+    rec.zone.append(zone)
+    for name in g.COUNTERS:
+        getattr(rec, name).append(counters.get(name, MISSING))
+    rec.rank.append(rank)
+    slot = g.PAIR_SLOTS.index(shape.pairs) if shape.pairs else 0
+    for code, value in fixed + [(_pair_code(keys, k, slot), v) for k, v in pairs]:
+        rec.v_line.append(row)
+        rec.v_field.append(code)
+        rec.v_value.append(value)
+
+
+def _scale(shape: g.Shape, name: str) -> float:
+    return next(f.scale for f in shape.fields if f.name == name)
 
 
 def _count(table: dict[str, list[int]], name: str, pos: int) -> None:
@@ -198,10 +206,9 @@ def _roles(pairs: list[tuple[str, float]]) -> tuple[int | None, float, list[tupl
 def _steps_per_epoch(shape: g.Shape, values: dict) -> int:
     """round(epoch time / step time), both in seconds; MISSING when they do not give one."""
     a, b = shape.steps_per_epoch
-    fields = {f.name: f for f in shape.fields}
     if a not in values or b not in values:
         return MISSING
-    epoch_s, step_s = values[a] * fields[a].scale, values[b] * fields[b].scale
+    epoch_s, step_s = values[a] * _scale(shape, a), values[b] * _scale(shape, b)
     ratio = epoch_s / step_s if step_s > 0 and epoch_s > 0 else float("nan")
     return int(round(ratio)) if 0 < ratio < 10.0**g.MAX_COUNT_DIGITS else MISSING
 
