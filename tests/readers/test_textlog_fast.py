@@ -282,3 +282,17 @@ def test_anchor_search_without_the_byte_shuffle_finds_the_same(seed: int):
         out = scanner.scan(body, 1)
         outs.append((out["claimed"], out["back"], out["back_lines"], scanner.tables()))
     assert outs[0] == outs[1] and outs[0][0] > 300
+
+
+def test_the_bench_log_reads_the_same(tmp_path: Path, monkeypatch, same_result):
+    """The generated log the speed is measured on (bench/generate.py), small."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "bench" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    path = tmp_path / "mixed.log"
+    generate.write_mixed_log(path, 20_000)
+    fast, ref = _both(path, monkeypatch)
+    _same(fast, ref, same_result)
+    assert fast.tables["scalars"].height > 60_000
