@@ -372,3 +372,28 @@ def test_the_format_notes_describe_every_shape():
     for shape in logshapes.SHAPES:
         assert f"**`{shape.name}`**" in notes, shape.name
         assert shape.example in notes, shape.name  # the same example line, verbatim
+
+
+@pytest.mark.parametrize(
+    "line, tag, value",
+    [
+        # LossMonitor 0.x / 1.x print the loss as a Tensor; the tutorials' loops add a comma after the epoch
+        ("epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.5)", "loss", 2.5),
+        ("epoch: 1 step: 2, loss is Tensor(shape=[1], dtype=Float32, value= [ 2.30258512e+00])", "loss", 2.30258512),
+        ("epoch: 1, step: 2, loss is 2.25", "loss", 2.25),
+        # TimeMonitor with no mode (2.x "{} epoch time" of mode ""), and 1.x
+        (" epoch time: 431.937 ms, per step time: 53.992 ms", "step_time", 0.053992),
+        # MFLossMonitor prints an lr array with np.array2string
+        ("{ Epoch:[  1/  2], step:[    2/   19], loss: 10.5, per_step_time: 812ms, lr: [1.e-05], overflow cond: False, "
+         "loss_scale: 1.0", "lr", 1e-05),
+        # MFLossMonitor r0.3 prints loss_scale "unavailable" without loss scaling: no value, not unreadable
+        ("Epoch:[  1/  2], step:[    2/    3], loss:[10.500/10.574], time:812.500 ms, lr:1e-05, overflow cond: False, "
+         "loss_scale: unavailable", "step_time", 0.8125),
+    ],
+)
+def test_writer_variants(tmp_path: Path, line: str, tag: str, value: float):
+    p = tmp_path / "train.log"
+    p.write_text("step=1 note=start\n" + line + "\n")  # a step before, for the lines placed after one
+    r = read(p)
+    assert [v for _, v in series(r, tag)] == [pytest.approx(value)]
+    assert not [d for d in r.diagnostics if d.slug.endswith("unreadable")]
