@@ -726,9 +726,9 @@ static int parse_kv(Out *o, Cur c, Line line) {
         const char *t = p;
         while (p < c.e && is_key_char(*p)) p++;
         if (p < c.e && *p == '=') {
-            if (p == t || !(is_alpha(*t) || *t == '_')) return BACK; /* "=" but no key: not _KV_TOKEN */
+            if (p == t || !(is_alpha(*t) || *t == '_')) return BACK; /* "=" but no key: no key=value token */
             const char *eq = p++;
-            for (; p < c.e && *p != ' '; p++) /* the value: [^\s,;]+, and ASCII (Unicode \s could hide) */
+            for (; p < c.e && *p != ' '; p++) /* the value: [^\s,;]+; non-ASCII values go to logparse */
                 if (*p == ',' || *p == ';' || (*p >= '\t' && *p <= '\r') || (unsigned char)*p >= 0x80) return BACK;
             if (p == eq + 1) return BACK;
             const char *vs = eq + 1, *ve = p;
