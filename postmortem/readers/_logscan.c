@@ -1,33 +1,43 @@
 /*
- * Text-log lines in C: one pass over a chunk of whole lines that parses the lines of the common
- * shapes and hands every other line that may matter back to textlog.py's polars path.
+ * Text-log lines in C: one pass over a chunk of whole lines that parses the lines of the hot
+ * shapes and hands every other line that may matter back to logparse.py (the reference).
  *
- * Why C: a 1M-line log holds ~3M values in half a dozen line shapes. The polars path needs a dozen
- * vectorised passes over the text (split, anchors, timestamps, one capture regex per shape,
- * key=value and JSON splitting, casts), which caps it near 60 MB/s on one core. Here each line is
- * looked at once.
+ * Why C: a 1M-line log holds ~3M values. Read one line at a time in Python that is ~10 s; here
+ * each line is looked at once, at a few hundred MB/s.
  *
- * The contract that keeps this safe: a line this file *claims* gives exactly what the polars path
- * gives for it; any line it is not sure about (a NaN, a non-ASCII byte where a Unicode class could
- * match, a shape variant, an ERROR line, a time key in JSON, ...) is handed back as text and takes
- * the polars path, which stays the reference. tests/readers/test_textlog_fast.py runs both paths
- * on real and mutated logs and requires identical tables.
+ * What it knows of the grammar (logshapes.py) it is told at construction: the anchors (literals)
+ * of every shape, which anchors each shape needs (in the grammar's order) and which of its
+ * parsers reads it, the errors' anchors, and the grammar's codes of the fields its parsers fill.
+ * A line holding no anchor and no exception line is dropped; the first shape whose anchors it all
+ * holds decides: a shape with a parser here is parsed when the line has exactly the strict form
+ * below, every other line is handed back as text. So a shape added to the grammar only is read,
+ * through the lines handed back.
  *
- * Scanner(keys)                 keys: dict str -> int, codes of key=value / JSON keys, extended here
+ * The contract that keeps this safe: a line claimed here gives exactly what logparse gives for
+ * it; any line this file is not sure about (a NaN, an overflow, an event, a shape variant, an
+ * ERROR line, invalid UTF-8, a time key in JSON, ...) is handed back.
+ * tests/readers/test_textlog_fast.py reads real and mutated logs both ways and requires identical
+ * tables.
+ *
+ * Scanner(keys, anchors, shapes, error_mask, fields, n_fixed, pair_slots)
+ *   keys        dict str -> int: codes of pair keys (key=value, JSON), extended here and in logparse
+ *   anchors     tuple of bytes, at most 64: the literals looked for
+ *   shapes      tuple of (anchor bit mask, parser name or None), in the grammar's order
+ *   error_mask  the errors' anchors: lines holding one are handed back
+ *   fields      dict "shape:field" -> field code, for the fields the parsers here fill
+ *   n_fixed, pair_slots: a pair key coded k of slot s (0 kv, 1 JSON) is field n_fixed + pair_slots*k + s
+ *   shuffle     False: find anchors with the byte tables even where the CPU has a byte shuffle (tests)
  * .scan(body, first_line) -> dict, per chunk
  *   body        bytes-like: whole lines, without the final newline
  *   first_line  line number of the first line of body
- *   returns     line_count (lines in body), bad_line (first line that is not valid UTF-8, or -1),
- *               back (the handed-back lines joined by "\n"), back_lines (their numbers, int64)
- * .tables() -> dict, what all chunks gave
- *   claimed     one row per claimed line: pos, kind (K_*), epoch, step_in, steps_total, step (the
- *               key=value / JSON step, as textlog._with_step finds it; such lines without a step
- *               are claimed and give nothing), wall_time, overflow, loss_scale, line_rank
- *   values      one row per value, in line order: line (row of `claimed`, uint32), field (uint32), value;
- *               textlog._MF_FIELDS order within a MindFormers line, pair order in kv / JSON
- *   fields      names of the fields below N_FIXED (kv and JSON keys follow, see K_* below)
- *   Table columns are bytearrays of native int64 (the first ones), uint32 where said, or float64
- *   (NaN = no value).
+ *   returns     line_count (lines in body), claimed (lines parsed here), bad_line (first line that
+ *               is not valid UTF-8, or -1), back (the handed-back lines joined by "\n"),
+ *               back_lines (their numbers, int64)
+ * .tables() -> dict, what all chunks gave: logparse.Records' columns
+ *   lines       pos shape zone epoch step_in steps_total step (int64; INT64_MIN: none),
+ *               wall rank (float64; NaN: none); one row per line with values or a step
+ *   values      line (row of `lines`, uint32) field (uint32) value (float64), in line order
+ *   Columns are bytearrays of native numbers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,8 +46,13 @@
 #include <string.h>
 
 #define MAX_LINE_BYTES (64 << 10)
-#define JSON_MAX_BYTES 4000 /* textlog.py: longer JSON lines go the slow way */
-#define MAX_PAIRS 64          /* pairs in a kv / JSON line; lines with more go the slow way */
+#define JSON_MAX_BYTES 4000 /* longer JSON lines go the slow way */
+#define MAX_PAIRS 64        /* pairs in a kv / JSON line; lines with more go the slow way */
+#define MAX_ANCHORS 64
+#define MAX_SHAPES 64
+#define MAX_COUNT_DIGITS 9 /* logshapes.MAX_COUNT_DIGITS */
+#define MISSING INT64_MIN  /* logparse.MISSING */
+enum { ZONE_NONE, ZONE_NAIVE, ZONE_GIVEN }; /* logshapes.ZONE_* */
 
 #include "_columns.h" /* Buf: growable byte columns */
 
@@ -66,12 +81,12 @@ static void spaces(Cur *c) {
     while (c->p < c->e && *c->p == ' ') c->p++;
 }
 
-/* [0-9]+ as int64; at most 18 digits (longer ones go the slow way). */
-static int integer(Cur *c, int64_t *out) {
+/* [0-9]+ as int64, at most `most` digits (longer ones go the slow way). */
+static int digits_at_most(Cur *c, int most, int64_t *out) {
     const char *p = c->p;
     int64_t v = 0;
     while (p < c->e && is_digit(*p)) {
-        if (p - c->p >= 18) return 0;
+        if (p - c->p >= most) return 0;
         v = v * 10 + (*p++ - '0');
     }
     if (p == c->p) return 0;
@@ -79,6 +94,11 @@ static int integer(Cur *c, int64_t *out) {
     *out = v;
     return 1;
 }
+
+static int integer(Cur *c, int64_t *out) { return digits_at_most(c, 18, out); }
+
+/* An epoch or step counter: logshapes.count. */
+static int counter(Cur *c, int64_t *out) { return digits_at_most(c, MAX_COUNT_DIGITS, out); }
 
 /* Text -> double, correctly rounded and locale-free: CPython's own dtoa. */
 static int to_double(const char *s, size_t n, double *out) {
@@ -114,7 +134,7 @@ static int decimal(const char *s, size_t n, int negative, uint64_t digits, int n
 }
 
 /* A decimal number: [-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?, the exponent only when complete.
- * No nan/inf spellings: lines with those take the polars path. */
+ * No nan/inf spellings: lines with those are handed back. */
 static int number(Cur *c, double *out) {
     const char *p = c->p, *e = c->e;
     int negative = 0;
@@ -144,7 +164,7 @@ static int number(Cur *c, double *out) {
     return 1;
 }
 
-/* What polars' strict=False float cast makes of a value's text, when that is certain:
+/* What logshapes.number makes of a value's text, when that is certain:
  * 1 = a number (*out), 0 = surely no number (no digit, no nan/inf spelling), -1 = not sure. */
 static int value_of(const char *p, const char *e, double *out) {
     Cur c = {p, e};
@@ -188,82 +208,137 @@ static int valid_utf8(const unsigned char *p, const unsigned char *e) {
     return 1;
 }
 
-/* ------------------------------------------------------------------ what a line holds */
+/* ------------------------------------------------------------------ the grammar's anchors */
 
-enum {
-    F_LOSS_IS = 1 << 0, F_EPOCH_TIME = 1 << 1, F_FLOPS_IS = 1 << 2, F_MFU = 1 << 3, F_STEP_BRACKET = 1 << 4,
-    F_SAMPLES = 1 << 5, F_STEP_EQ = 1 << 6, F_STEP_QUOTE = 1 << 7, F_ERROR = 1 << 8, F_TRACEBACK = 1 << 9,
-    F_LOSS = 1 << 10, F_EPOCH_COLON = 1 << 11, F_BRACE = 1 << 12,
-};
-/* textlog._ANCHORS: a line holding none of them (and no exception line) holds nothing wanted. */
-#define ANCHORS 0x3FF
+/* Anchors are found by their first two bytes, 16 bytes at a time, in the way of Hyperscan's
+ * "Teddy": each anchor is in one of 8 buckets; four 16-entry tables give, for a byte's low and
+ * high nibble, the buckets whose anchors may start (or continue) with it, and one shuffle per
+ * table looks up 16 bytes at once. A byte whose buckets survive both bytes' lookups is a
+ * candidate start, checked exactly. The cost does not grow with the number of anchors. Without
+ * a byte shuffle (x86 without SSSE3, other CPUs) two 256-entry tables do the same a byte at a time. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <tmmintrin.h>
+#define TEDDY_X86 1
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define TEDDY_NEON 1
+#endif
 
-/* 16 bytes at a time (GCC/Clang vector extensions: SSE2 on x86-64, NEON on arm64). */
-typedef unsigned char v16 __attribute__((vector_size(16)));
-#define SPLAT(c) ((v16){c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c})
+typedef struct {
+    int n;                         /* anchors */
+    const char *text[MAX_ANCHORS]; /* the literals (owned by the anchors tuple) */
+    size_t len[MAX_ANCHORS];
+    uint64_t by_byte[256];         /* anchors starting with a byte */
+    uint64_t by_second[256];       /* anchors whose second byte is a byte (1-byte anchors: all bytes) */
+    uint64_t head[MAX_ANCHORS], head_mask[MAX_ANCHORS]; /* their first (up to) 8 bytes, as a word */
+    uint64_t in_bucket[8];         /* anchors of each bucket */
+    uint8_t lo1[16], hi1[16], lo2[16], hi2[16]; /* buckets by nibble of the first / second byte */
+    uint8_t first[256], second[256];            /* the same by byte (the scalar path) */
+    uint8_t single;                /* buckets of 1-byte anchors (any second byte) */
+    int shuffle;                   /* the CPU has the byte shuffle */
+    int nshapes;
+    uint64_t shape_mask[MAX_SHAPES];
+    int parser[MAX_SHAPES];        /* P_* or -1 */
+    uint64_t error_mask;
+} Grammar;
 
-/* Where in the 16 bytes at p a literal below may start: "{" or the first two bytes of one. A byte
- * of 0xFF per candidate in w[0] (bytes 0-7) and w[1] (bytes 8-15); most positions of a log line
- * are no candidate, so the exact check runs on a few. p[16] is read too. */
-static inline void candidate_starts(const char *p, uint64_t w[2]) {
-    v16 a, b;
-    memcpy(&a, p, 16);
-    memcpy(&b, p + 1, 16);
-    v16 hit = (a == SPLAT('{')) | ((a == SPLAT('l')) & (b == SPLAT('o'))) | ((a == SPLAT('e')) & (b == SPLAT('p'))) |
-              ((a == SPLAT('f')) & (b == SPLAT('l'))) | ((a == SPLAT('m')) & (b == SPLAT('f'))) |
-              ((a == SPLAT('s')) & ((b == SPLAT('t')) | (b == SPLAT('a')))) | ((a == SPLAT('E')) & (b == SPLAT('R'))) |
-              ((a == SPLAT('T')) & (b == SPLAT('r')));
-    memcpy(w, &hit, 16);
-}
-
-/* The literal of textlog._ANCHORS and _KINDS starting at p, if any, as flags. */
-static int literal_at(const char *p, const char *e) {
-    switch (*p) {
-    case 'l':
-        return HAS(p, e, "loss is") ? F_LOSS | F_LOSS_IS : HAS(p, e, "loss") ? F_LOSS : 0;
-    case 'e':
-        return HAS(p, e, "epoch:") ? F_EPOCH_COLON : HAS(p, e, "epoch time:") ? F_EPOCH_TIME : 0;
-    case 'f':
-        return HAS(p, e, "flops is") ? F_FLOPS_IS : 0;
-    case 'm':
-        return HAS(p, e, "mfu:") ? F_MFU : 0;
-    case 's':
-        return HAS(p, e, "step:[")        ? F_STEP_BRACKET
-               : HAS(p, e, "step=")       ? F_STEP_EQ
-               : HAS(p, e, "step\"")      ? F_STEP_QUOTE
-               : HAS(p, e, "samples/s/p") ? F_SAMPLES
-                                          : 0;
-    case 'E':
-        return HAS(p, e, "ERROR") ? F_ERROR : 0;
-    case 'T':
-        return HAS(p, e, "Traceback") ? F_TRACEBACK : 0;
-    case '{':
-        return F_BRACE;
+/* Anchors with buckets `buckets` that start at q (< e). */
+static inline uint64_t anchors_at(const Grammar *gr, const char *q, const char *e, unsigned buckets, uint64_t found) {
+    uint64_t cand = gr->by_byte[(unsigned char)*q] & ~found;
+    if (q + 1 < e) cand &= gr->by_second[(unsigned char)q[1]];
+    if (!cand) return found;
+    uint64_t in = 0;
+    for (unsigned b = buckets; b; b &= b - 1) in |= gr->in_bucket[__builtin_ctz(b)];
+    size_t left = (size_t)(e - q);
+    uint64_t word = 0;
+    memcpy(&word, q, left < 8 ? left : 8);
+    for (cand &= in; cand; cand &= cand - 1) {
+        int k = __builtin_ctzll(cand);
+        size_t n = gr->len[k];
+        if (left >= n && (word & gr->head_mask[k]) == gr->head[k] && (n <= 8 || memcmp(q + 8, gr->text[k] + 8, n - 8) == 0))
+            found |= 1ull << k;
     }
-    return 0;
+    return found;
 }
 
-/* The literals that occur in the line, in one pass. */
-static int literals(const char *s, const char *e) {
-    int f = 0;
+/* The scalar path over [p, e). */
+static uint64_t anchors_scalar(const Grammar *gr, const char *p, const char *e, uint64_t found) {
+    for (; p < e; p++) {
+        unsigned b = gr->first[(unsigned char)*p] & (p + 1 < e ? gr->second[(unsigned char)p[1]] : gr->single);
+        if (b) found = anchors_at(gr, p, e, b, found);
+    }
+    return found;
+}
+
+/* Each candidate of a 16-byte block at p: its buckets are the nonzero bytes of `hit`. */
+static inline uint64_t anchors_block(const Grammar *gr, const char *p, const char *e, const uint8_t hit[16], uint64_t found) {
+    uint64_t w[2];
+    memcpy(w, hit, 16);
+    for (int half = 0; half < 2; half++)
+        for (uint64_t m = w[half]; m;) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            int i = __builtin_clzll(m) >> 3; /* the first byte in memory is the high one */
+#else
+            int i = __builtin_ctzll(m) >> 3;
+#endif
+            int at = half * 8 + i;
+            found = anchors_at(gr, p + at, e, hit[at], found);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            m &= ~(0xFFull << ((7 - i) * 8));
+#else
+            m &= ~(0xFFull << (i * 8));
+#endif
+        }
+    return found;
+}
+
+#ifdef TEDDY_X86
+__attribute__((target("ssse3"))) static uint64_t anchors_shuffle(const Grammar *gr, const char *s, const char *e) {
+    const __m128i low = _mm_set1_epi8(0x0F);
+    const __m128i lo1 = _mm_loadu_si128((const __m128i *)gr->lo1), hi1 = _mm_loadu_si128((const __m128i *)gr->hi1);
+    const __m128i lo2 = _mm_loadu_si128((const __m128i *)gr->lo2), hi2 = _mm_loadu_si128((const __m128i *)gr->hi2);
+    uint64_t found = 0;
+    const char *p = s;
+    for (; e - p > 16; p += 16) { /* p[16] is read: the second byte of the last position */
+        __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
+        __m128i m1 = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(a, low)),
+                                   _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(a, 4), low)));
+        __m128i m2 = _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(b, low)),
+                                   _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(b, 4), low)));
+        __m128i hit = _mm_and_si128(m1, m2);
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(hit, _mm_setzero_si128())) == 0xFFFF) continue;
+        uint8_t h[16];
+        _mm_storeu_si128((__m128i *)h, hit);
+        found = anchors_block(gr, p, e, h, found);
+    }
+    return anchors_scalar(gr, p, e, found);
+}
+#elif defined(TEDDY_NEON)
+static uint64_t anchors_shuffle(const Grammar *gr, const char *s, const char *e) {
+    const uint8x16_t low = vdupq_n_u8(0x0F);
+    const uint8x16_t lo1 = vld1q_u8(gr->lo1), hi1 = vld1q_u8(gr->hi1), lo2 = vld1q_u8(gr->lo2), hi2 = vld1q_u8(gr->hi2);
+    uint64_t found = 0;
     const char *p = s;
     for (; e - p > 16; p += 16) {
-        uint64_t w[2];
-        candidate_starts(p, w);
-        for (int half = 0; half < 2; half++)
-            for (uint64_t m = w[half]; m;) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                int i = __builtin_clzll(m) >> 3; /* the first byte in memory is the high one */
-                m &= ~(0xFFull << ((7 - i) * 8));
-#else
-                int i = __builtin_ctzll(m) >> 3;
-                m &= ~(0xFFull << (i * 8));
-#endif
-                f |= literal_at(p + half * 8 + i, e);
-            }
+        uint8x16_t a = vld1q_u8((const uint8_t *)p), b = vld1q_u8((const uint8_t *)p + 1);
+        uint8x16_t m1 = vandq_u8(vqtbl1q_u8(lo1, vandq_u8(a, low)), vqtbl1q_u8(hi1, vshrq_n_u8(a, 4)));
+        uint8x16_t m2 = vandq_u8(vqtbl1q_u8(lo2, vandq_u8(b, low)), vqtbl1q_u8(hi2, vshrq_n_u8(b, 4)));
+        uint8x16_t hit = vandq_u8(m1, m2);
+        if (vmaxvq_u8(hit) == 0) continue;
+        uint8_t h[16];
+        vst1q_u8(h, hit);
+        found = anchors_block(gr, p, e, h, found);
     }
-    for (; p < e; p++) f |= literal_at(p, e);
-    return f;
+    return anchors_scalar(gr, p, e, found);
+}
+#endif
+
+/* The anchors that occur in [s, e), as bits. */
+static uint64_t anchors_in(const Grammar *gr, const char *s, const char *e) {
+#if defined(TEDDY_X86) || defined(TEDDY_NEON)
+    if (gr->shuffle) return anchors_shuffle(gr, s, e);
+#endif
+    return anchors_scalar(gr, s, e, 0);
 }
 
 /* The first byte >= 0x80 in [s, e), or e: eight bytes at a time. */
@@ -282,13 +357,11 @@ static const char *first_non_ascii(const char *s, const char *e) {
 static int is_alpha(unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 static int is_word(unsigned char c) { return is_digit((char)c) || is_alpha(c) || c == '_'; }
 
-/* textlog._EXCEPTION_RE, ^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::|$), on the raw
- * line: 1 match, 0 none, -1 a non-ASCII byte where Unicode \w might continue the name. */
+/* logshapes.EXCEPTION_RE, [A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::|$), at the line start. */
 static int exception_line(const unsigned char *s, const unsigned char *e) {
     if (s == e || !(is_word(*s) && !is_digit((char)*s))) return 0;
     const unsigned char *r = s + 1;
     while (r < e && (is_word(*r) || *r == '.')) r++;
-    if (r < e && *r >= 0x80) return -1;
     if (!(r == e || *r == ':')) return 0;
     static const char *const suffixes[] = {"Error", "Exception", "Interrupt", "Exit"};
     for (int i = 0; i < 4; i++) {
@@ -319,21 +392,20 @@ static int fixed_digits(const char *p, int n, int64_t *out) {
     return 1;
 }
 
-/* textlog._TS_RE at the line start and the strptime after it. 1 = decided (*wall, NaN when the
- * line has no valid timestamp); 0 = a non-ASCII byte where a Unicode \s or \d could change it. */
-static int timestamp(const char *s, const char *e, const char *first_non_ascii, double *wall) {
+/* logshapes.stamp: the timestamp at the line start, as unix seconds (NaN: none) and its zone. */
+static void timestamp(const char *s, const char *e, double *wall, int *zone) {
     const char *p = s;
     *wall = NAN;
+    *zone = ZONE_NONE;
     while (p < e && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
     if (p < e && *p == '[') p++;
-    /* YYYY-MM-DD[ T]HH:MM:SS: where the shape breaks is where the regex fails */
     static const char shape[] = "dddd-dd-dd?dd:dd:dd";
-    int64_t f[6] = {0};
     for (int i = 0; shape[i]; i++) {
         char want = shape[i];
-        int ok = p + i < e && (want == 'd' ? is_digit(p[i]) : want == '?' ? (p[i] == ' ' || p[i] == 'T') : p[i] == want);
-        if (!ok) return !(p + i < e && (unsigned char)p[i] >= 0x80);
+        if (!(p + i < e && (want == 'd' ? is_digit(p[i]) : want == '?' ? (p[i] == ' ' || p[i] == 'T') : p[i] == want)))
+            return;
     }
+    int64_t f[6] = {0};
     fixed_digits(p, 4, &f[0]);
     fixed_digits(p + 5, 2, &f[1]);
     fixed_digits(p + 8, 2, &f[2]);
@@ -341,14 +413,12 @@ static int timestamp(const char *s, const char *e, const char *first_non_ascii, 
     fixed_digits(p + 14, 2, &f[4]);
     fixed_digits(p + 17, 2, &f[5]);
     p += 19;
-    /* The optional fraction and zone look at most 16 bytes further. */
-    if (first_non_ascii < p + 16) return 0;
     double frac = 0.0;
     if (p + 1 < e && (*p == '.' || *p == ',') && is_digit(p[1])) {
         uint64_t digits = 0;
         int n = 0;
         for (p++; n < 9 && p < e && is_digit(*p); p++, n++) digits = digits * 10 + (uint64_t)(*p - '0');
-        frac = (double)digits / POW10[n]; /* exact operands, one rounding: as float("0.<digits>") */
+        frac = (double)digits / POW10[n]; /* exact operands, one rounding: as int / 10**n */
     }
     int64_t offset = 0;
     int zoned = 0;
@@ -368,41 +438,45 @@ static int timestamp(const char *s, const char *e, const char *first_non_ascii, 
     static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int64_t y = f[0], mo = f[1], d = f[2];
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (f[5] == 60) return 0; /* a leap second: let strptime say */
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap) || f[3] > 23 || f[4] > 59 || f[5] > 59)
-        return 1; /* strptime refuses it: no wall time */
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap) || f[3] > 23 || f[4] > 59 || f[5] > 59)
+        return; /* no such time: no wall time */
     int64_t secs = days_from_civil(y, mo, d) * 86400 + f[3] * 3600 + f[4] * 60 + f[5];
     *wall = (double)secs + frac;
     if (zoned) *wall -= (double)offset;
-    return 1;
+    *zone = zoned ? ZONE_GIVEN : ZONE_NAIVE;
 }
 
-/* ------------------------------------------------------------------ the line shapes */
+/* ------------------------------------------------------------------ the hot shapes */
 
-/* What a claimed line is, and the fields of its values (textlog.py maps them to tags). A kv key
- * coded k is field N_FIXED + 2k, a JSON key N_FIXED + 2k + 1. */
-enum { K_MF, K_LM, K_FS, K_PG, K_KV, K_JSON, K_TM };
+enum { P_MINDFORMERS, P_PROGRESS, P_LOSSMONITOR, P_TIMEMONITOR, P_FLOPS, P_JSON, P_KV, N_PARSERS };
+static const char *const PARSERS[N_PARSERS] = {"mindformers", "progress", "lossmonitor", "timemonitor", "flops", "json", "kv"};
+
+/* The fields the parsers fill, as logshapes names them ("shape:field"); their codes come from the grammar. */
 enum {
     MF_LOSS, MF_LM_LOSS, MF_LB_LOSS, MF_MTP_LOSS, MF_STEP_TIME, MF_LR, MF_OVERFLOW, MF_LOSS_SCALE, MF_GLOBAL_NORM,
-    MF_TFLOPS_NPU, LM_LOSS, FS_STEP_TIME, FS_MFU, FS_HFU, PG_SAMPLES, TM_EPOCH_TIME, TM_STEP_TIME, TM_DATA_TIME, N_FIXED
+    MF_TFLOPS_NPU, LM_LOSS, FS_STEP_TIME, FS_MFU, FS_HFU, PG_SAMPLES, TM_EPOCH_TIME, TM_STEP_TIME, TM_DATA_TIME, N_FIELDS
 };
-static const char *const FIXED_FIELDS[N_FIXED] = {
-    /* "<shape>:<column>" as textlog.py's specs name them */
-    "mf:loss", "mf:lm_loss", "mf:load_balancing_loss", "mf:mtp_loss", "mf:step_time", "mf:lr", "mf:overflow",
-    "mf:loss_scale", "mf:global_norm", "mf:tflops_npu",
-    "lm:loss", "fs:step_time", "fs:mfu", "fs:hfu", "pg:samples", "tm:epoch_time", "tm:step_time", "tm:data_time",
+static const char *const FIELD_NAMES[N_FIELDS] = {
+    "mindformers:loss", "mindformers:lm_loss", "mindformers:load_balancing_loss", "mindformers:mtp_loss",
+    "mindformers:step_time", "mindformers:lr", "mindformers:overflow", "mindformers:loss_scale",
+    "mindformers:global_norm", "mindformers:tflops_npu", "lossmonitor:loss", "flops-step:step_time",
+    "flops-step:mfu", "flops-step:hfu", "mindformers-progress:samples", "timemonitor:epoch_time",
+    "timemonitor:step_time", "timemonitor:data_time",
 };
 
 typedef struct {
-    int64_t pos, kind, epoch, step_in, steps_total, step;
-    double wall, overflow, loss_scale, rank;
+    int64_t pos, shape, zone, epoch, step_in, steps_total, step;
+    double wall, rank;
 } Line;
 
 typedef struct {
-    Table lines;  /* one row per claimed line (Line) */
+    Table lines;  /* one row per claimed line with values or a step (Line) */
     Table values; /* one row per value: (row of its line in `lines`, field, value), in line order */
     int64_t nlines;
     PyObject *keys;
+    int64_t code[N_FIELDS]; /* the grammar's code of each field */
+    int order[N_FIELDS];    /* the fields by code */
+    int64_t n_fixed, pair_slots;
     struct {
         const char *p;
         size_t n;
@@ -434,31 +508,45 @@ static int64_t key_code(Out *o, int slot, const char *p, size_t n) {
     return code;
 }
 
-/* Return values of the shape parsers: claimed (rows added), not this shape (hand back), error. */
-enum { CLAIMED = 1, BACK = 0, FAILED = -1 };
+/* Return values of the shape parsers: claimed (rows added), not this form (hand back), error. */
+enum { CLAIMED = 1, BACK = 0, FAILED = -1, DROPPED = 2 };
+
+static Line new_line(int64_t pos, int64_t shape, double wall, int zone) {
+    Line l = {pos, shape, zone, MISSING, MISSING, MISSING, MISSING, wall, NAN};
+    return l;
+}
 
 static int add_line(Out *o, const Line *l) {
     Buf *b = o->lines.buf; /* columns as in scanner_init */
-    if (put8(&b[0], &l->pos) || put8(&b[1], &l->kind) || put8(&b[2], &l->epoch) || put8(&b[3], &l->step_in) ||
-        put8(&b[4], &l->steps_total) || put8(&b[5], &l->step) || put8(&b[6], &l->wall) || put8(&b[7], &l->overflow) ||
-        put8(&b[8], &l->loss_scale) || put8(&b[9], &l->rank))
+    if (put8(&b[0], &l->pos) || put8(&b[1], &l->shape) || put8(&b[2], &l->zone) || put8(&b[3], &l->epoch) ||
+        put8(&b[4], &l->step_in) || put8(&b[5], &l->steps_total) || put8(&b[6], &l->step) || put8(&b[7], &l->wall) ||
+        put8(&b[8], &l->rank))
         return -1;
     o->nlines++;
     return 0;
 }
 
-/* A value of the line added last; NaN means the line has no such value. */
-static int add_value(Out *o, int64_t field, double value) {
-    if (isnan(value)) return 0;
+/* A value of the line added last. */
+static int add_value(Out *o, int64_t code, double value) {
     Buf *b = o->values.buf;
-    uint32_t line = (uint32_t)(o->nlines - 1), f = (uint32_t)field;
+    uint32_t line = (uint32_t)(o->nlines - 1), f = (uint32_t)code;
     return put4(&b[0], &line) || put4(&b[1], &f) || put8(&b[2], &value) ? -1 : 0;
 }
 
-/* The MindFormers r0.7 - r1.8 monitor line (textlog._MF_FAST_RE is r0.7 - r1.6), logger prefix
- * optional. r1.7 names the logger before the source path and may print lm_loss,
- * load_balancing_loss and mtp_loss after the loss. */
-static int parse_mf(Out *o, Cur c, int64_t pos, double wall) {
+/* The values of fields [first, last] of the line added last that are not NaN, in the grammar's
+ * order (its codes): logparse adds a line's values in the order the shape declares its fields. */
+static int add_values(Out *o, int first, int last, const double *v) {
+    for (int i = 0; i < N_FIELDS; i++) {
+        int f = o->order[i];
+        if (f >= first && f <= last && !isnan(v[f]) && add_value(o, o->code[f], v[f])) return -1;
+    }
+    return 0;
+}
+
+/* The MindFormers r0.7 - r1.8 monitor line, logger prefix optional. r1.7 names the logger before
+ * the source path and may print lm_loss, load_balancing_loss and mtp_loss after the loss. Lines
+ * that overflowed are handed back (they give an event). */
+static int parse_mf(Out *o, Cur c, Line l) {
     Cur pre = c;
     /* YYYY-MM-DD HH:MM:SS,mmm - [path:line] - LEVEL - , or ... - mindformers[path:line] - ... */
     static const char shape[] = "dddd-dd-dd dd:dd:dd,ddd - ";
@@ -467,13 +555,13 @@ static int parse_mf(Out *o, Cur c, int64_t pos, double wall) {
         ok = pre.p + i < pre.e && (shape[i] == 'd' ? is_digit(pre.p[i]) : pre.p[i] == shape[i]);
     if (ok) {
         pre.p += sizeof shape - 1;
-        /* the logger's name: letters only, so that no field's pattern can match in it */
+        /* the logger's name: letters only, so that no "Epoch:[" can be in it */
         while (pre.p < pre.e && is_alpha(*pre.p)) pre.p++;
         ok = LIT(&pre, "[");
     }
     if (ok) {
-        /* the source path: no "_" and no space, so no field's pattern can match in it either */
-        while (pre.p < pre.e && (is_alpha(*pre.p) || is_digit(*pre.p) || *pre.p == '/' || *pre.p == '.' || *pre.p == '-'))
+        /* the source path: no ":" in it, so no "Epoch:[" either */
+        while (pre.p < pre.e && (is_alpha(*pre.p) || is_digit(*pre.p) || *pre.p == '/' || *pre.p == '.' || *pre.p == '-' || *pre.p == '_'))
             pre.p++;
         int64_t ln;
         ok = LIT(&pre, ":") && integer(&pre, &ln) && LIT(&pre, "] - ");
@@ -482,79 +570,67 @@ static int parse_mf(Out *o, Cur c, int64_t pos, double wall) {
         ok = ok && pre.p > lv && LIT(&pre, " - ");
         if (ok) c = pre;
     }
-    Line l = {pos, K_MF, 0, 0, 0, 0, wall, NAN, NAN, NAN};
     int64_t epochs;
-    double v[N_FIXED]; /* by field */
-    for (int i = 0; i < N_FIXED; i++) v[i] = NAN;
+    double v[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) v[i] = NAN;
     if (!LIT(&c, "{ Epoch:[")) return BACK;
     spaces(&c);
-    if (!integer(&c, &l.epoch) || !LIT(&c, "/")) return BACK;
+    if (!counter(&c, &l.epoch) || !LIT(&c, "/")) return BACK;
     spaces(&c);
     if (!integer(&c, &epochs) || !LIT(&c, "], step:[")) return BACK;
     spaces(&c);
-    if (!integer(&c, &l.step_in) || !LIT(&c, "/")) return BACK;
+    if (!counter(&c, &l.step_in) || !LIT(&c, "/")) return BACK;
     spaces(&c);
-    if (!integer(&c, &l.steps_total) || !LIT(&c, "], loss: ") || !number(&c, &v[MF_LOSS])) return BACK;
+    if (!counter(&c, &l.steps_total) || !LIT(&c, "], loss: ") || !number(&c, &v[MF_LOSS])) return BACK;
     if (LIT(&c, ", lm_loss: ") && !number(&c, &v[MF_LM_LOSS])) return BACK;
     if (LIT(&c, ", load_balancing_loss: ") && !number(&c, &v[MF_LB_LOSS])) return BACK;
     if (LIT(&c, ", mtp_loss: ") && !number(&c, &v[MF_MTP_LOSS])) return BACK;
     if (!LIT(&c, ", per_step_time: ") || !number(&c, &v[MF_STEP_TIME]) || !LIT(&c, "ms, ")) return BACK;
     if (LIT(&c, "lr: ") && !(number(&c, &v[MF_LR]) && LIT(&c, ", "))) return BACK;
-    if (!LIT(&c, "overflow cond: ")) return BACK;
-    if (LIT(&c, "True")) v[MF_OVERFLOW] = 1.0;
-    else if (LIT(&c, "False")) v[MF_OVERFLOW] = 0.0;
-    else return BACK;
+    if (!LIT(&c, "overflow cond: False")) return BACK; /* True: an overflow event, for logparse */
+    v[MF_OVERFLOW] = 0.0;
     if (!LIT(&c, ", loss_scale: ") || !number(&c, &v[MF_LOSS_SCALE])) return BACK;
     if (LIT(&c, ", global_norm: [")) {
         if (!number(&c, &v[MF_GLOBAL_NORM]) || !LIT(&c, "]")) return BACK;
         if (LIT(&c, ", train_throughput_per_npu: ") && !(number(&c, &v[MF_TFLOPS_NPU]) && LIT(&c, "T"))) return BACK;
     }
     if (c.p != c.e) return BACK;
-    l.overflow = v[MF_OVERFLOW];
-    l.loss_scale = v[MF_LOSS_SCALE];
-    if (add_line(o, &l)) return FAILED;
-    for (int f = MF_LOSS; f <= MF_TFLOPS_NPU; f++) /* in textlog._MF_FIELDS order */
-        if (add_value(o, f, v[f])) return FAILED;
+    if (add_line(o, &l) || add_values(o, MF_LOSS, MF_TFLOPS_NPU, v)) return FAILED;
     return CLAIMED;
 }
 
-/* textlog._LM_FAST_RE: "epoch: 1 step: 2, loss is 8.61" */
-static int parse_lm(Out *o, Cur c, int64_t pos, double wall) {
-    Line l = {pos, K_LM, 0, 0, 0, 0, wall, NAN, NAN, NAN};
+/* "epoch: 1 step: 2, loss is 8.61" */
+static int parse_lm(Out *o, Cur c, Line l) {
     double loss;
-    if (!(LIT(&c, "epoch: ") && integer(&c, &l.epoch) && LIT(&c, " step: ") && integer(&c, &l.step_in) &&
+    if (!(LIT(&c, "epoch: ") && counter(&c, &l.epoch) && LIT(&c, " step: ") && counter(&c, &l.step_in) &&
           LIT(&c, ", loss is ") && number(&c, &loss) && c.p == c.e))
         return BACK;
-    return add_line(o, &l) || add_value(o, LM_LOSS, loss) ? FAILED : CLAIMED;
+    return add_line(o, &l) || add_value(o, o->code[LM_LOSS], loss) ? FAILED : CLAIMED;
 }
 
 /* TimeMonitor: "[Train ]epoch time: 431.937 ms, per step time: 53.992 ms[ (data time: 1.2 ms)]" */
-static int parse_tm(Out *o, Cur c, int64_t pos, double wall) {
-    Line l = {pos, K_TM, 0, 0, 0, 0, wall, NAN, NAN, NAN};
-    double epoch_time, step_time, data_time = NAN;
+static int parse_tm(Out *o, Cur c, Line l) {
+    double v[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) v[i] = NAN;
     LIT(&c, "Train ");
-    if (!(LIT(&c, "epoch time: ") && number(&c, &epoch_time) && LIT(&c, " ms, per step time: ") &&
-          number(&c, &step_time) && LIT(&c, " ms")))
+    if (!(LIT(&c, "epoch time: ") && number(&c, &v[TM_EPOCH_TIME]) && LIT(&c, " ms, per step time: ") &&
+          number(&c, &v[TM_STEP_TIME]) && LIT(&c, " ms")))
         return BACK;
-    if (LIT(&c, " (data time: ") && !(number(&c, &data_time) && LIT(&c, " ms)"))) return BACK;
+    if (LIT(&c, " (data time: ") && !(number(&c, &v[TM_DATA_TIME]) && LIT(&c, " ms)"))) return BACK;
     if (c.p != c.e) return BACK;
-    if (add_line(o, &l) || add_value(o, TM_EPOCH_TIME, epoch_time) || add_value(o, TM_STEP_TIME, step_time) ||
-        add_value(o, TM_DATA_TIME, data_time))
-        return FAILED;
-    return CLAIMED;
+    return add_line(o, &l) || add_values(o, TM_EPOCH_TIME, TM_DATA_TIME, v) ? FAILED : CLAIMED;
 }
 
-/* textlog._FS_FAST_RE: "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%" (comma optional) */
-static int parse_fs(Out *o, Cur c, int64_t pos, double wall) {
-    Line l = {pos, K_FS, 0, 0, 0, 0, wall, NAN, NAN, NAN};
-    double step_time, mfu, hfu;
-    if (!(LIT(&c, "Train per step time: ") && number(&c, &step_time) && LIT(&c, " ms"))) return BACK;
+/* FlopsUtilizationCollector: "Train per step time: 135.572 ms, mfu:0.47% hfu:0.47%" (comma optional) */
+static int parse_fs(Out *o, Cur c, Line l) {
+    double v[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) v[i] = NAN;
+    if (!(LIT(&c, "Train per step time: ") && number(&c, &v[FS_STEP_TIME]) && LIT(&c, " ms"))) return BACK;
     LIT(&c, ",");
-    if (!(LIT(&c, " mfu:") && number(&c, &mfu) && LIT(&c, "% hfu:") && number(&c, &hfu) && LIT(&c, "%") && c.p == c.e))
+    if (!(LIT(&c, " mfu:") && number(&c, &v[FS_MFU]) && LIT(&c, "% hfu:") && number(&c, &v[FS_HFU]) && LIT(&c, "%") &&
+          c.p == c.e))
         return BACK;
-    if (add_line(o, &l) || add_value(o, FS_STEP_TIME, step_time) || add_value(o, FS_MFU, mfu) || add_value(o, FS_HFU, hfu))
-        return FAILED;
-    return CLAIMED;
+    return add_line(o, &l) || add_values(o, FS_STEP_TIME, FS_HFU, v) ? FAILED : CLAIMED;
 }
 
 static const char *find(const char *p, const char *e, const char *s, size_t n) {
@@ -569,7 +645,7 @@ static const char *find(const char *p, const char *e, const char *s, size_t n) {
 /* The progress line's "<number> samples/s/p": the number just before the first "samples/s/p".
  * Claimed when it is plain digits with at most one dot, after a character no number can hold
  * (so the regex's leftmost match starts where this one does). */
-static int parse_pg(Out *o, Cur c, int64_t pos, double wall) {
+static int parse_pg(Out *o, Cur c, Line l) {
     const char *q = find(c.p, c.e, "samples/s/p", 11);
     if (!q) return BACK;
     const char *w = q;
@@ -578,12 +654,11 @@ static int parse_pg(Out *o, Cur c, int64_t pos, double wall) {
     int dots = 0;
     for (; s > c.p && (is_digit(s[-1]) || s[-1] == '.'); s--) dots += s[-1] == '.';
     if (s == w || *s == '.' || dots > 1) return BACK;
-    if (s > c.p && (s[-1] == '+' || s[-1] == '-' || (s[-1] | 0x20) == 'e' || (unsigned char)s[-1] >= 0x80)) return BACK;
+    if (s > c.p && (s[-1] == '+' || s[-1] == '-' || (s[-1] | 0x20) == 'e')) return BACK;
     Cur num = {s, w};
-    Line l = {pos, K_PG, 0, 0, 0, 0, wall, NAN, NAN, NAN};
     double samples;
     if (!number(&num, &samples) || num.p != w) return BACK;
-    return add_line(o, &l) || add_value(o, PG_SAMPLES, samples) ? FAILED : CLAIMED;
+    return add_line(o, &l) || add_value(o, o->code[PG_SAMPLES], samples) ? FAILED : CLAIMED;
 }
 
 /* The number-valued pairs of one line, before its step is known. */
@@ -594,7 +669,7 @@ typedef struct {
     double value[MAX_PAIRS];
 } Pairs;
 
-/* The keys textlog._with_step reads: what a pair's key is to it. */
+/* The keys logparse._roles reads: what a pair's key is to it. */
 enum { KEY_VALUE, KEY_STEP, KEY_GLOBAL_STEP, KEY_RANK, KEY_EPOCH_STEP };
 
 static int key_role(const char *k, size_t n) {
@@ -609,10 +684,10 @@ static int key_role(const char *k, size_t n) {
     return KEY_VALUE;
 }
 
-/* textlog._with_step for one line: its step is the first finite "step" value below 2^62, else
- * the first such "global_step"; its rank the first "rank" value when whole and below 2^31. Rows
- * for the other pairs; none when the line has no step. */
-static int emit_pairs(Out *o, int kind, const Pairs *l, int64_t pos, double wall) {
+/* logparse._roles for one line: its step is the first finite "step" value below 2^62, else the
+ * first such "global_step"; its rank the first "rank" value when whole and below 2^31. Rows for
+ * the other pairs; none when the line has no step. `slot`: 0 kv, 1 JSON. */
+static int emit_pairs(Out *o, int slot, const Pairs *l, Line line) {
     int step_at = -1, global_at = -1, rank_at = -1;
     int role[MAX_PAIRS];
     for (int i = 0; i < l->n; i++) {
@@ -625,38 +700,35 @@ static int emit_pairs(Out *o, int kind, const Pairs *l, int64_t pos, double wall
     }
     if (step_at < 0) step_at = global_at;
     if (step_at < 0) return CLAIMED;
-    int64_t step = (int64_t)l->value[step_at]; /* truncates, as polars' cast does */
-    double rank = NAN;
+    line.step = (int64_t)l->value[step_at]; /* truncates, as int() does */
     if (rank_at >= 0) {
         double v = l->value[rank_at];
-        if (v == nearbyint(v) && fabs(v) < 0x1p31) rank = v;
+        if (v == nearbyint(v) && fabs(v) < 0x1p31) line.rank = v;
     }
-    Line line = {pos, kind, 0, 0, 0, step, wall, NAN, NAN, rank};
     if (add_line(o, &line)) return FAILED;
     for (int i = 0; i < l->n; i++) {
         if (role[i] != KEY_VALUE) continue;
-        int json = kind == K_JSON;
-        int64_t code = key_code(o, json * MAX_PAIRS + i, l->key[i], l->len[i]);
-        if (code < 0 || add_value(o, N_FIXED + 2 * code + json, l->value[i])) return FAILED;
+        int64_t code = key_code(o, slot * MAX_PAIRS + i, l->key[i], l->len[i]);
+        if (code < 0 || add_value(o, o->n_fixed + o->pair_slots * code + slot, l->value[i])) return FAILED;
     }
     return CLAIMED;
 }
 
-/* textlog._KV_SIMPLE_RE lines: space-separated tokens, each without "=" or exactly one
- * key=value with an ASCII key; values have their quotes stripped and must be certain numbers
- * or certainly no numbers. */
+/* key=value lines made of space-separated tokens, each without "=" or exactly one key=value
+ * (logshapes.KV_RE finds the same pairs in them); values have their quotes stripped and must
+ * be certain numbers or certainly no numbers. */
 static int is_key_char(char c) { return is_word((unsigned char)c) || c == '.' || c == '-' || c == '/'; }
 
-static int parse_kv(Out *o, Cur c, int64_t pos, double wall) {
+static int parse_kv(Out *o, Cur c, Line line) {
     Pairs l;
     l.n = 0;
     for (const char *p = c.p;; p++) { /* one token per turn, p at its first byte */
         const char *t = p;
         while (p < c.e && is_key_char(*p)) p++;
         if (p < c.e && *p == '=') {
-            if (p == t || !(is_alpha(*t) || *t == '_')) return BACK; /* "=" but no key: not _KV_TOKEN */
+            if (p == t || !(is_alpha(*t) || *t == '_')) return BACK; /* "=" but no key: no key=value token */
             const char *eq = p++;
-            for (; p < c.e && *p != ' '; p++) /* the value: [^\s,;]+, and ASCII (Unicode \s could hide) */
+            for (; p < c.e && *p != ' '; p++) /* the value: [^\s,;]+; non-ASCII values go to logparse */
                 if (*p == ',' || *p == ';' || (*p >= '\t' && *p <= '\r') || (unsigned char)*p >= 0x80) return BACK;
             if (p == eq + 1) return BACK;
             const char *vs = eq + 1, *ve = p;
@@ -675,7 +747,7 @@ static int parse_kv(Out *o, Cur c, int64_t pos, double wall) {
         }
         if (p == c.e) break;
     }
-    return emit_pairs(o, K_KV, &l, pos, wall);
+    return emit_pairs(o, 0, &l, line);
 }
 
 static void json_ws(Cur *c) {
@@ -720,9 +792,9 @@ static int json_number(Cur *c, double *out) {
 
 static const char *const JSON_TIME_KEYS[] = {"time", "timestamp", "ts", "wall_time", "datetime"};
 
-/* textlog._JSON_FLAT_RE lines: one flat object from the first "{" to the last "}" with unique keys,
- * and no time key when the line has no timestamp (json.loads reads it then). */
-static int parse_json(Out *o, Cur c, int64_t pos, double wall) {
+/* One flat JSON object from the first "{" to the last "}" with unique keys (what json.loads
+ * reads the same), and no time key when the line has no timestamp (logparse reads it then). */
+static int parse_json(Out *o, Cur c, Line line) {
     if (c.e - c.p >= JSON_MAX_BYTES) return BACK;
     const char *open = memchr(c.p, '{', (size_t)(c.e - c.p)), *close = c.e;
     while (close > c.p && close[-1] != '}') close--;
@@ -743,7 +815,7 @@ static int parse_json(Out *o, Cur c, int64_t pos, double wall) {
         size_t len = (size_t)(ke[n] - ks[n]);
         for (int i = 0; i < n; i++)
             if ((size_t)(ke[i] - ks[i]) == len && memcmp(ks[i], ks[n], len) == 0) return BACK;
-        if (isnan(wall))
+        if (isnan(line.wall))
             for (int i = 0; i < 5; i++)
                 if (len == strlen(JSON_TIME_KEYS[i]) && memcmp(ks[n], JSON_TIME_KEYS[i], len) == 0) return BACK;
         double value;
@@ -759,10 +831,10 @@ static int parse_json(Out *o, Cur c, int64_t pos, double wall) {
         if (is) l.key[l.n] = ks[n], l.len[l.n] = len, l.value[l.n++] = value;
         n++;
     }
-    return emit_pairs(o, K_JSON, &l, pos, wall);
+    return emit_pairs(o, 1, &l, line);
 }
 
-/* ------------------------------------------------------------------ one chunk */
+/* ------------------------------------------------------------------ tables */
 
 static void table_init(Table *t, const char *name, const char *const *cols) {
     memset(t, 0, sizeof *t);
@@ -795,24 +867,128 @@ static PyObject *table_dict(Table *t) {
 
 typedef struct {
     PyObject_HEAD Out out; /* claimed lines and values, across all chunks of a file */
+    Grammar gr;
+    PyObject *anchors;     /* keeps the anchors' bytes alive (gr.text points into them) */
 } Scanner;
 
+static int grammar_init(Grammar *gr, PyObject *anchors, PyObject *shapes, unsigned long long error_mask, int shuffle) {
+    memset(gr, 0, sizeof *gr);
+    gr->n = (int)PyTuple_Size(anchors);
+    gr->nshapes = (int)PyTuple_Size(shapes);
+    if (gr->n > MAX_ANCHORS || gr->nshapes > MAX_SHAPES) {
+        PyErr_SetString(PyExc_ValueError, "too many anchors or shapes for the C scanner");
+        return -1;
+    }
+    /* Anchors with the same first byte share a bucket (fewer false candidates); first bytes are
+     * dealt to the 8 buckets in turn. */
+    int bucket_of_byte[256];
+    int next_bucket = 0;
+    for (int i = 0; i < 256; i++) bucket_of_byte[i] = -1;
+    for (int k = 0; k < gr->n; k++) {
+        PyObject *a = PyTuple_GET_ITEM(anchors, k);
+        char *text;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(a, &text, &len) < 0) return -1;
+        if (len < 1) {
+            PyErr_SetString(PyExc_ValueError, "empty anchor");
+            return -1;
+        }
+        unsigned char c0 = (unsigned char)text[0];
+        if (bucket_of_byte[c0] < 0) bucket_of_byte[c0] = next_bucket++ % 8;
+        int bucket = bucket_of_byte[c0];
+        uint8_t bit = (uint8_t)(1u << bucket);
+        gr->text[k] = text;
+        gr->len[k] = (size_t)len;
+        gr->by_byte[c0] |= 1ull << k;
+        gr->in_bucket[bucket] |= 1ull << k;
+        size_t h = len < 8 ? (size_t)len : 8;
+        memcpy(&gr->head[k], text, h);
+        memset(&gr->head_mask[k], 0xFF, h);
+        gr->lo1[c0 & 15] |= bit;
+        gr->hi1[c0 >> 4] |= bit;
+        gr->first[c0] |= bit;
+        if (len == 1) { /* any second byte */
+            gr->single |= bit;
+            for (int i = 0; i < 16; i++) gr->lo2[i] |= bit, gr->hi2[i] |= bit;
+            for (int i = 0; i < 256; i++) gr->second[i] |= bit, gr->by_second[i] |= 1ull << k;
+        } else {
+            unsigned char c1 = (unsigned char)text[1];
+            gr->lo2[c1 & 15] |= bit;
+            gr->hi2[c1 >> 4] |= bit;
+            gr->second[c1] |= bit;
+            gr->by_second[c1] |= 1ull << k;
+        }
+    }
+#ifdef TEDDY_X86
+    __builtin_cpu_init();
+    gr->shuffle = shuffle && __builtin_cpu_supports("ssse3");
+#elif defined(TEDDY_NEON)
+    gr->shuffle = shuffle;
+#else
+    (void)shuffle;
+#endif
+    for (int i = 0; i < gr->nshapes; i++) {
+        PyObject *item = PyTuple_GET_ITEM(shapes, i), *mask, *parser;
+        if (!PyArg_ParseTuple(item, "OO", &mask, &parser)) return -1;
+        gr->shape_mask[i] = PyLong_AsUnsignedLongLong(mask);
+        if (PyErr_Occurred()) return -1;
+        gr->parser[i] = -1;
+        if (parser != Py_None) {
+            const char *name = PyUnicode_AsUTF8(parser);
+            if (!name) return -1;
+            for (int p = 0; p < N_PARSERS; p++)
+                if (strcmp(name, PARSERS[p]) == 0) gr->parser[i] = p;
+            if (gr->parser[i] < 0) {
+                PyErr_Format(PyExc_ValueError, "the C scanner has no parser %s", name);
+                return -1;
+            }
+        }
+    }
+    gr->error_mask = error_mask;
+    return 0;
+}
+
 static int scanner_init(Scanner *self, PyObject *args, PyObject *kwds) {
-    PyObject *keys;
-    static char *kwlist[] = {"keys", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!", kwlist, &PyDict_Type, &keys)) return -1;
-    /* Integer columns first, names as textlog.py reads them (add_line and add_value write them). */
-    static const char *const claimed[] = {"pos", "kind", "epoch", "step_in", "steps_total", "step",
-                                          "wall_time", "overflow", "loss_scale", "line_rank", NULL};
+    PyObject *keys, *anchors, *shapes, *fields;
+    unsigned long long error_mask;
+    long long n_fixed, pair_slots;
+    int shuffle = 1;
+    static char *kwlist[] = {"keys", "anchors", "shapes", "error_mask", "fields", "n_fixed", "pair_slots", "shuffle", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!KO!LL|p", kwlist, &PyDict_Type, &keys, &PyTuple_Type, &anchors,
+                                     &PyTuple_Type, &shapes, &error_mask, &PyDict_Type, &fields, &n_fixed, &pair_slots,
+                                     &shuffle))
+        return -1;
+    /* Integer columns first, names as logparse.Records has them (add_line and add_value write them). */
+    static const char *const lines[] = {"pos", "shape", "zone", "epoch", "step_in", "steps_total", "step", "wall", "rank", NULL};
     static const char *const values[] = {"line", "field", "value", NULL};
     table_free(&self->out.lines);
     table_free(&self->out.values);
     Py_CLEAR(self->out.keys);
+    Py_CLEAR(self->anchors);
     memset(&self->out, 0, sizeof self->out);
-    table_init(&self->out.lines, "claimed", claimed);
+    table_init(&self->out.lines, "lines", lines);
     table_init(&self->out.values, "values", values);
+    if (grammar_init(&self->gr, anchors, shapes, error_mask, shuffle) < 0) return -1;
+    for (int f = 0; f < N_FIELDS; f++) {
+        PyObject *code = PyDict_GetItemString(fields, FIELD_NAMES[f]);
+        if (!code) {
+            PyErr_Format(PyExc_ValueError, "the grammar has no field %s", FIELD_NAMES[f]);
+            return -1;
+        }
+        self->out.code[f] = PyLong_AsLongLong(code);
+        if (PyErr_Occurred()) return -1;
+    }
+    for (int i = 0; i < N_FIELDS; i++) { /* insertion sort: a dozen fields */
+        int f = i, j = i;
+        for (; j > 0 && self->out.code[self->out.order[j - 1]] > self->out.code[f]; j--) self->out.order[j] = self->out.order[j - 1];
+        self->out.order[j] = f;
+    }
+    self->out.n_fixed = n_fixed;
+    self->out.pair_slots = pair_slots;
     Py_INCREF(keys);
     self->out.keys = keys;
+    Py_INCREF(anchors);
+    self->anchors = anchors;
     return 0;
 }
 
@@ -820,7 +996,38 @@ static void scanner_dealloc(Scanner *self) {
     table_free(&self->out.lines);
     table_free(&self->out.values);
     Py_CLEAR(self->out.keys);
+    Py_CLEAR(self->anchors);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* One line [s, e) (its "\r"s stripped): claimed, handed back, or dropped (neither). */
+static int scan_line(Scanner *self, const char *s, const char *e, int64_t pos) {
+    const Grammar *gr = &self->gr;
+    uint64_t found = anchors_in(gr, s, e);
+    int exc = exception_line((const unsigned char *)s, (const unsigned char *)e);
+    if (!found && !exc) return DROPPED; /* not a candidate */
+    if ((found & gr->error_mask) || exc) return BACK; /* errors: logparse */
+    int shape = -1;
+    for (int i = 0; i < gr->nshapes && shape < 0; i++)
+        if ((found & gr->shape_mask[i]) == gr->shape_mask[i]) shape = i;
+    if (shape < 0) return DROPPED; /* no shape has all its anchors here: nothing to read */
+    if (gr->parser[shape] < 0) return BACK;
+    Line l;
+    int zone;
+    double wall;
+    timestamp(s, e, &wall, &zone);
+    l = new_line(pos, shape, wall, zone);
+    Cur c = {s, e};
+    switch (gr->parser[shape]) {
+    case P_MINDFORMERS: return parse_mf(&self->out, c, l);
+    case P_PROGRESS: return parse_pg(&self->out, c, l);
+    case P_LOSSMONITOR: return parse_lm(&self->out, c, l);
+    case P_TIMEMONITOR: return parse_tm(&self->out, c, l);
+    case P_FLOPS: return parse_fs(&self->out, c, l);
+    case P_JSON: return parse_json(&self->out, c, l);
+    case P_KV: return parse_kv(&self->out, c, l);
+    }
+    return BACK;
 }
 
 /* scan(body, first_line): the lines of one chunk; see the top of this file. */
@@ -836,7 +1043,7 @@ static PyObject *scanner_scan(Scanner *self, PyObject *args) {
     Out *o = &self->out;
     memset(o->cache, 0, sizeof o->cache); /* cached keys point into the previous chunk */
     Buf back = {0}, back_lines = {0};
-    long long lines = 0, bad_line = -1;
+    long long lines = 0, claimed = 0, bad_line = -1;
     int failed = 0;
 
     for (const char *s = buf; !failed;) {
@@ -845,30 +1052,16 @@ static PyObject *scanner_scan(Scanner *self, PyObject *args) {
         int64_t pos = first_line + lines++;
         int claim = BACK;
         const char *non_ascii = first_non_ascii(s, e);
-        if (e - s > MAX_LINE_BYTES) goto hand_back; /* textlog.py notes and skips it */
+        if (e - s > MAX_LINE_BYTES) goto hand_back; /* logparse notes and skips it */
         if (non_ascii < e && !valid_utf8((const unsigned char *)non_ascii, (const unsigned char *)e)) {
             if (bad_line < 0) bad_line = pos;
-            goto hand_back; /* textlog.py decodes it with replacement characters */
+            goto hand_back; /* logparse decodes it with replacement characters */
         }
-        int flags = literals(s, e);
-        int exc = exception_line((const unsigned char *)s, (const unsigned char *)e);
-        if (!(flags & ANCHORS) && !exc) goto next; /* not a candidate line */
-        if ((flags & (F_ERROR | F_TRACEBACK)) || exc) goto hand_back; /* events: textlog._events */
         const char *te = e;
         while (te > s && te[-1] == '\r') te--;
-        double wall;
-        if (!timestamp(s, te, non_ascii, &wall)) goto hand_back;
-        Cur c = {s, te};
-        /* textlog._KINDS, in order */
-        if ((flags & F_STEP_BRACKET) && (flags & F_LOSS)) claim = parse_mf(o, c, pos, wall);
-        else if ((flags & F_LOSS_IS) && (flags & F_EPOCH_COLON)) claim = parse_lm(o, c, pos, wall);
-        else if (flags & F_EPOCH_TIME) claim = parse_tm(o, c, pos, wall);
-        else if (flags & F_FLOPS_IS) claim = BACK; /* the totals: once, as settings */
-        else if (flags & F_MFU) claim = parse_fs(o, c, pos, wall);
-        else if (flags & F_SAMPLES) claim = parse_pg(o, c, pos, wall);
-        else if ((flags & F_STEP_QUOTE) && (flags & F_BRACE)) claim = parse_json(o, c, pos, wall);
-        else if (flags & F_STEP_EQ) claim = parse_kv(o, c, pos, wall);
+        claim = scan_line(self, s, te, pos);
         if (claim == FAILED) failed = 1;
+        if (claim == CLAIMED) claimed++;
         if (claim != BACK) goto next;
     hand_back:
         if ((back.len && put(&back, "\n", 1)) || put(&back, s, (size_t)(e - s)) || put(&back_lines, &pos, 8)) failed = 1;
@@ -880,8 +1073,8 @@ static PyObject *scanner_scan(Scanner *self, PyObject *args) {
 
     PyObject *result = NULL;
     if (!failed)
-        result = Py_BuildValue("{s:L,s:L,s:N,s:N}", "line_count", lines, "bad_line", bad_line, "back",
-                               buf_bytes(&back), "back_lines", buf_bytes(&back_lines));
+        result = Py_BuildValue("{s:L,s:L,s:L,s:N,s:N}", "line_count", lines, "claimed", claimed, "bad_line", bad_line,
+                               "back", buf_bytes(&back), "back_lines", buf_bytes(&back_lines));
     else if (!PyErr_Occurred())
         PyErr_NoMemory();
     buf_free(&back);
@@ -890,7 +1083,7 @@ static PyObject *scanner_scan(Scanner *self, PyObject *args) {
     return result;
 }
 
-/* tables(): {"claimed": {column: bytes}, "values": {column: bytes}, "fields": names} */
+/* tables(): {"lines": {column: bytes}, "values": {column: bytes}} */
 static PyObject *scanner_tables(Scanner *self, PyObject *unused) {
     PyObject *result = PyDict_New();
     Table *tables[] = {&self->out.lines, &self->out.values};
@@ -899,20 +1092,12 @@ static PyObject *scanner_tables(Scanner *self, PyObject *unused) {
         if (!d || PyDict_SetItemString(result, tables[i]->name, d) < 0) Py_CLEAR(result);
         Py_XDECREF(d);
     }
-    PyObject *fields = PyTuple_New(N_FIXED);
-    for (int i = 0; fields && i < N_FIXED; i++) {
-        PyObject *name = PyUnicode_FromString(FIXED_FIELDS[i]);
-        if (!name) Py_CLEAR(fields);
-        else PyTuple_SET_ITEM(fields, i, name);
-    }
-    if (result && (!fields || PyDict_SetItemString(result, "fields", fields) < 0)) Py_CLEAR(result);
-    Py_XDECREF(fields);
     return result;
 }
 
 static PyMethodDef scanner_methods[] = {
     {"scan", (PyCFunction)scanner_scan, METH_VARARGS,
-     "scan(body, first_line): parse the common line shapes of a chunk of whole lines; hand back the others."},
+     "scan(body, first_line): parse the hot line shapes of a chunk of whole lines; hand back the others."},
     {"tables", (PyCFunction)scanner_tables, METH_NOARGS, "tables(): what the chunks scanned so far gave."},
     {NULL, NULL, 0, NULL},
 };
@@ -921,7 +1106,8 @@ static PyTypeObject ScannerType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "postmortem.readers._logscan.Scanner",
     .tp_basicsize = sizeof(Scanner),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Scanner(keys): the text-log lines of one file, chunk by chunk (see _logscan.c).",
+    .tp_doc = "Scanner(keys, anchors, shapes, error_mask, fields, n_fixed, pair_slots): the text-log lines of one "
+              "file, chunk by chunk (see _logscan.c).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)scanner_init,
     .tp_dealloc = (destructor)scanner_dealloc,

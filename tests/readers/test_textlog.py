@@ -1,7 +1,9 @@
-"""textlog reader on callback lines in the shapes of formats.md section 4.
+"""textlog reader on callback lines in the shapes of formats.md section 4, the grammar itself, and
+what a file says when it gives nothing.
 
 mindspore_train.log is the stdout of a real MindSpore 2.10 run (make_mindspore_log.py); the other
-fixtures are written line by line by make_text_logs.py.
+fixtures are written line by line by make_text_logs.py. The real logs of other writers are in
+test_textlog_conformance.py.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from postmortem.model import EVENTS, SCALARS, Artifact
-from postmortem.readers import textlog
+from postmortem.model import EVENT_KINDS, EVENTS, SCALARS, Artifact
+from postmortem.readers import logparse, logshapes, textlog
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 
@@ -225,125 +227,68 @@ def test_small_chunks_give_same_result(monkeypatch):
     assert read(FIX / "mf_r03.log").tables["scalars"].equals(whole)
 
 
-def test_empty_and_noise_files(tmp_path: Path):
+def slugs(r) -> dict[str, object]:
+    return {d.slug: d for d in r.diagnostics}
+
+
+def test_empty_file_says_so(tmp_path: Path):
     p = tmp_path / "empty.log"
     p.write_bytes(b"")
     r = read(p)
     assert r.tables["scalars"].height == 0 and r.tables["scalars"].schema == SCALARS
-    p.write_bytes(b"hello\nworld without newline")
-    assert read(p).tables["scalars"].height == 0
+    assert slugs(r)["log-empty"].message == "the file is empty"
+    p.write_bytes(b"\n  \n\t\r\n")
+    assert slugs(read(p))["log-empty"].message == "the file holds only blank lines"
 
 
-# --------------------------------------------------------------------------- fast paths == reference paths
+def test_unrecognised_file_shows_its_first_line(tmp_path: Path):
+    p = tmp_path / "notes.txt"
+    long = "a line no writer prints " * 10  # 240 characters: shortened to 117 + "..."
+    p.write_text("\n   \n" + long + "\nworld without newline")
+    r = read(p)
+    (d,) = r.diagnostics
+    assert d.slug == "log-unrecognised" and d.severity == "warning" and d.offset == 3
+    assert repr(long[:117] + "...") in d.message
 
 
-def _frame_of(lines: list[str], wall: float | None = None) -> pl.DataFrame:
-    n = len(lines)
-    return pl.DataFrame(
-        {"lineno": range(1, n + 1), "line": lines, "pos": range(1, n + 1), "wall_time": [wall] * n},
-        schema={"lineno": pl.Int64, "line": pl.Utf8, "pos": pl.Int64, "wall_time": pl.Float64},
+def test_recognised_lines_that_give_nothing_say_so(tmp_path: Path):
+    # a TimeMonitor line with no step anywhere, and a key=value line without a usable step
+    p = tmp_path / "train.log"
+    p.write_text("Train epoch time: 431.937 ms, per step time: 53.992 ms\nstep=abc loss=1.0 lr=0.1\n")
+    r = read(p)
+    assert r.rows() == 0
+    assert slugs(r)["log-no-step"].message.startswith("2 values had no step")
+    assert slugs(r)["log-nothing-kept"].message.startswith("2 lines in known log shapes")
+
+
+def test_a_file_with_only_errors_is_not_silent(tmp_path: Path):
+    p = tmp_path / "error.log"
+    p.write_text("2024-05-08 10:36:54,000 - [mindformers/trainer/base_trainer.py:99] - ERROR - out of memory\n")
+    r = read(p)
+    assert r.tables["events"]["kind"].to_list() == ["log_error"]
+    assert not {"log-empty", "log-unrecognised", "log-nothing-kept"} & set(slugs(r))
+
+
+def test_unreadable_lines_and_values_are_counted_once_per_file(tmp_path: Path):
+    p = tmp_path / "train.log"
+    good = "{ Epoch:[  1/  2], step:[    %d/   19], loss: 9.673, per_step_time: 1754ms, overflow cond: False, loss_scale: 1.0"
+    p.write_text(
+        "\n".join([
+            good % 1,
+            good.replace("loss: 9.673", "loss: 9.6.7") % 2,  # the loss is required: the line is unreadable
+            good.replace("loss: 9.673", "loss: nine") % 3,
+            good.replace("loss_scale: 1.0", "loss_scale: 1.0.0") % 4,  # an optional value: left out
+            "epoch: 1 step: 1, loss is Tensor(",  # LossMonitor with no readable loss
+        ])
     )
-
-
-_JSON_LINES = [
-    '{"step": 1, "loss": 2.5, "lr": 1e-4, "rank": 3, "note": "ok", "flag": true, "x": null}',
-    '{"step":2,"loss":-0,"a":-0.0,"b":1E5,"c":5e-324,"d":1e400,"e":123456789012345678901234567890}',
-    'prefix "k": 1 {"global_step": 3, "step": "4", "loss": "nan", "s": "1e-4", "r": "2"} tail',
-    '{"step": 5, "loss": 1, "loss": 2}',  # repeated key: json keeps the last value at the first place
-    '{"step": 6, "loss": NaN, "g": Infinity}',
-    '{"step": 7, "n": {"a": 1}, "l": [1], "loss": 3}',
-    '{"step": 8, "esc": "a\\"b", "\\u00e9": 1, "loss": 4}',
-    '{"step": 9, "loss": 01}',  # invalid JSON
-    '{"step": 10, "loss": 1, "time": 1700000000123}',
-    '{"step": 11, "loss": 1, "ts": "2024-05-08T10:36:53+02:00"}',
-    '{"step": 12, "loss": 1, "rank": 2.0, "step_ms": 812, "data_s": 0.5, "tok\u00e9n": 3}',
-    '{"step": 13, "big": %s}' % ("9" * 4301),  # json.loads refuses ints this long
-    '{"step": 14, "tab": "a\tb"}',  # control character in a string: invalid JSON
-    "{}  step\"",
-    '  {"step" : 15 ,"loss" :\t0.25 }  ',
-]
-
-
-@pytest.mark.parametrize("wall", [None, 5.0])
-def test_json_fast_path_matches_json_loads(wall):
-    df = _frame_of(_JSON_LINES, wall)
-    fast, bad = textlog._json(df)
-    pairs, ref_bad = textlog._json_lines(df)
-    assert bad == ref_bad == 8
-    # raw texts of floats differ by design (the line's text vs repr): compare what is read from them
-    keys: dict[str, int] = {}
-    fast, _ = textlog._with_step(textlog._numeric_pairs(fast, keys), keys)
-    ref, _ = textlog._with_step(textlog._numeric_pairs(pairs, keys), keys)
-    labels = textlog._Labels()  # one numbering for both, so their label codes compare
-    got = textlog._pairs_to_long(fast, "log:json", labels, keys).with_columns(sign=pl.col("value").cast(pl.Utf8))  # -0.0 vs 0.0
-    want = textlog._pairs_to_long(ref, "log:json", labels, keys).with_columns(sign=pl.col("value").cast(pl.Utf8))
-    assert got.equals(want, null_equal=True) and got.height == want.height > 20
-
-
-_NEVER = r"(?P<never>$x)"  # no line matches: every line takes the per-pattern path
-
-
-@pytest.mark.parametrize(
-    "lines, specs, fast_re",
-    [
-        (
-            [
-                "2026-11-30 10:50:06,206 - [mindformers/core/callback/callback.py:529] - INFO - { Epoch:[  1/ 15], "
-                "step:[    1/ 1000], loss: 11.194, per_step_time: 16607ms, lr: 2.1e-06, overflow cond: True, "
-                "loss_scale: 1.0, global_norm: [1.009688], train_throughput_per_npu: 10.359T",
-                "{ Epoch:[1/2], step:[3/10], loss: nan, per_step_time: 1e3ms, overflow cond: False, loss_scale: -inf",
-                "{ Epoch:[1/2], step:[3/10], loss: .5, per_step_time: 1ms, lr: 1e, overflow cond: False, loss_scale: 1",
-                "[a/lm_loss:5] - INFO - { Epoch:[1/2], step:[4/10], loss: 1, per_step_time: 1ms, overflow cond: False, loss_scale: 1",
-                "{ Epoch:[1/2], step:[5/10], loss: 1, per_step_time: 1ms, overflow cond: False, loss_scale: 1, global_norm: [--inf]",
-                "{ Epoch:[  1/  2], step:[    1/  100], loss:[10.649/10.649], time:103328.000 ms, lr:0.0, overflow cond: False",
-                "{ step:[    5/  100], loss: 2.345678, per_step_time: 812ms, lr: 1.000000e-04, grad_norm: 1.2, throughput: 123.45T }",
-            ],
-            textlog._MF_SPECS,
-            textlog._MF_FAST_RE,
-        ),
-        (
-            ["epoch: 1 step: 2, loss is 8.61", "epoch: 2 step: 3, loss is 1e", "epoch:  1 step: 2, loss is -Infinity",
-             "epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.5)"],
-            textlog._LM_SPECS,
-            textlog._LM_FAST_RE,
-        ),
-        (
-            ["Train per step time: 135.572 ms mfu:0.47% hfu:0.47%", "Train per step time: 1 ms, mfu:1e-3% hfu:inf%",
-             "Train per step time: 5 ms mfu:1% hfu:2% extra", "per step time: 5 ms, mfu:1% hfu:2%"],
-            textlog._FS_SPECS,
-            textlog._FS_FAST_RE,
-        ),
-    ],
-)
-def test_fast_regex_matches_per_pattern_path(lines, specs, fast_re):
-    df = _frame_of(lines)
-    got = textlog._fields(df, specs, fast_re)
-    want = textlog._fields(df, specs, _NEVER)
-    assert got.equals(want, null_equal=True)
-    assert df["line"].str.extract_groups(fast_re).struct.unnest().to_series(0).null_count() < len(lines)
-
-
-def test_wall_time_ascii_path_matches_unicode_regex():
-    lines = pl.Series(
-        [
-            "2024-05-08 10:36:53,123 x",
-            "2024-05-08T10:36:53.123456+05:30 x",
-            " " * 16 + "[2024-05-08 10:36:53.5-0700] x",
-            " " * 20 + "2024-05-08 10:36:53.5Z x",  # more leading space than the ASCII path takes
-            " " * 50 + "2024-05-08 10:36:53,12\u0663 x",  # ... and a Unicode digit past char 64
-            "2024-05-0810:36:53 x",
-            "\u00a02024-05-08 10:36:53 x",  # Unicode space
-            "2024-05-08 10:36:53,12\u0663 x",  # Unicode digit in the fraction
-            "2024-05-08 10:36:53+0\u0665:30 x",
-            "2024-05-08 10:36:53.1234567891234 x",
-            "2024-13-40 99:99:99 x",
-            "\u00e9" * 70 + " 2024-05-08 10:36:53",
-            "no stamp",
-            "",
-        ]
-    )
-    want = textlog._stamp_seconds(lines.str.extract_groups(textlog._TS_RE).struct.unnest())
-    assert textlog._wall_time(lines).equals(want.alias("wall_time"), null_equal=True)
+    r = read(p)
+    d = slugs(r)
+    assert d["log-line-unreadable"].offset == 2 and d["log-line-unreadable"].severity == "warning"
+    assert d["log-line-unreadable"].message.startswith("3 lines look like lossmonitor, mindformers lines")
+    assert d["log-field-unreadable"].offset == 4 and d["log-field-unreadable"].severity == "info"
+    assert "1 values" in d["log-field-unreadable"].message and "mindformers loss_scale" in d["log-field-unreadable"].message
+    assert [s for s, _ in series(r, "loss")] == [1, 4]
+    assert [s for s, _ in series(r, "loss_scale")] == [1]
 
 
 def test_absurd_step_values_are_ignored_not_fatal(tmp_path):
@@ -357,20 +302,98 @@ def test_absurd_step_values_are_ignored_not_fatal(tmp_path):
     assert loss["step"].to_list() == [3, 4] and loss["value"].to_list() == [3.0, 4.0]
 
 
-def test_kv_split_path_matches_extract_all():
-    lines = [
-        "2026-11-30 10:50:06.206 step=1 epoch=1 loss=11.19 lr=2.1e-06 step_ms=16606.973",
-        "a=1 b=2", "x:loss=1 step=2", "a=b=c step=1", "step=1\tloss=2", "step=1  loss=2 ", "\u00e9=1 step=2",
-        "step=1 loss=2,3", "step=1 loss=;", "2024-01-01T10:00:00 step=3 lr=1e-3", "step=1 'x'='y'",
-        "step=1 a=\u00a0b", "step=1 =3 b=", "step=1 _a.b-c/d=5", "", "no pairs here", "step=1 k=\"v w\"",
-    ]
-    df = pl.DataFrame({"pos": range(len(lines)), "wall_time": [0.0] * len(lines), "line": lines})
-    simple = df["line"].str.contains(textlog._KV_SIMPLE_RE)
-    assert 0 < simple.sum() < len(lines)  # both paths taken
-    want = (
-        df.select("pos", "wall_time", pl.col("line").str.extract_all(textlog._KV_RE).alias("kv"))
-        .explode("kv")
-        .filter(pl.col("kv").is_not_null())
-    )
-    assert textlog._kv_tokens(df).equals(want)
-    assert textlog._kv_tokens(df.filter(simple)).equals(want.filter(pl.col("pos").is_in(df.filter(simple)["pos"].implode())))
+
+
+# --------------------------------------------------------------------------- the grammar
+
+
+@pytest.mark.parametrize("shape", logshapes.SHAPES, ids=lambda s: s.name)
+def test_every_shape_reads_its_own_example_line(shape):
+    rec = logparse.Records()
+    logparse.parse_line(shape.example, 1, rec, {})
+    assert rec.recognised == {shape.name: 1}  # this shape takes it, no earlier one
+    assert not rec.unreadable_lines and not rec.unreadable_fields
+    assert rec.v_value or rec.events or rec.settings or shape.name == "mindformers-norm-check"
+    assert shape.writer and shape.example_from
+    assert {e.kind for e in shape.events} <= set(EVENT_KINDS)
+
+
+def test_grammar_fields_are_numbered_once():
+    codes = [logshapes.FIELD_CODE[(s.name, f.name)] for s, f in logshapes.FIELDS]
+    assert codes == list(range(logshapes.N_FIXED))
+    # the C scanner's hot shapes are all in the grammar
+    assert {s.fast for s in logshapes.SHAPES if s.fast} == {
+        "mindformers", "progress", "lossmonitor", "timemonitor", "flops", "json", "kv"}
+
+
+def test_numbers_are_plain_ascii_numbers():
+    assert logshapes.number("1e-05") == 1e-05 and logshapes.number("1.e-05") == 1e-05
+    assert math.isnan(logshapes.number("NaN")) and logshapes.number("-Infinity") == -math.inf
+    for text in ("1_000", "0x10", "\u0663", "--inf", "1.2.3", "", " 1"):
+        assert logshapes.number(text) is None, text
+    assert logshapes.count("123456789") == 123456789 and logshapes.count("1234567890") is None
+
+
+@pytest.mark.parametrize(
+    "text, wall, zone",
+    [
+        ("2024-05-08 10:36:53,123 x", utc("2024-05-08 10:36:53.123"), logshapes.ZONE_NAIVE),
+        ("  [2024-05-08T10:36:53.5-0700] x", utc("2024-05-08 17:36:53.5"), logshapes.ZONE_GIVEN),  # 10:36 at -7h is 17:36 UTC
+        ("2024-05-08T18:36:55+08:00", utc("2024-05-08 10:36:55"), logshapes.ZONE_GIVEN),
+        ("2024-05-08 10:36:53Z", utc("2024-05-08 10:36:53"), logshapes.ZONE_GIVEN),
+        ("2024-05-08 10:36:53+08:0 x", utc("2024-05-08 10:36:53"), logshapes.ZONE_NAIVE),  # not an offset
+        ("2024-02-29 10:00:00", utc("2024-02-29 10:00:00"), logshapes.ZONE_NAIVE),
+        ("2023-02-29 10:00:00", None, logshapes.ZONE_NONE),  # no such day
+        ("2024-05-08 10:36:60", None, logshapes.ZONE_NONE),  # no leap seconds
+        ("0000-01-01 00:00:00", None, logshapes.ZONE_NONE),
+        ("2024-05-08 24:00:00", None, logshapes.ZONE_NONE),
+        ("2024-05-0810:36:53", None, logshapes.ZONE_NONE),
+        ("\u00a02024-05-08 10:36:53", None, logshapes.ZONE_NONE),  # the grammar is ASCII
+    ],
+)
+def test_timestamps(text, wall, zone):
+    got = logshapes.stamp(text)
+    assert got[1] == zone and (got[0] == pytest.approx(wall) if wall is not None else got[0] is None)
+
+
+def test_zone_less_timestamps_mark_the_file_local(tmp_path: Path):
+    assert read(FIX / "mf_r03.log").clock == "local"  # "2024-05-08 10:36:53,123": no zone
+    p = tmp_path / "zoned.log"
+    p.write_text("2024-05-08T10:36:53.500Z step=101 loss=2.0\n2024-05-08T18:36:55+08:00 step=102 loss=2.1\n")
+    assert read(p).clock == "utc"
+    p.write_text("step=1 loss=2.0\n")  # no timestamps at all: nothing to place
+    assert read(p).clock == "utc"
+    p.write_text('{"step": 1, "loss": 2.0, "time": "2024-05-08T10:36:53"}\n')  # a naive ISO time key
+    assert read(p).clock == "local"
+
+
+def test_the_format_notes_describe_every_shape():
+    notes = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "textlogs.md").read_text()
+    for shape in logshapes.SHAPES:
+        assert f"**`{shape.name}`**" in notes, shape.name
+        assert shape.example in notes, shape.name  # the same example line, verbatim
+
+
+@pytest.mark.parametrize(
+    "line, tag, value",
+    [
+        # LossMonitor 0.x / 1.x print the loss as a Tensor; the tutorials' loops add a comma after the epoch
+        ("epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.5)", "loss", 2.5),
+        ("epoch: 1 step: 2, loss is Tensor(shape=[1], dtype=Float32, value= [ 2.30258512e+00])", "loss", 2.30258512),
+        ("epoch: 1, step: 2, loss is 2.25", "loss", 2.25),
+        # TimeMonitor with no mode (2.x "{} epoch time" of mode ""), and 1.x
+        (" epoch time: 431.937 ms, per step time: 53.992 ms", "step_time", 0.053992),
+        # MFLossMonitor prints an lr array with np.array2string
+        ("{ Epoch:[  1/  2], step:[    2/   19], loss: 10.5, per_step_time: 812ms, lr: [1.e-05], overflow cond: False, "
+         "loss_scale: 1.0", "lr", 1e-05),
+        # MFLossMonitor r0.3 prints loss_scale "unavailable" without loss scaling: no value, not unreadable
+        ("Epoch:[  1/  2], step:[    2/    3], loss:[10.500/10.574], time:812.500 ms, lr:1e-05, overflow cond: False, "
+         "loss_scale: unavailable", "step_time", 0.8125),
+    ],
+)
+def test_writer_variants(tmp_path: Path, line: str, tag: str, value: float):
+    p = tmp_path / "train.log"
+    p.write_text("step=1 note=start\n" + line + "\n")  # a step before, for the lines placed after one
+    r = read(p)
+    assert [v for _, v in series(r, tag)] == [pytest.approx(value)]
+    assert not [d for d in r.diagnostics if d.slug.endswith("unreadable")]

@@ -10,6 +10,7 @@ import math
 import tracemalloc
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +20,8 @@ from postmortem.readers import configfile, profiler, textlog
 from .conftest import FIXTURES, SAMPLES, artifact, fuzz, read_bytes, slugs, table_rows
 
 TRAIN_LOG = SAMPLES / "gpt-tiny-base/train.log"
+CONFORMANCE_LOGS = sorted(p for p in (FIXTURES / "conformance").rglob("*") if p.suffix in (".log", ".txt"))
+STACKING_LOG = FIXTURES / "conformance/mf-stacking-gpu-log/训练日志.txt"
 ASCEND = next((FIXTURES / "profiler/ascend/rank_1").glob("*_ascend_ms")) / "ASCEND_PROFILER_OUTPUT"
 CPU_PROF = next((FIXTURES / "profiler/cpu").glob("*_ascend_ms"))
 PROFILER_FILES = {
@@ -174,6 +177,54 @@ def test_log_zero_length_and_hostile_json_nesting(work: Path):
     result = read_bytes(textlog, TRAIN_LOG.read_bytes() + line + b"\n", work, "train.jsonl")
     assert "log-json-invalid" in slugs(result)  # the line is reported, the rest is read
     assert len({r[0] for r in _kv_rows(result)}) == 300
+
+
+@fuzz(20)
+@given(st.data())
+def test_real_multi_launch_log_truncation_keeps_earlier_rows(work: Path, data):
+    """The model zoo stacking log (four launches) cut anywhere: the rows of its whole lines stay."""
+    raw = STACKING_LOG.read_bytes()
+    cut = data.draw(st.integers(0, len(raw)), label="cut")
+    whole = raw[: raw.rfind(b"\n", 0, cut) + 1]
+    got = table_rows(read_bytes(textlog, raw[:cut], work, "cut.txt"), "scalars")
+    want = table_rows(read_bytes(textlog, whole, work, "whole.txt"), "scalars")
+    assert got[: len(want)] == want
+
+
+@pytest.mark.parametrize("path", CONFORMANCE_LOGS, ids=lambda p: p.parent.name)
+@fuzz(15)
+@given(st.data())
+def test_real_logs_bit_flips_never_raise(work: Path, path: Path, data):
+    raw = bytearray(path.read_bytes())
+    for pos, bit in data.draw(st.lists(st.tuples(st.integers(0, len(raw) - 1), st.integers(0, 7)), min_size=1, max_size=8)):
+        raw[pos] ^= 1 << bit
+    result = read_bytes(textlog, bytes(raw), work, path.name)
+    assert result.tables["scalars"].schema["step"] == pl.Int64
+
+
+def test_a_garbled_value_in_a_real_line_is_counted_not_read(work: Path):
+    """The MindFormers docs log with one per_step_time garbled ("17.5.4ms"): that value is left out
+    and counted; the rest of the line and the file are read."""
+    raw = (FIXTURES / "conformance/mf-docs-llama2-13b-log/msrun_log/worker_0.log").read_bytes()
+    assert raw.count(b"per_step_time: 1754ms") == 1
+    result = read_bytes(textlog, raw.replace(b"per_step_time: 1754ms", b"per_step_time: 17.5.4ms"), work, "worker_0.log")
+    df = result.tables["scalars"]
+    assert df.filter(pl.col("tag") == "step_time")["step"].to_list() == [1, 2, 4, 5]
+    assert df.filter(pl.col("tag") == "loss")["step"].to_list() == [1, 2, 3, 4, 5]
+    field = next(d for d in result.diagnostics if d.slug == "log-field-unreadable")
+    # line 1 and 2: the garbled global_norm "[1 31049]"; line 3: the garbled step time
+    assert field.message.startswith("3 values") and "mindformers step_time" in field.message and field.offset == 1
+
+
+def test_a_file_that_is_not_a_log_says_what_it_holds(work: Path):
+    """A real MindSpore profiler text file claimed as *.txt: nothing read, one warning quoting its
+    first line (so a user can tell what the file is)."""
+    src = next((FIXTURES / "profiler/cpu").glob("*_ascend_ms")) / "FRAMEWORK/cpu_op_execute_timestamp_0.txt"
+    first = src.read_text().splitlines()[0]
+    result = read_bytes(textlog, src.read_bytes(), work, "notes.txt")
+    (d,) = result.diagnostics
+    assert result.rows() == 0 and d.slug == "log-unrecognised" and d.offset == 1
+    assert repr(first if len(first) <= 120 else first[:117] + "...") in d.message
 
 
 # --------------------------------------------------------------------------- profiler
