@@ -438,6 +438,8 @@ PARTITION_COLORS = {
 }
 OVERLAPPED_COLOR = "#9ecae1"
 LABELLED_WIDTH = WIDTH - 240  # charts with long names on the y axis
+# Legend entries with room: on paper the labels are drawn in a wider font than vega measured.
+_LEGEND = alt.Legend(columns=4, columnPadding=28, labelLimit=240)
 
 
 def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], names: Mapping[str, str],
@@ -457,7 +459,7 @@ def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], name
         .encode(
             y=alt.Y("bar:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
             x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=colors)),
+            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
             order=alt.Order("k:Q"),
             tooltip=[alt.Tooltip("bar:N", title=" "), alt.Tooltip("part:N", title=labels["part"]),
                      alt.Tooltip("share:Q", title=labels["share"], format=".1%")],
@@ -470,7 +472,8 @@ def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], name
     if hidden:
         layers.append(
             alt.Chart(_data(pl.DataFrame(hidden))).mark_bar(height=5, color=OVERLAPPED_COLOR, stroke="#08519c", strokeWidth=0.5)
-            .encode(y=alt.Y("bar:N", sort=order), x="share:Q", opacity=alt.Opacity("part:N", title=None, legend=alt.Legend()),
+            .encode(y=alt.Y("bar:N", sort=order), x="share:Q",
+                    opacity=alt.Opacity("part:N", title=None, legend=alt.Legend(labelLimit=400)),
                     tooltip=[alt.Tooltip("bar:N", title=" "), alt.Tooltip("part:N", title=labels["part"]),
                              alt.Tooltip("share:Q", title=labels["share"], format=".1%")])
         )
@@ -486,21 +489,23 @@ def profile_steps_chart(steps: pl.DataFrame, names: Mapping[str, str], title: st
     if df.is_empty():
         return None
     parts = list(PARTITION_COLORS)
-    df = df.with_columns(pl.col("part").replace_strict({p: i for i, p in enumerate(parts)}, default=99).alias("k"),
-                         pl.col("part").replace_strict({p: names.get(p, p) for p in parts}, default=None).alias("name"))
+    runs = df["run"].unique(maintain_order=True).to_list()
+    df = df.sort("step", maintain_order=True, nulls_last=True).with_columns(
+        pl.col("part").replace_strict({p: i for i, p in enumerate(parts)}, default=99).alias("k"),
+        pl.col("part").replace_strict({p: names.get(p, p) for p in parts}, default=None).alias("name"),
+        pl.col("step").cast(pl.Utf8).fill_null(labels["whole_capture"]).alias("label"))
     domain = [names.get(p, p) for p in parts if p in set(df["part"].to_list())]
     colors = [PARTITION_COLORS[p] for p in parts if p in set(df["part"].to_list())]
     y_title = f"{labels['step_time']} (s)"
     n = max(df.group_by("run").agg(pl.col("step").n_unique())["step"].max() or 1, 1)
     base = alt.Chart(_data(df.drop("part"))).mark_bar(size=max(2.0, min(40.0, 0.7 * WIDTH / n))).encode(
-        x=alt.X("step:O", title=labels["profiled_step"], axis=alt.Axis(labelOverlap="greedy", labelAngle=0)),
+        x=alt.X("label:O", title=labels["profiled_step"], sort=None, axis=alt.Axis(labelOverlap="greedy", labelAngle=0)),
         y=alt.Y("seconds:Q", title=y_title, stack="zero"),
-        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors)),
+        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
         order=alt.Order("k:Q"),
-        tooltip=[alt.Tooltip("run:N", title=" "), alt.Tooltip("step:O", title=labels["profiled_step"]),
+        tooltip=[alt.Tooltip("run:N", title=" "), alt.Tooltip("label:O", title=labels["profiled_step"]),
                  alt.Tooltip("name:N", title=labels["part"]), alt.Tooltip("seconds:Q", title=y_title, format=".4~s")],
     )
-    runs = df["run"].unique(maintain_order=True).to_list()
     if len(runs) > 1:
         spec = _finish(base.properties(height=140, width=WIDTH).facet(row=alt.Row("run:N", title=None, sort=runs)), title)
         spec.pop("width", None), spec.pop("height", None)
@@ -548,9 +553,9 @@ def rank_parts_chart(rows: pl.DataFrame, names: Mapping[str, str], title: str, l
     colors = [PARTITION_COLORS[p] for p in parts if p in present]
     order = rows["label"].unique(maintain_order=True).to_list()
     chart = alt.Chart(_data(df.drop("part"))).mark_bar(height=12).encode(
-        y=alt.Y("label:N", title=labels["rank"], sort=order, axis=alt.Axis(labelLimit=200)),
+        y=alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=200)),
         x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors)),
+        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
         order=alt.Order("k:Q"),
         tooltip=[alt.Tooltip("label:N", title=labels["rank"]), alt.Tooltip("name:N", title=labels["part"]),
                  alt.Tooltip("share:Q", title=labels["share"], format=".1%")],

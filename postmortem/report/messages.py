@@ -226,6 +226,14 @@ def ranks_text(ranks, lang: str) -> str:
     return ("、" if lang == "zh" else ", ").join(str(r) for r in ranks)
 
 
+def _who(ranks, lang: str) -> str:
+    """"rank 1" / "ranks 0, 2" / "卡 1" / "卡 0、2"."""
+    ranks = list(ranks)
+    if lang == "zh":
+        return f"卡 {ranks_text(ranks, lang)} "
+    return ("rank " if len(ranks) == 1 else "ranks ") + ranks_text(ranks, lang)
+
+
 def _pc(x) -> str:
     return fmt.percent(x) if x is not None else fmt.MISSING
 
@@ -249,19 +257,23 @@ def reason_text(reason: str, params: dict, lang: str) -> str:
         return (f"The device found its data queue ({p.get('stage')}) empty for {_pc(p.get('share'))} of {fmt.integer(p.get('samples'))} batches (MindInsight warns above 30%)"
                 + (f"; the slowest pipeline stage is {slowest}" if slowest else "") + (f"; the device is idle {_pc(idle)} of the step" if idle is not None else "") + ".")
     if r in ("pipeline_wait", "straggler"):
-        waiting, awaited = ranks_text(p.get("waiting", ()), lang), ranks_text(p.get("awaited", ()), lang)
+        waiting, awaited = _who(p.get("waiting", ()), lang), _who(p.get("awaited", ()), lang)
         cause = _pick(_CAUSES.get(p.get("cause", ""), (str(p.get("cause")), str(p.get("cause")))), lang)
+        one = len(p.get("awaited", ())) == 1
         if r == "pipeline_wait":
             if zh:
-                return (f"卡 {waiting} 有 {_pc(p.get('wait_share'))} 的 step 时间在等待其他卡（Receive 算子在执行的时间占 {_pc(p.get('receive_share'))}），"
-                        f"而卡 {awaited}（另一个流水线 stage）有 {_pc(p.get('cause_share'))} 的时间在{cause}：各 stage 负载不均衡，前者在等后者。")
-            return (f"Ranks {waiting} wait on other ranks {_pc(p.get('wait_share'))} of their step (Receive ops are in flight {_pc(p.get('receive_share'))} of it), "
-                    f"while ranks {awaited}, the other pipeline stage, spend {_pc(p.get('cause_share'))} {cause}: the stages are unbalanced and the first waits for the second.")
+                return (f"{waiting}有 {_pc(p.get('wait_share'))} 的 step 时间在等待其他卡（Receive 算子在执行的时间占 step 的 {_pc(p.get('receive_share'))}），"
+                        f"而{awaited}（另一个流水线 stage）有 {_pc(p.get('cause_share'))} 的时间在{cause}：各 stage 负载不均衡，前者在等后者。")
+            return (f"{waiting.capitalize()} wait on other ranks {_pc(p.get('wait_share'))} of their step (Receive ops are in flight {_pc(p.get('receive_share'))} of the step), "
+                    f"while {awaited}, the other pipeline stage, {'spends' if one else 'spend'} {_pc(p.get('cause_share'))} {cause}: "
+                    "the stages are unbalanced and the first waits for the second.")
         if zh:
-            return (f"卡 {waiting} 有 {_pc(p.get('wait_share'))} 的 step 时间在通信中等待，被等待的是卡 {awaited}：它们只等待 {_pc(p.get('awaited_wait_share'))}，"
+            return (f"{waiting}有 {_pc(p.get('wait_share'))} 的 step 时间在通信中等待，被等待的是{awaited}：只等待 {_pc(p.get('awaited_wait_share'))}，"
                     f"有 {_pc(p.get('cause_share'))} 的时间在{cause}（其他卡为 {_pc(p.get('waiting_cause_share'))}），是拖慢其他卡的卡。")
-        return (f"Ranks {waiting} wait in communication {_pc(p.get('wait_share'))} of their step for ranks {awaited}, which wait only "
-                f"{_pc(p.get('awaited_wait_share'))} and spend {_pc(p.get('cause_share'))} {cause} (the others: {_pc(p.get('waiting_cause_share'))}): they are the stragglers.")
+        return (f"{waiting.capitalize()} wait in communication {_pc(p.get('wait_share'))} of their step for {awaited}, which "
+                f"{'waits' if one else 'wait'} only {_pc(p.get('awaited_wait_share'))} and {'spends' if one else 'spend'} "
+                f"{_pc(p.get('cause_share'))} {cause} (the others: {_pc(p.get('waiting_cause_share'))}): "
+                f"{'it is the straggler' if one else 'they are the stragglers'}.")
     if r == "pipeline_bubble":
         mb, st = p.get("micro_batches"), p.get("stages")
         if zh:
@@ -282,9 +294,11 @@ def reason_text(reason: str, params: dict, lang: str) -> str:
         awaited = p.get("awaited") or ()
         if zh:
             return (f"设备空闲（既不计算也不通信）占 step 的 {_pc(p.get('share'))}：设备在等 host 侧"
-                    + (f"；空闲最多的卡 {ranks_text(awaited, lang)} 是其他卡在通信中等待的卡" if awaited else "") + "。")
+                    + (f"；空闲最多的{_who(awaited, lang)}是其他卡在通信中等待的卡" if awaited else "") + "。")
+        one = len(awaited) == 1
         return (f"The device is idle (neither computing nor communicating) {_pc(p.get('share'))} of the step: it waits for its host"
-                + (f"; rank {ranks_text(awaited, lang)}, idle the most, is the one the others wait for in their collectives" if awaited else "") + ".")
+                + (f"; {_who(awaited, lang)}, idle the most, {'is the one' if one else 'are the ones'} the others wait for in their collectives"
+                   if awaited else "") + ".")
     if r == "memory_near_limit":
         if zh:
             return f"显存峰值 {fmt.bytes_(p.get('peak_bytes'))}，占设备显存 {fmt.bytes_(p.get('capacity_bytes'))} 的 {_pc(p.get('share'))}。"

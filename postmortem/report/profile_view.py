@@ -39,7 +39,7 @@ def _pc(x: float | None) -> str:
 def _triage(a: t.Analysis, L: Labels) -> list[Block]:
     tri = a.triage
     lang = L.lang
-    blocks: list[Block] = [Paragraph(f"{L['triage']}: {verdict_text(tri.verdict, lang)} — {reason_text(tri.reason, tri.params, lang)}",
+    blocks: list[Block] = [Paragraph(f"{L['triage']}{L['colon']}{verdict_text(tri.verdict, lang)} — {reason_text(tri.reason, tri.params, lang)}",
                                      _VERDICT_TONE.get(str(tri.verdict), "warning"))]
     if tri.actions:
         blocks.append(Paragraph(L["triage_actions"]))
@@ -65,12 +65,6 @@ def _triage(a: t.Analysis, L: Labels) -> list[Block]:
 # --------------------------------------------------------------------------- breakdown
 
 
-def _bar_label(b: t.ProfileBreakdown, L: Labels, own: bool, run: str) -> str:
-    tool = TOOLS.get(b.source)
-    label = L["ours"].format(source=b.source) if own or not tool else L["tool_own"].format(tool=tool, source=b.source)
-    return f"{run}: {label}" if run else label
-
-
 def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     p = a.profile
     assert p is not None
@@ -79,11 +73,11 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
         return [Paragraph(L["no_breakdown"], "muted")]
     names = _names(L.lang)
     base = a.baseline.profile.breakdown if a.baseline and a.baseline.profile else None
-    run = L["current"] if base else ""
-    bars = [(_bar_label(b, L, True, run), b.shares)]
-    bars += [(_bar_label(x, L, False, run), x.shares) for x in p.alternatives]
-    if base:
-        bars.append((_bar_label(base, L, True, L["baseline"]), base.shares))
+    # short bar names (the chart's labels are measured in one font and drawn in another on paper);
+    # the table's caption says which layout each is
+    short = [L["current"] if base else "postmortem"] + [TOOLS.get(x.source, x.source) for x in p.alternatives]
+    short += [L["baseline"]] if base else []
+    bars = list(zip(short, [b.shares, *(x.shares for x in p.alternatives), *([base.shares] if base else [])]))
     blocks: list[Block] = []
     spec = charts.breakdown_chart(bars, names, L["profile_breakdown"], L)
     if spec:
@@ -100,17 +94,19 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
         rows.append(row)
     rows.append([Cell(L["step_time"]), cell(b.step_time_s, fmt.duration), Cell("100%")]
                 + [Cell("100%") for _ in others])
-    cols = [L["part"], L["per_step"], bars[0][0]] + [label for label, _ in bars[1:]]
+    cols = [L["part"], L["per_step"], *short]
     blocks.append(_table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
                          caption=L["breakdown_note"].format(steps=fmt.integer(b.steps), ranks=fmt.integer(b.ranks),
-                                                            source=b.source, excluded=fmt.integer(b.excluded))))
+                                                            source=b.source, excluded=fmt.integer(b.excluded))
+                         + "".join(f" {name}{L['colon']}{L['tool_own'].format(tool=name, source=x.source)}."
+                                   for name, x in zip(short[1:], p.alternatives))))
     blocks.append(Paragraph(L["profile_comm_line"].format(label=L["comm_share"], share=_pc(b.comm_share), n=fmt.integer(b.steps)),
                             "bad" if b.comm_flag else ""))
     if p.outliers:
         rows = [[Cell(str(o.rank)), Cell(fmt.step(o.step)), Cell(fmt.duration(o.total_s)), Cell(fmt.duration(o.median_s)),
                  Cell(f"{names.get(o.part, o.part)} {fmt.duration(o.part_s)}" if o.part else MISSING)] for o in p.outliers]
         blocks.append(_table("profile-outliers", [L["rank"], L["profiled_step"], L["step_time"], L["median"], L["grew"]], "rrrrl",
-                             rows, caption=f"{L['outliers']}. {L['outliers_note'].format(ratio=fmt.number(OUTLIER_RATIO))}",
+                             rows, caption=f"{L['outliers']}{L['colon']}{L['outliers_note'].format(ratio=fmt.number(OUTLIER_RATIO))}",
                              collapsed=len(rows) > 16))
     return blocks
 
@@ -231,7 +227,7 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
         spec = charts.share_bars_chart(rows, L["graph_comm"], L["share_of_step"], L)
         if spec:
             blocks.append(Chart("chart-comm-ops", L["graph_comm"], spec))
-        trows = [[Cell(x.type), Cell(x.kind), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
+        trows = [[Cell(x.type), Cell(L.get(f"kind_{x.kind}", x.kind)), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
                   cell(x.wait_s, fmt.duration), cell(x.transit_s, fmt.duration)] for x in c.ops]
         blocks.append(_table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], L["share_of_step"], L["wait"],
                                           L["transit"]], "llrrrrr", trows, caption=L["comm_note"].format(source=c.source)))
@@ -295,8 +291,8 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
         if spec:
             blocks.append(Chart("chart-rank-wait-distribution", L["wait_distribution"], spec))
     tool_keys = sorted({k for r in ranks for k in r.tool if k.endswith(":wait_share") or k == "flops_utilization"})
-    tool_cols = [L["tool_wait_share"].format(tool=TOOLS.get(k.split(":")[0], k.split(":")[0])) if k.endswith(":wait_share")
-                 else L["tool_flops_utilization"] for k in tool_keys]
+    tool_names = {k: TOOLS.get(k.split(":")[0], k.split(":")[0]) if k.endswith(":wait_share") else "FLOPs" for k in tool_keys}
+    tool_cols = list(tool_names.values())
 
     def share(v: float | None, r: t.RankProfile) -> float | None:
         return v / r.step_time_s if v is not None and r.step_time_s else None
@@ -310,8 +306,6 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
         (L["receive_share_col"], "r", lambda r: cell(r.receive_share, fmt.percent)),
         (L["data_wait_col"], "r", lambda r: cell(share(r.data_wait_s, r), fmt.percent)),
         (L["idle_col"], "r", lambda r: cell(share(r.idle_s, r), fmt.percent)),
-        (L["steps"], "r", lambda r: Cell(fmt.integer(r.steps))),
-        (L["left_out"], "l", lambda r: Cell(", ".join(map(str, r.outlier_steps)), tone="muted")),
         *((col, "r", lambda r, k=k: cell(r.tool.get(k), fmt.percent)) for k, col in zip(tool_keys, tool_cols)),
     ]
     body = [[make(r) for _, _, make in columns] for r in shown]
@@ -319,7 +313,10 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
     cols = [columns[i][0] for i in keep]
     trows = [[row[i] for i in keep] for row in body]
     align = "".join(columns[i][1] for i in keep)
-    blocks.append(_table("rank-profile", cols, align, trows, collapsed=len(trows) > 16))
+    caption = " ".join(f"{name}{L['colon']}" + (L["tool_wait_share"].format(tool=name) if k.endswith(":wait_share")
+                                                  else L["tool_flops_utilization"]) + "."
+                       for k, name in tool_names.items())
+    blocks.append(_table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
     return blocks
 
 
@@ -373,7 +370,7 @@ def profile_section(a: t.Analysis, L: Labels) -> Section:
     blocks += _breakdown(a, L)
     for graph, make in (("graph_data", _graph_data), ("graph_ops", _graph_ops), ("graph_comm", _graph_comm)):
         made = make(a, L)
-        blocks += made or [Paragraph(f"{L[graph]}: {L['no_' + graph]}", "muted")]
+        blocks += made or [Paragraph(f"{L[graph]}{L['colon']}{L['no_' + graph]}", "muted")]
     blocks += _ranks(a, L)
     blocks += _memory(p, L)
     blocks += _tool(p, L)
