@@ -38,9 +38,8 @@ def preferred(df: pl.DataFrame, order: tuple[str, ...]) -> pl.DataFrame:
         return df
     source = pl.col("source").fill_null("")
     known = source.replace_strict({s: i for i, s in enumerate(order)}, default=None, return_dtype=pl.Int64)
-    rank = known.fill_null(len(order) + source.rank("dense").cast(pl.Int64))
-    key = pl.col("rank").fill_null(-1)
-    return df.filter(rank == rank.min().over(key))
+    ranked = df.with_columns(known.fill_null(len(order) + source.rank("dense").cast(pl.Int64)).alias("_pref"))
+    return ranked.filter(pl.col("_pref") == pl.col("_pref").min().over(pl.col("rank").fill_null(-1))).drop("_pref")
 
 
 def comm_type(op: pl.Expr) -> pl.Expr:

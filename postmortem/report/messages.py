@@ -230,7 +230,7 @@ def _who(ranks, lang: str) -> str:
     """"rank 1" / "ranks 0, 2" / "卡 1" / "卡 0、2"."""
     ranks = list(ranks)
     if lang == "zh":
-        return f"卡 {ranks_text(ranks, lang)} "
+        return f"卡 {ranks_text(ranks, lang)}"
     return ("rank " if len(ranks) == 1 else "ranks ") + ranks_text(ranks, lang)
 
 
@@ -262,13 +262,13 @@ def reason_text(reason: str, params: dict, lang: str) -> str:
         one = len(p.get("awaited", ())) == 1
         if r == "pipeline_wait":
             if zh:
-                return (f"{waiting}有 {_pc(p.get('wait_share'))} 的 step 时间在等待其他卡（Receive 算子在执行的时间占 step 的 {_pc(p.get('receive_share'))}），"
+                return (f"{waiting} 有 {_pc(p.get('wait_share'))} 的 step 时间在等待其他卡（Receive 算子在执行的时间占 step 的 {_pc(p.get('receive_share'))}），"
                         f"而{awaited}（另一个流水线 stage）有 {_pc(p.get('cause_share'))} 的时间在{cause}：各 stage 负载不均衡，前者在等后者。")
             return (f"{waiting.capitalize()} wait on other ranks {_pc(p.get('wait_share'))} of their step (Receive ops are in flight {_pc(p.get('receive_share'))} of the step), "
                     f"while {awaited}, the other pipeline stage, {'spends' if one else 'spend'} {_pc(p.get('cause_share'))} {cause}: "
                     "the stages are unbalanced and the first waits for the second.")
         if zh:
-            return (f"{waiting}有 {_pc(p.get('wait_share'))} 的 step 时间在通信中等待，被等待的是{awaited}：只等待 {_pc(p.get('awaited_wait_share'))}，"
+            return (f"{waiting} 有 {_pc(p.get('wait_share'))} 的 step 时间在通信中等待，被等待的是{awaited}：只等待 {_pc(p.get('awaited_wait_share'))}，"
                     f"有 {_pc(p.get('cause_share'))} 的时间在{cause}（其他卡为 {_pc(p.get('waiting_cause_share'))}），是拖慢其他卡的卡。")
         return (f"{waiting.capitalize()} wait in communication {_pc(p.get('wait_share'))} of their step for {awaited}, which "
                 f"{'waits' if one else 'wait'} only {_pc(p.get('awaited_wait_share'))} and {'spends' if one else 'spend'} "
@@ -323,3 +323,7 @@ def reason_text(reason: str, params: dict, lang: str) -> str:
 def triage_text(verdict: str, reason: str, params: dict, lang: str) -> str:
     sep = "：" if lang == "zh" else ": "
     return f"{verdict_text(verdict, lang)}{sep}{reason_text(reason, params, lang)}"
+
+
+def dash(lang: str) -> str:
+    return "——" if lang == "zh" else " — "

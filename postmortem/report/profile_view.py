@@ -15,7 +15,7 @@ from ..analysis import types as t
 from ..analysis.thresholds import OUTLIER_RATIO
 from . import charts, format as fmt
 from .format import MISSING, Labels
-from .messages import action_text, evidence_text, part_text, ranks_text, reason_text, verdict_text
+from .messages import action_text, dash, evidence_text, part_text, ranks_text, reason_text, verdict_text
 from .viewmodel import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, _table, cell
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
@@ -39,7 +39,7 @@ def _pc(x: float | None) -> str:
 def _triage(a: t.Analysis, L: Labels) -> list[Block]:
     tri = a.triage
     lang = L.lang
-    blocks: list[Block] = [Paragraph(f"{L['triage']}{L['colon']}{verdict_text(tri.verdict, lang)} — {reason_text(tri.reason, tri.params, lang)}",
+    blocks: list[Block] = [Paragraph(f"{L['triage']}{L['colon']}{verdict_text(tri.verdict, lang)}{dash(lang)}{reason_text(tri.reason, tri.params, lang)}",
                                      _VERDICT_TONE.get(str(tri.verdict), "warning"))]
     if tri.actions:
         blocks.append(Paragraph(L["triage_actions"]))
@@ -139,7 +139,7 @@ def _graph_data(a: t.Analysis, L: Labels) -> list[Block]:
         if base is not None and not base.steps.is_empty():
             brank = _step_rank(base, a.baseline.ranks.profile)
             parts.append(_long_steps(base, brank, L["baseline"]))
-        title = f"{L['graph_data']} — {L['steps_of_rank'].format(rank=rank)}"
+        title = f"{L['graph_data']}{dash(L.lang)}{L['steps_of_rank'].format(rank=rank)}"
         spec = charts.profile_steps_chart(pl.concat(parts), _names(L.lang), title, L)
         if spec:
             blocks.append(Chart("chart-profile-steps", title, spec))
