@@ -95,6 +95,7 @@ def _profile(p: Profile | None) -> dict | None:
     out["comm_ops"] = [{"name": o.type, "kind": o.kind, "total_s": _num(o.total_s), "share": _num(o.share),
                         "calls": o.calls, "wait_s": _num(o.wait_s), "transit_s": _num(o.transit_s)}
                        for o in (c.ops if c else ())]
+    out["comm_share_basis"] = c.share_basis if c else None
     out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
                           "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
     d = p.data

@@ -8,6 +8,8 @@ the ranks that have the scope, divided by their number; shares are of the scope'
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from . import thresholds as th
@@ -96,6 +98,26 @@ def operators(ops: pl.DataFrame) -> tuple[Operators, ...]:
     return tuple(out)
 
 
+def comm_from_kernels(operators: tuple[Operators, ...]) -> Communication | None:
+    """Without communication files, the communication kernels of a KERNELS scope (HCCL ops in
+    kernel_details.csv / op_summary), their shares of the device kernel time."""
+    kernels = next((o for o in operators if o.scope == OpScope.KERNELS), None)
+    ops = [o for o in (kernels.by_type if kernels else ()) if o.communication]
+    if not ops:
+        return None
+    return Communication(
+        source=kernels.source, ranks=kernels.ranks, links=(), link_source=None, share_basis="kernels",
+        ops=tuple(CommOpStat(type=o.type.rstrip("_"), kind="p2p" if re.search(r"(?i)send|rec(ei)?v", o.type) else "collective",
+                             calls=o.calls, total_s=o.total_s, share=o.share, wait_s=None, transit_s=None) for o in ops),
+    )
+
+
+def _per_link(comm: pl.DataFrame) -> pl.Expr:
+    """Rows of a communication matrix (one per link; their time is not the op's elapsed time)."""
+    ends = [c for c in ("peer_rank", "dst_rank") if c in comm.columns]
+    return pl.any_horizontal([pl.col(c).is_not_null() for c in ends]) if ends else pl.lit(False)
+
+
 def communication(comm: pl.DataFrame, steps: pl.DataFrame) -> Communication | None:
     """Communication operators by type (time in flight, its share of the profiled step time) and
     bytes by transport. ``steps``: PROFILE_STEP_SERIES, the denominator (all profiled steps)."""
@@ -103,7 +125,9 @@ def communication(comm: pl.DataFrame, steps: pl.DataFrame) -> Communication | No
         return None
     comm = comm.with_columns(comm_type(pl.col("op")).alias("type"),
                              pl.coalesce("elapse_s", pl.col("transit_s") + pl.col("wait_s")).alias("time_s"))
-    timed = preferred(comm.filter(pl.col("time_s").is_not_null() & pl.col("peer_rank").is_null()), COMM_TIME_SOURCES)
+    if "calls" not in comm.columns:
+        comm = comm.with_columns(pl.lit(None, pl.Int64).alias("calls"))
+    timed = preferred(comm.filter(pl.col("time_s").is_not_null() & ~_per_link(comm)), COMM_TIME_SOURCES)
     ops: tuple[CommOpStat, ...] = ()
     ranks = 0
     if not timed.is_empty():

@@ -20,7 +20,7 @@ from ..model import STEPS, Run
 from . import thresholds as th
 from .datapipe import data_pipeline
 from .memory import memory_breakdown
-from .operators import communication, comm_type, operators, preferred
+from .operators import comm_from_kernels, comm_type, communication, operators, preferred
 from .types import (
     BESIDE,
     PARTITION,
@@ -247,10 +247,10 @@ def profile(run: Run, device: str | None) -> tuple[Profile | None, tuple[RankPro
     alternatives = tuple(b for b in (breakdown(s) for s in alt_series.values()) if b is not None)
     ranks = rank_profiles(series, _receive_share(run, series), _tool_per_rank(run, alt_series))
     ranks, strag = stragglers(ranks, series)
+    ops = operators(run.tables["profile_ops"])
     prof = Profile(
         breakdown=breakdown(series), alternatives=alternatives, steps=series, outliers=outliers(series),
-        operators=operators(run.tables["profile_ops"]),
-        communication=communication(run.tables["profile_comm"], series),
+        operators=ops, communication=communication(run.tables["profile_comm"], series) or comm_from_kernels(ops),
         data=data_pipeline(run.tables["profile_data"]),
         memory=memory_breakdown(run, device), tool=_tool_means(run),
     )

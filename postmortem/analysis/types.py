@@ -364,7 +364,7 @@ class CommOpStat:
     kind: str  # "collective" | "p2p"
     calls: int | None
     total_s: float  # elapsed per rank over the profiled steps
-    share: float | None  # of the profiled step time; ops overlap each other, so shares can add past 100%
+    share: float | None  # of Communication.share_basis; ops overlap each other, so shares of the step can add past 100%
     wait_s: float | None  # per rank, where the layout gives it
     transit_s: float | None
 
@@ -387,6 +387,7 @@ class Communication:
     ops: tuple[CommOpStat, ...]  # largest first
     links: tuple[LinkStat, ...]  # bandwidth by transport
     link_source: str | None
+    share_basis: str = "step"  # what CommOpStat.share is of: "step" (profiled step time) or "kernels" (device kernel time)
 
 
 @dataclass(frozen=True, slots=True)

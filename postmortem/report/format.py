@@ -554,6 +554,8 @@ _PROFILE_LABELS: dict[str, tuple[str, str]] = {
                   "{label}：Profiler step 耗时中有 {share} 是未被计算掩盖的通信。"),
     "comm_note": ("Operator time per rank over the profiled steps ({source}); operators run on parallel streams, so shares can add past 100%.",
                   "单卡在 Profiler step 内的通信算子耗时（{source}）；通信算子在多条流上并行，占比相加可超过 100%。"),
+    "comm_kernels_note": ("No communication file: the communication kernels of {source}, their shares of the device kernel time.",
+                          "没有通信文件：取自 {source} 中的通信算子，占设备算子总耗时的比例。"),
     "transport": ("Transport", "链路"),
     "bytes_per_rank": ("Bytes / rank", "单卡数据量"),
     "bandwidth": ("Bandwidth", "带宽"),

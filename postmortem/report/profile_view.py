@@ -220,17 +220,19 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
     if c is None:
         return blocks
     base = a.baseline.profile.communication if a.baseline and a.baseline.profile else None
+    share_title = L["share_of_step"] if c.share_basis == "step" else L["share_of"].format(scope=L["scope_kernels"])
     if c.ops:
         rows = [{"label": x.type, "run": L["current"], "share": x.share, "flag": False} for x in c.ops[:20]]
-        if base is not None:
+        if base is not None and base.share_basis == c.share_basis:
             rows += [{"label": x.type, "run": L["baseline"], "share": x.share, "flag": False} for x in base.ops[:20]]
-        spec = charts.share_bars_chart(rows, L["graph_comm"], L["share_of_step"], L)
+        spec = charts.share_bars_chart(rows, L["graph_comm"], share_title, L)
         if spec:
             blocks.append(Chart("chart-comm-ops", L["graph_comm"], spec))
         trows = [[Cell(x.type), Cell(L.get(f"kind_{x.kind}", x.kind)), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
                   cell(x.wait_s, fmt.duration), cell(x.transit_s, fmt.duration)] for x in c.ops]
-        blocks.append(_table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], L["share_of_step"], L["wait"],
-                                          L["transit"]], "llrrrrr", trows, caption=L["comm_note"].format(source=c.source)))
+        note = L["comm_note"] if c.share_basis == "step" else L["comm_kernels_note"]
+        blocks.append(_table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], share_title, L["wait"],
+                                          L["transit"]], "llrrrrr", trows, caption=note.format(source=c.source)))
     if c.links:
         lrows = [[Cell(x.transport), Cell(fmt.bytes_(x.bytes)), Cell(fmt.duration(x.transit_s)),
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
