@@ -38,10 +38,13 @@ def preferred(df: pl.DataFrame, order: tuple[str, ...]) -> pl.DataFrame:
     comes after it, by name, so two unknown layouts are never summed together)."""
     if df.is_empty():
         return df
-    source = pl.col("source").fill_null("")
-    known = source.replace_strict({s: i for i, s in enumerate(order)}, default=None, return_dtype=pl.Int64)
-    ranked = df.with_columns(known.fill_null(len(order) + source.rank("dense").cast(pl.Int64)).alias("_pref"))
-    return ranked.filter(pl.col("_pref") == pl.col("_pref").min().over(pl.col("rank").fill_null(-1))).drop("_pref")
+    # decided on the distinct (rank, layout) pairs; then each row is kept if its layout is its rank's
+    rank, source = pl.col("rank").fill_null(-1), pl.col("source").fill_null("")
+    pairs = df.select(rank.alias("rank"), source.alias("source")).unique()
+    known = pl.col("source").replace_strict({s: i for i, s in enumerate(order)}, default=None, return_dtype=pl.Int64)
+    pairs = pairs.with_columns(known.fill_null(len(order) + pl.col("source").rank("dense").cast(pl.Int64)).alias("_pref"))
+    best = dict(pairs.filter(pl.col("_pref") == pl.col("_pref").min().over("rank")).select("rank", "source").iter_rows())
+    return df.filter(source == rank.replace_strict(best, default=None, return_dtype=pl.Utf8))
 
 
 def comm_type(op: pl.Expr) -> pl.Expr:
@@ -49,6 +52,19 @@ def comm_type(op: pl.Expr) -> pl.Expr:
     return (op.str.replace(r"@.*$", "").str.replace(r"^stream_\d+_parallel_\d+$", "parallel")
             .str.replace(r"^stream_\d+_\d+_", "").str.replace(r"^.*/", "").str.replace(r"-op\d+$", "")
             .str.replace(r"(_+\d+)+$", "").str.strip_chars_end("_"))
+
+
+def with_comm_type(comm: pl.DataFrame) -> pl.DataFrame:
+    """PROFILE_COMM rows with their operator ``type``: the names repeat over ranks and steps, so
+    each distinct name is parsed once."""
+    if "type" in comm.columns:
+        return comm
+    names = comm.select(pl.col("op").unique())
+    return comm.join(names.with_columns(comm_type(pl.col("op")).alias("type")), on="op", how="left", nulls_equal=True)
+
+
+def _sources(df: pl.DataFrame) -> str:
+    return "+".join(sorted(df["source"].unique().drop_nulls().to_list()))
 
 
 def _is_comm(type_: pl.Expr, core: pl.Expr) -> pl.Expr:
@@ -74,7 +90,7 @@ def operators(ops: pl.DataFrame) -> tuple[Operators, ...]:
     if ops.is_empty():
         return ()
     ops = ops.with_columns(_is_comm(pl.col("type"), pl.col("core")).alias("comm"))
-    scope_of = {s: scope for scope, sources in OP_SOURCES.items() for s in sources}
+    scope_of = {s: str(scope) for scope, sources in OP_SOURCES.items() for s in sources}
     ops = ops.with_columns(pl.col("source").replace_strict(scope_of, default=None).alias("scope"))
     with_kernels = ops.filter(pl.col("scope") == OpScope.KERNELS.value)["rank"].unique()
     out = []
@@ -90,7 +106,7 @@ def operators(ops: pl.DataFrame) -> tuple[Operators, ...]:
         named = rows.filter(pl.col("name").is_not_null())
         comm = float(rows.filter(pl.col("comm"))["total_s"].sum()) / total if scope == OpScope.KERNELS and total > 0 else None
         out.append(Operators(
-            scope=scope, source="+".join(sorted(set(rows["source"].to_list()))), ranks=ranks, total_s=total / ranks,
+            scope=scope, source=_sources(rows), ranks=ranks, total_s=total / ranks,
             by_type=_stats(rows, ["type"], ranks, total), by_name=_stats(named, ["type", "name"], ranks, total),
             types=rows["type"].n_unique(), names=named.filter(pl.col("name") != "(other)")["name"].n_unique(),
             comm_share=comm,
@@ -118,16 +134,23 @@ def _per_link(comm: pl.DataFrame) -> pl.Expr:
     return pl.any_horizontal([pl.col(c).is_not_null() for c in ends]) if ends else pl.lit(False)
 
 
-def communication(comm: pl.DataFrame, steps: pl.DataFrame) -> Communication | None:
-    """Communication operators by type (time in flight, its share of the profiled step time) and
-    bytes by transport. ``steps``: PROFILE_STEP_SERIES, the denominator (all profiled steps)."""
+def comm_timed(comm: pl.DataFrame) -> pl.DataFrame:
+    """The operator rows whose time counts, one layout per rank (COMM_TIME_SOURCES), with ``type``
+    and ``time_s`` (elapsed, else transfer + wait)."""
     if comm.is_empty():
-        return None
-    comm = comm.with_columns(comm_type(pl.col("op")).alias("type"),
-                             pl.coalesce("elapse_s", pl.col("transit_s") + pl.col("wait_s")).alias("time_s"))
+        return comm.with_columns(pl.lit(None, pl.Utf8).alias("type"), pl.lit(None, pl.Float64).alias("time_s"))
+    comm = with_comm_type(comm).with_columns(pl.coalesce("elapse_s", pl.col("transit_s") + pl.col("wait_s")).alias("time_s"))
     if "calls" not in comm.columns:
         comm = comm.with_columns(pl.lit(None, pl.Int64).alias("calls"))
-    timed = preferred(comm.filter(pl.col("time_s").is_not_null() & ~_per_link(comm)), COMM_TIME_SOURCES)
+    return preferred(comm.filter(pl.col("time_s").is_not_null() & ~_per_link(comm)), COMM_TIME_SOURCES)
+
+
+def communication(comm: pl.DataFrame, timed: pl.DataFrame, steps: pl.DataFrame) -> Communication | None:
+    """Communication operators by type (time in flight, its share of the profiled step time) and
+    bytes by transport. ``timed``: comm_timed(comm); ``steps``: PROFILE_STEP_SERIES, the
+    denominator (all profiled steps)."""
+    if comm.is_empty():
+        return None
     ops: tuple[CommOpStat, ...] = ()
     ranks = 0
     if not timed.is_empty():
@@ -159,6 +182,6 @@ def communication(comm: pl.DataFrame, steps: pl.DataFrame) -> Communication | No
     if not ops and not links:
         return None
     return Communication(
-        source="+".join(sorted(set(timed["source"].to_list()))) if not timed.is_empty() else None, ranks=ranks,
-        ops=ops, links=links, link_source="+".join(sorted(set(moved["source"].to_list()))) if not moved.is_empty() else None,
+        source=_sources(timed) if not timed.is_empty() else None, ranks=ranks,
+        ops=ops, links=links, link_source=_sources(moved) if not moved.is_empty() else None,
     )

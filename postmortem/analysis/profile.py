@@ -20,7 +20,7 @@ from ..model import STEPS, Run
 from . import thresholds as th
 from .datapipe import data_pipeline
 from .memory import memory_breakdown
-from .operators import comm_from_kernels, comm_type, communication, operators, preferred
+from .operators import comm_from_kernels, comm_timed, communication, operators, preferred
 from .types import (
     BESIDE,
     PARTITION,
@@ -85,7 +85,7 @@ def breakdown(series: pl.DataFrame) -> ProfileBreakdown | None:
     comm = sum(exposed) if exposed else None
     given = bool(rows["total_given"].all())
     return ProfileBreakdown(
-        source="+".join(sorted(set(rows["source"].to_list()))), ranks=rows["rank"].n_unique(), steps=n,
+        source="+".join(sorted(rows["source"].unique().to_list())), ranks=rows["rank"].n_unique(), steps=n,
         step_time_s=step, seconds=seconds, shares=shares, comm_share=comm,
         comm_flag=comm is not None and comm > th.COMM_SHARE,
         total_basis=TotalBasis.GIVEN if given else TotalBasis.PARTS, excluded=series.height - n,
@@ -129,14 +129,13 @@ def profile_step_times(profile_steps: pl.DataFrame) -> pl.DataFrame:
     ).select([pl.col(c).cast(t) for c, t in STEPS.items()])
 
 
-def _receive_share(run: Run, series: pl.DataFrame) -> dict[int, float]:
-    """Per rank: the Receive ops' time in flight / step time, over the steps not left out."""
-    comm = run.tables["profile_comm"]
-    if comm.is_empty() or series.is_empty():
+def _receive_share(timed: pl.DataFrame, series: pl.DataFrame) -> dict[int, float]:
+    """Per rank: the Receive ops' time in flight / step time, over the steps not left out.
+    ``timed``: operators.comm_timed rows."""
+    if timed.is_empty() or series.is_empty():
         return {}
-    from .operators import COMM_TIME_SOURCES  # one list of the comm layouts' preference
-    rows = preferred(comm.filter(pl.col("step").is_not_null() & pl.col("elapse_s").is_not_null()), COMM_TIME_SOURCES)
-    rows = rows.filter(comm_type(pl.col("op")).str.to_lowercase().str.contains("receive"))
+    rows = timed.filter(pl.col("step").is_not_null() & pl.col("elapse_s").is_not_null()
+                        & pl.col("type").str.to_lowercase().str.contains("receive"))
     if rows.is_empty():
         return {}
     recv = rows.group_by("rank", "step").agg(pl.col("elapse_s").sum().alias("recv"))
@@ -245,12 +244,14 @@ def profile(run: Run, device: str | None) -> tuple[Profile | None, tuple[RankPro
     others = ps.join(chosen.select("rank", "source").unique(), on=["rank", "source"], how="anti")
     alt_series = {src: step_series(rows) for (src,), rows in sorted(others.partition_by("source", as_dict=True).items())}
     alternatives = tuple(b for b in (breakdown(s) for s in alt_series.values()) if b is not None)
-    ranks = rank_profiles(series, _receive_share(run, series), _tool_per_rank(run, alt_series))
+    comm = run.tables["profile_comm"]
+    timed = comm_timed(comm)
+    ranks = rank_profiles(series, _receive_share(timed, series), _tool_per_rank(run, alt_series))
     ranks, strag = stragglers(ranks, series)
     ops = operators(run.tables["profile_ops"])
     prof = Profile(
         breakdown=breakdown(series), alternatives=alternatives, steps=series, outliers=outliers(series),
-        operators=ops, communication=communication(run.tables["profile_comm"], series) or comm_from_kernels(ops),
+        operators=ops, communication=communication(comm, timed, series) or comm_from_kernels(ops),
         data=data_pipeline(run.tables["profile_data"]),
         memory=memory_breakdown(run, device), tool=_tool_means(run),
     )
