@@ -13,6 +13,8 @@ The operator, communication, data-pipeline and memory views are in ``operators.p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 
@@ -218,7 +220,6 @@ def stragglers(ranks: tuple[RankProfile, ...], series: pl.DataFrame) -> tuple[tu
         cause=cause, cause_share=med(a_ids, cause), waiting_cause_share=med(w_ids, cause),
     )
     roles = {**{i: RankRole.AWAITED for i in a_ids}, **{i: RankRole.WAITS for i in w_ids}}
-    from dataclasses import replace
     return tuple(replace(r, role=roles.get(r.rank, RankRole.NONE)) for r in ranks), info
 
 
