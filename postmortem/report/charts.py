@@ -438,6 +438,8 @@ PARTITION_COLORS = {
 }
 OVERLAPPED_COLOR = "#9ecae1"
 LABELLED_WIDTH = WIDTH - 240  # charts with long names on the y axis
+# ... and room on their left: on paper the names are drawn wider than vega measured them
+LABELLED_PADDING = {"left": 40, "right": 5, "top": 5, "bottom": 5}
 # Legend entries with room: on paper the labels are drawn in a wider font than vega measured.
 _LEGEND = alt.Legend(columns=4, columnPadding=28, labelLimit=240)
 
@@ -458,7 +460,7 @@ def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], name
         alt.Chart(_data(df)).mark_bar(height=18)
         .encode(
             y=alt.Y("bar:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
-            x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero", scale=alt.Scale(domain=[0, 1])),
+            x=alt.X("share:Q", title=None, axis=alt.Axis(format="%", tickCount=6), stack="zero", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
             order=alt.Order("k:Q"),
             tooltip=[alt.Tooltip("bar:N", title=" "), alt.Tooltip("part:N", title=labels["part"]),
@@ -478,7 +480,7 @@ def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], name
                              alt.Tooltip("share:Q", title=labels["share"], format=".1%")])
         )
     spec = _finish(alt.layer(*layers), title, height=30 * len(bars))
-    spec["width"] = LABELLED_WIDTH  # the bar names take the rest
+    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)  # the bar names take the rest
     return spec
 
 
@@ -525,7 +527,7 @@ def share_bars_chart(rows: Sequence[Mapping[str, Any]], title: str, x_title: str
     order += [x for x in df["label"].unique(maintain_order=True).to_list() if x not in order]
     chart = alt.Chart(_data(df)).mark_bar().encode(
         y=alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
-        x=alt.X("share:Q", title=x_title, axis=alt.Axis(format="%")),
+        x=alt.X("share:Q", title=x_title, axis=alt.Axis(format="%", tickCount=6)),
         yOffset=alt.YOffset("run:N", sort=runs),
         color=alt.Color("run:N", title=None, sort=runs, scale=alt.Scale(domain=runs, range=[CURRENT, BASELINE][: len(runs)]),
                         legend=alt.Legend() if len(runs) > 1 else None),
@@ -535,7 +537,7 @@ def share_bars_chart(rows: Sequence[Mapping[str, Any]], title: str, x_title: str
                  alt.Tooltip("share:Q", title=x_title, format=".1%")],
     )
     spec = _finish(chart, title, height=max(60, 16 * len(order) * len(runs)))
-    spec["width"] = LABELLED_WIDTH
+    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)
     return spec
 
 
@@ -554,14 +556,14 @@ def rank_parts_chart(rows: pl.DataFrame, names: Mapping[str, str], title: str, l
     order = rows["label"].unique(maintain_order=True).to_list()
     chart = alt.Chart(_data(df.drop("part"))).mark_bar(height=12).encode(
         y=alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=200)),
-        x=alt.X("share:Q", title=None, axis=alt.Axis(format="%"), stack="zero", scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("share:Q", title=None, axis=alt.Axis(format="%", tickCount=6), stack="zero", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
         order=alt.Order("k:Q"),
         tooltip=[alt.Tooltip("label:N", title=labels["rank"]), alt.Tooltip("name:N", title=labels["part"]),
                  alt.Tooltip("share:Q", title=labels["share"], format=".1%")],
     )
     spec = _finish(chart, title, height=max(60, 16 * len(order)))
-    spec["width"] = LABELLED_WIDTH
+    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)
     return spec
 
 
