@@ -203,3 +203,24 @@ def test_no_profile_is_null():
     m = to_metrics(analyze(load_run(str(Path(__file__).resolve().parents[2] / "samples" / "gpt-tiny-base"))))
     assert m["profile"] is None and m["ranks"]["stats"] == []
     assert m["triage"]["verdict"] == "unknown"
+
+
+# --------------------------------------------------------------------------- torch_npu kernel_details (mstt)
+
+
+def test_kernel_details_broadcast_flagged():
+    """msprof-analyze's advisor does not flag the broadcast that takes 77.9 % of the kernel time."""
+    a = analyze(load_run(str(CONF / "mstt-torchnpu-kd-traceview-2023")))
+    kernels = next((o for o in (a.profile.operators if a.profile else ()) if o.scope == "kernels"), None)
+    if kernels is None:
+        pytest.skip("kernel_details.csv is read by the MindSpore 2.x / torch_npu reader (branch prof-ascend)")
+    path = CONF / "mstt-torchnpu-kd-traceview-2023" / "worker0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows = list(csv.DictReader(path.open()))
+    total = sum(float(r["Duration(us)"]) for r in rows)  # 591 kernels, 396,807.04 µs
+    broadcast = sum(float(r["Duration(us)"]) for r in rows if r["Type"] == "hcom_broadcast_")  # 2 x, 308,989.62 µs
+    assert (len(rows), round(total, 2), round(broadcast, 2)) == (591, 396807.04, 308989.62)
+    top = kernels.by_type[0]
+    assert top.type == "hcom_broadcast_" and top.communication and top.calls == 2
+    assert top.share == pytest.approx(broadcast / total, rel=1e-9)  # 77.9 %
+    signal = next(s for s in (a.triage, *a.triage.also) if s.reason == "comm_kernels")
+    assert signal.params["top_type"] == "hcom_broadcast_" and signal.params["broadcast"]
