@@ -591,6 +591,7 @@ _PROFILE_LABELS: dict[str, tuple[str, str]] = {
     "grew": ("Grew most", "增长最多的组成"),
     "left_out": ("Left out", "未计入"),
     "colon": (": ", "："),
+    "stop": (".", "。"),
     "whole_capture": ("whole capture", "整个采集"),
     "kind_p2p": ("point-to-point", "点对点"),
     "kind_collective": ("collective", "集合通信"),

@@ -98,7 +98,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     blocks.append(_table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
                          caption=L["breakdown_note"].format(steps=fmt.integer(b.steps), ranks=fmt.integer(b.ranks),
                                                             source=b.source, excluded=fmt.integer(b.excluded))
-                         + "".join(f" {name}{L['colon']}{L['tool_own'].format(tool=name, source=x.source)}."
+                         + "".join(f" {name}{L['colon']}{L['tool_own'].format(tool=name, source=x.source)}{L['stop']}"
                                    for name, x in zip(short[1:], p.alternatives))))
     blocks.append(Paragraph(L["profile_comm_line"].format(label=L["comm_share"], share=_pc(b.comm_share), n=fmt.integer(b.steps)),
                             "bad" if b.comm_flag else ""))
@@ -316,7 +316,7 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
     trows = [[row[i] for i in keep] for row in body]
     align = "".join(columns[i][1] for i in keep)
     caption = " ".join(f"{name}{L['colon']}" + (L["tool_wait_share"].format(tool=name) if k.endswith(":wait_share")
-                                                  else L["tool_flops_utilization"]) + "."
+                                                  else L["tool_flops_utilization"]) + L["stop"]
                        for k, name in tool_names.items())
     blocks.append(_table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
     return blocks
