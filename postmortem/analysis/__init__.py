@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 import polars as pl
 
+from .. import diagnostics as dg
 from ..model import STEPS, Run
 from .compare import compare
 from .configcheck import config_checks
@@ -20,10 +21,12 @@ from .findings import findings
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
+from .profile import profile, profile_step_times
 from .ranks import ranks
 from .stability import stability
 from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
-from .types import STEP_SERIES, Analysis, AnalysisOptions, BaselineAnalysis
+from .triage import triage
+from .types import PROFILE_STEP_SERIES, STEP_SERIES, Analysis, AnalysisOptions, BaselineAnalysis
 from .window import exclusion_reasons, steady_window
 
 __all__ = ["analyze", "analyze_baseline", "Analysis", "AnalysisOptions", "BaselineAnalysis"]
@@ -71,9 +74,24 @@ def analyze_baseline(baseline: Run, options: AnalysisOptions) -> BaselineAnalysi
     return BaselineAnalysis(own, baseline.settings)
 
 
+def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
+    """A run without training step times takes them from its profile (e2e = the profiled step's
+    total, in the profiler's own step numbering); a run with them keeps its own."""
+    if not run.tables["steps"].is_empty() or run.tables["profile_steps"].is_empty():
+        return run, []
+    steps = profile_step_times(run.tables["profile_steps"])
+    if steps.is_empty():
+        return run, []
+    source = ", ".join(sorted(set(steps["source"].to_list())))
+    note = dg.info("steps-from-profile", f"no training step times were logged: the step times are the profiled "
+                   f"steps' totals ({source}), in the profiler's own step numbering")
+    return dataclasses.replace(run, tables={**run.tables, "steps": steps}), [note]
+
+
 def analyze(
     run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions()
 ) -> Analysis:
+    run, profile_notes = _with_profile_steps(run)
     scalars = run.tables["scalars"]
     steps, rank = primary_steps(run)
     series_by_tag = tag_series(scalars, ("loss", "grad_norm", "lr", "overflow", "eval_loss", *AUX_TAGS))
@@ -92,7 +110,7 @@ def analyze(
         restart_steps=_event_steps(run, "restart"),
     )
     window = steady_window(steps, reasons)
-    tp, notes = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
+    tp, throughput_notes = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
                            scalars, options, rank, batch_from_lineage(run, options))
     stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z)
 
@@ -145,13 +163,18 @@ def analyze(
                        loss_spike_steps)
 
     device = options.device or run.setting("device")
+    prof, rank_profiles, stragglers = profile(run, str(device) if device else None)
+    # per-phase communication shares only where the run's steps are the profile's own
+    phase_profile = prof.steps if prof is not None and profile_notes else pl.DataFrame(schema=PROFILE_STEP_SERIES)
     # each step's wait for data / host: the gap between steps or a logged data time (the larger)
     waits = per.with_columns(pl.max_horizontal("gap_s", "data_time_s").alias("wait_s"))
     ph = phases(waits, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
-                run.tables["profile_steps"], run.tables["memory"], tps, tp.step_time_s.value,
-                str(device) if device else None, tp.timing)
+                phase_profile, run.tables["memory"], tps, tp.step_time_s.value, tp.timing)
     kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
-    rk = ranks(run.tables["steps"], kept_steps)
+    rk = dataclasses.replace(ranks(run.tables["steps"], kept_steps), profile=rank_profiles, stragglers=stragglers)
+    logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
+    tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
+                 base_analysis.triage if base_analysis else None)
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
     checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None)
     m = mfu(run, options, tp, window, kept_steps)
@@ -161,8 +184,8 @@ def analyze(
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
-        config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m),
+        config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
+        plausibility=plausibility(tp, m), profile=prof, triage=tri,
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)

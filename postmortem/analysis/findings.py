@@ -100,12 +100,16 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     elif mf.value is None:
         out.append(Finding(FindingKind.MFU_UNKNOWN, I, f"MFU unknown: {mf.reason}", {"reason": mf.reason}))
     ph = a.phases
-    if ph.profile is not None and ph.profile.comm_flag:
-        out.append(Finding(FindingKind.COMM_BOUND, W, f"exposed communication is {ph.profile.comm_share:.0%} "
-                           "of step time (> 25%)", {"comm_share": ph.profile.comm_share}))
-    if ph.triage.verdict != "unknown":
-        out.append(Finding(FindingKind.TRIAGE, I, f"{ph.triage.verdict}: {ph.triage.reason}",
-                           {k: v for k, v in ph.triage.evidence.items()}))
+    bd = a.profile.breakdown if a.profile else None
+    if bd is not None and bd.comm_flag:
+        out.append(Finding(FindingKind.COMM_BOUND, W, f"communication no compute hides is {bd.comm_share:.0%} "
+                           "of the profiled step time (> 25%)", {"comm_share": bd.comm_share}))
+    tri = a.triage
+    if tri.verdict != "unknown":
+        evidence = {k: v for k, v in tri.params.items() if isinstance(v, (int, float, str, bool)) or v is None}
+        evidence.update({k: ",".join(map(str, v)) for k, v in tri.params.items() if isinstance(v, (list, tuple))})
+        evidence.update(verdict=str(tri.verdict), reason=str(tri.reason))
+        out.append(Finding(FindingKind.TRIAGE, I, f"{tri.verdict}: {tri.reason}", evidence))
     stalls = a.throughput.window.excluded_counts.get("data_stall", 0)
     timed = a.steps.filter(pl.col("step_time_s").is_not_null()).height
     if timed and stalls / timed > STALL_SHARE:

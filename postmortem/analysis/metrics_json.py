@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .types import Analysis, Figure, SpikeSeries
+from .types import BESIDE, PARTITION, Analysis, Figure, Profile, ProfileBreakdown, Ranks, SpikeSeries, Triage
 from .window import excluded_ranges
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -64,6 +64,97 @@ def _spikes(s: SpikeSeries) -> list[dict]:
 def _source(f: Figure) -> str | None:
     """How a figure was obtained, or why it is missing."""
     return (f"{f.method} [{f.source}]" if f.source and f.method else f.method or f.source) if f.known else f.reason
+
+
+def _breakdown(b: ProfileBreakdown) -> dict:
+    return {"source": b.source, "ranks": b.ranks, "steps": b.steps, "excluded_steps": b.excluded,
+            "step_time_s": _num(b.step_time_s), "total_basis": str(b.total_basis),
+            "breakdown": {f"{p}_s": _num(b.seconds[p]) for p in (*PARTITION, *BESIDE)},
+            "shares": {p: _num(b.shares[p]) for p in (*PARTITION, *BESIDE)},
+            "comm_share": _num(b.comm_share), "comm_flag": b.comm_flag}
+
+
+def _ops(stats) -> list[dict]:
+    return [{"name": o.name, "type": o.type, "core": o.core, "total_s": _num(o.total_s), "share": _num(o.share),
+             "calls": o.calls, "communication": o.communication} for o in stats]
+
+
+def _profile(p: Profile | None) -> dict | None:
+    """The profiler's figures; null without profiler data."""
+    if p is None:
+        return None
+    b = p.breakdown
+    out: dict[str, Any] = {
+        **(_breakdown(b) if b else {"source": None, "ranks": 0, "steps": 0, "excluded_steps": 0, "step_time_s": None,
+                                    "total_basis": None, "breakdown": None, "shares": None, "comm_share": None,
+                                    "comm_flag": False}),
+        "outliers": [{"rank": o.rank, "step": o.step, "total_s": _num(o.total_s), "median_s": _num(o.median_s),
+                      "part": o.part, "part_s": _num(o.part_s)} for o in p.outliers],
+        "alternatives": [_breakdown(x) for x in p.alternatives],
+    }
+    first = p.operators[0] if p.operators else None
+    out["top_ops"] = _ops(first.by_name or first.by_type) if first else []
+    out["operators"] = [{"scope": str(o.scope), "source": o.source, "ranks": o.ranks, "total_s": _num(o.total_s),
+                         "types": o.types, "names": o.names, "comm_share": _num(o.comm_share),
+                         "by_type": _ops(o.by_type), "by_name": _ops(o.by_name)} for o in p.operators]
+    c = p.communication
+    out["comm_ops"] = [{"name": o.type, "kind": o.kind, "total_s": _num(o.total_s), "share": _num(o.share),
+                        "calls": o.calls, "wait_s": _num(o.wait_s), "transit_s": _num(o.transit_s)}
+                       for o in (c.ops if c else ())]
+    out["comm_share_basis"] = c.share_basis if c else None
+    out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
+                          "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
+    d = p.data
+    out["data_pipeline"] = None if d is None else {
+        "rank": d.rank, "queue_empty_share": _num(d.queue_empty_share), "queue_samples": d.queue_samples,
+        "queue_stage": d.queue_stage, "slowest": d.slowest, "slowest_rule": str(d.slowest_rule) if d.slowest_rule else None,
+        "stages": [{"stage": x.stage, "op_type": x.op_type, "workers": x.workers, "queue_usage": _num(x.queue_usage),
+                    "queue_empty_share": _num(x.queue_empty_share), "time_s": _num(x.time_s),
+                    "parent_stage": x.parent_stage} for x in d.stages]}
+    m = p.memory
+    out["memory"] = None if m is None else {
+        "rank": m.rank, "component": m.component, "peak_bytes": _num(m.peak_bytes), "reserved_bytes": _num(m.reserved_bytes),
+        "capacity_bytes": _num(m.capacity_bytes), "peak_share": _num(m.peak_share),
+        "parameters_bytes": _num(m.parameters_bytes), "gradients_bytes": _num(m.gradients_bytes),
+        "optimizer_bytes": _num(m.optimizer_bytes), "activations_bytes": _num(m.activations_bytes),
+        "checkpoint": m.checkpoint, "gap": str(m.gap) if m.gap else None}
+    out["tool"] = dict(sorted(p.tool.items()))
+    return out
+
+
+def _triage(t: Triage) -> dict:
+    return {"verdict": str(t.verdict), "reason": str(t.reason), "params": _clean(t.params),
+            "actions": [str(x) for x in t.actions],
+            "evidence": [{"key": e.key, "value": _num(e.value), "baseline": _num(e.baseline),
+                          "threshold": _num(e.threshold)} for e in t.evidence],
+            "also": [{"verdict": str(s.verdict), "reason": str(s.reason), "params": _clean(s.params)} for s in t.also]}
+
+
+def _ranks(r: Ranks) -> dict:
+    """Per rank: the step-time figures (where the rank logged step times) and the profiler's."""
+    step = {x.rank: x for x in r.ranks}
+    prof = {x.rank: x for x in r.profile}
+    stats = []
+    for rank in sorted(step.keys() | prof.keys()):
+        s, p = step.get(rank), prof.get(rank)
+        stats.append({
+            "rank": rank, "steps": s.steps if s else None, "median_step_time_s": _num(s.median_step_time_s) if s else None,
+            "others_median_s": _num(s.others_median_s) if s else None,
+            "in_step_median_s": _num(s.in_step_median_s) if s else None,
+            "excess": _num(s.excess) if s else None, "slow": s.slow if s else False,
+            "profile": None if p is None else {
+                "steps": p.steps, "source": p.source, "step_time_s": _num(p.step_time_s), "compute_s": _num(p.compute_s),
+                "comm_exposed_s": _num(p.comm_exposed_s), "bubble_s": _num(p.bubble_s),
+                "data_wait_s": _num(p.data_wait_s), "idle_s": _num(p.idle_s), "wait_share": _num(p.wait_share),
+                "compute_share": _num(p.compute_share), "receive_share": _num(p.receive_share),
+                "role": str(p.role) or None, "outlier_steps": list(p.outlier_steps), "tool": dict(sorted(p.tool.items()))},
+        })
+    g = r.stragglers
+    return {"slow": list(r.slow_ranks), "spread": _num(r.spread), "rule": r.rule, "reason": r.reason,
+            "stats": stats, "stragglers": None if g is None else {
+        "awaited": list(g.awaited), "waiting": list(g.waiting), "awaited_wait_share": _num(g.awaited_wait_share),
+        "waiting_wait_share": _num(g.waiting_wait_share), "waiting_receive_share": _num(g.waiting_receive_share),
+        "cause": g.cause, "cause_share": _num(g.cause_share)}}
 
 
 def to_metrics(a: Analysis) -> dict:
@@ -117,12 +208,9 @@ def to_metrics(a: Analysis) -> dict:
         "checkpoints": [{"step": c.step, "path": c.path, "bytes": c.bytes, "save_s": _num(c.save_s)}
                         for c in a.phases.checkpoint_saves],
         "checkpoint_tax": _fig(a.phases.checkpoint_tax),
-        "triage": {"verdict": a.phases.triage.verdict, "reason": a.phases.triage.reason},
-        "ranks": {"slow": list(a.ranks.slow_ranks), "spread": _num(a.ranks.spread), "rule": a.ranks.rule,
-                  "reason": a.ranks.reason,
-                  "stats": [{"rank": r.rank, "steps": r.steps, "median_step_time_s": _num(r.median_step_time_s),
-                             "others_median_s": _num(r.others_median_s), "in_step_median_s": _num(r.in_step_median_s),
-                             "excess": _num(r.excess), "slow": r.slow} for r in a.ranks.ranks]},
+        "profile": _profile(a.profile),
+        "triage": _triage(a.triage),
+        "ranks": _ranks(a.ranks),
         "plausibility": [{"check": p.check, "figures": list(p.figures), "value": _num(p.value), "against": p.against,
                           "against_value": _num(p.against_value), "rule": p.rule} for p in a.plausibility],
         "config_checks": [{"name": c.name, "status": str(c.status), "message": c.message} for c in a.config_checks],

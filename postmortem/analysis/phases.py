@@ -1,4 +1,4 @@
-"""Training phases from the lr series, events inside them, resources, checkpoint tax, triage.
+"""Training phases from the lr series, events inside them, resources, checkpoint tax.
 
 Phases: startup = the leading compile steps of the first launch; warmup = up to the first step
 where lr reaches its peak (within 1e-6 relative); main = following steps while lr stays at the
@@ -11,14 +11,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .peaks import find_peak
-from .types import CheckpointSave, Figure, Phase, Phases, ProfileBreakdown, Triage, missing
+from .profile import phase_comm_share
+from .types import CheckpointSave, Figure, Phase, Phases, missing
 
 PEAK_RTOL = 1e-6
-COMM_FLAG = 0.25
-DATA_BOUND = 0.10
-MEMORY_BOUND = 0.90
-COMPUTE_BOUND = 0.70
 
 RULE = ("startup = leading compile steps; warmup = until lr first reaches its peak (1e-6 rel.); "
         "main = while lr stays at the peak; decay = from the first step after that with lr below the peak")
@@ -103,51 +99,6 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
     return tuple(saves)
 
 
-def profile_breakdown(profile: pl.DataFrame) -> ProfileBreakdown | None:
-    if profile.is_empty():
-        return None
-    p = profile.fill_null(0.0)
-    parts = {"compute": "computing_s", "exposed_comm": "comm_not_overlapped_s", "overlapped": "overlapped_s",
-             "free": "free_s", "bubble": "bubble_s", "preparing": "preparing_s"}
-    sums = {k: float(p[c].sum()) for k, c in parts.items()}
-    given = profile["total_s"].drop_nulls()
-    if given.len() == profile.height:
-        total, how = float(given.sum()), "total_s as given"
-    else:
-        total = sums["compute"] + sums["exposed_comm"] + sums["free"]
-        how = "step = computing + communication(not overlapped) + free"
-    if total <= 0:
-        return None
-    shares = {k: v / total for k, v in sums.items()}
-    return ProfileBreakdown(steps=profile.select("rank", "step").n_unique(), shares=shares,
-                            comm_share=shares["exposed_comm"], comm_flag=shares["exposed_comm"] > COMM_FLAG,
-                            method=f"sums over all profiled (rank, step) rows; {how}; exposed comm share > "
-                                   f"{COMM_FLAG:.0%} flagged")
-
-
-def triage(profile: ProfileBreakdown | None, data_wait: float | None, max_alloc: float | None,
-           device: str | None) -> Triage:
-    cap = find_peak(device).memory_bytes if find_peak(device) else None
-    mem_share = max_alloc / cap if max_alloc is not None and cap else None
-    evidence: dict[str, float | str | None] = {
-        "data_wait_share": data_wait, "comm_share": profile.comm_share if profile else None,
-        "compute_share": profile.shares["compute"] if profile else None,
-        "bubble_share": profile.shares["bubble"] if profile else None,
-        "memory_share": mem_share, "max_allocated_bytes": max_alloc,
-    }
-    if data_wait is not None and data_wait > DATA_BOUND:
-        return Triage("data-bound", evidence, f"data wait is {data_wait:.0%} of step time (> {DATA_BOUND:.0%})")
-    if profile and profile.comm_share is not None and profile.comm_share > COMM_FLAG:
-        return Triage("communication-bound", evidence,
-                      f"exposed communication is {profile.comm_share:.0%} of step time (> {COMM_FLAG:.0%})")
-    if mem_share is not None and mem_share > MEMORY_BOUND:
-        return Triage("memory-bound", evidence, f"peak allocation is {mem_share:.0%} of device memory")
-    if profile and profile.shares["compute"] is not None and profile.shares["compute"] >= COMPUTE_BOUND:
-        return Triage("compute-bound", evidence, f"compute is {profile.shares['compute']:.0%} of step time: "
-                      "tune fusion / parallel strategy")
-    return Triage("unknown", evidence, "no profiler breakdown, data-wait or memory evidence decides it")
-
-
 def phases(
     series: pl.DataFrame,
     reasons: np.ndarray,
@@ -158,11 +109,12 @@ def phases(
     memory: pl.DataFrame,
     tokens_per_step: float | None,
     median_step_time: float | None,
-    device: str | None,
     timing: str = "logged",
 ) -> Phases:
     """``series``: the per-step frame (STEP_SERIES) with wall times for memory mapping, and
-    ``wait_s``, each step's wait for data / host (the gap between steps or a logged data time)."""
+    ``wait_s``, each step's wait for data / host (the gap between steps or a logged data time).
+    ``profile``: PROFILE_STEP_SERIES when the run's steps are the profile's own (a profile-only
+    run), else empty: profiled steps have their own numbering, not the training steps'."""
     steps = series["step"].to_numpy()
     t = series["step_time_s"].fill_null(float("nan")).to_numpy()
     d = series["wait_s" if "wait_s" in series.columns else "data_time_s"].fill_null(float("nan")).to_numpy()
@@ -192,13 +144,11 @@ def phases(
             lo, hi = w.min() - (med or 0.0), w.max()
             sel = mem_a[(mem_t >= lo) & (mem_t <= hi)]
             max_alloc = float(sel.max()) if sel.size else None
-        prof = profile.filter(pl.col("step").is_between(a, b))
-        pb = profile_breakdown(prof)
         out.append(Phase(
             name=name, start_step=a, end_step=b, rule=RULE, events=counts, step_time_median_s=med,
             tokens_per_s=tokens_per_step / med if tokens_per_step is not None and med else None,
             max_allocated_bytes=max_alloc, data_wait_share=share,
-            comm_share=pb.comm_share if pb else None,
+            comm_share=phase_comm_share(profile, a, b) if not profile.is_empty() else None,
         ))
 
     saves = checkpoint_saves(events, checkpoints, steps, t, reasons, median_step_time, timing)
@@ -218,14 +168,12 @@ def phases(
         tax = Figure(sum(known) / total, unit="fraction",
                      method=f"sum of {len(known)} save times / total wall time ({total_how})")
 
-    overall = profile_breakdown(profile)
     # Over the steady window, so a long compile step does not dilute it (all steps if none kept).
     both = np.isfinite(t) & np.isfinite(d) & kept
     if not both.any():
         both = np.isfinite(t) & np.isfinite(d)
     data_wait = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
-    max_alloc = float(mem_a.max()) if mem_a.size else None
     return Phases(phases=tuple(out), rule=RULE if lr.height else "no lr logged: one main phase",
-                  checkpoint_saves=saves, checkpoint_tax=tax, profile=overall,
-                  triage=triage(overall, data_wait, max_alloc, device),
-                  reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else "no lr logged")
+                  checkpoint_saves=saves, checkpoint_tax=tax,
+                  reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else "no lr logged",
+                  data_wait_share=data_wait)

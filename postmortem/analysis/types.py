@@ -283,30 +283,333 @@ class CheckpointSave:
 
 
 @dataclass(frozen=True)
-class ProfileBreakdown:
-    steps: int
-    shares: dict[str, float | None]  # compute, exposed_comm, overlapped, free, bubble, preparing: fraction of step
-    comm_share: float | None  # exposed communication / step
-    comm_flag: bool  # comm_share > 0.25
-    method: str
-
-
-@dataclass(frozen=True)
-class Triage:
-    verdict: str  # "memory-bound" | "compute-bound" | "communication-bound" | "data-bound" | "unknown"
-    evidence: dict[str, float | str | None]
-    reason: str
-
-
-@dataclass(frozen=True)
 class Phases:
     phases: tuple[Phase, ...]
     rule: str
     checkpoint_saves: tuple[CheckpointSave, ...]
     checkpoint_tax: Figure  # total save time / total wall time, fraction
-    profile: ProfileBreakdown | None
-    triage: Triage
     reason: str | None = None
+    data_wait_share: float | None = None  # logged data wait / step time over the steady window (all steps if none)
+
+
+# --------------------------------------------------------------------------- profiler
+
+# The parts of a profiled step. PARTITION adds up to the step time; communication hidden under
+# compute ("comm_overlapped") lies inside the compute time span and is shown beside, never added.
+PARTITION = ("compute", "comm_exposed", "bubble", "data_wait", "idle", "preparing")
+BESIDE = ("comm_overlapped",)
+
+# One row per profiled (rank, step) of the layout chosen for the rank: the per-step charts.
+PROFILE_STEP_SERIES = {
+    "rank": pl.Int32,
+    "step": pl.Int64,  # the profiler's own numbering (its window), not the training step
+    "compute": pl.Float64,  # seconds of each part (PARTITION + BESIDE), null where the layout lacks it
+    "comm_exposed": pl.Float64,
+    "bubble": pl.Float64,
+    "data_wait": pl.Float64,
+    "idle": pl.Float64,
+    "preparing": pl.Float64,
+    "comm_overlapped": pl.Float64,
+    "total_s": pl.Float64,  # the layout's step total, else the sum of the parts
+    "total_given": pl.Boolean,  # total_s is the layout's own
+    "outlier": pl.Boolean,  # left out of the breakdown (see ProfileOutlier)
+    "source": pl.Utf8,
+}
+
+
+class TotalBasis(StrEnum):
+    GIVEN = "given"  # every row has the profiler's own step total
+    PARTS = "parts"  # some rows have none: the sum of their parts is used
+
+
+@dataclass(frozen=True)
+class ProfileBreakdown:
+    """Where the profiled step time went, over the (rank, step) rows of one choice of layouts."""
+
+    source: str  # layout(s) counted, "+"-joined when ranks differ: "step_trace_raw", "cluster_analyse", ...
+    ranks: int
+    steps: int  # (rank, step) rows counted
+    step_time_s: float | None  # mean step time of those rows
+    seconds: dict[str, float | None]  # part (PARTITION + BESIDE) -> mean seconds per step; None: the layout lacks it
+    shares: dict[str, float | None]  # part -> fraction of the step time
+    comm_share: float | None  # (comm_exposed + bubble) / step: the communication no compute hides
+    comm_flag: bool  # comm_share above thresholds.COMM_SHARE
+    total_basis: TotalBasis
+    excluded: int = 0  # outlier rows left out (ProfileOutlier)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileOutlier:
+    """A profiled step far slower than its rank's other steps (a warm-up or first step): left out."""
+
+    rank: int
+    step: int
+    total_s: float
+    median_s: float  # the rank's median profiled step
+    part: str | None  # the part that grew the most
+    part_s: float | None
+
+
+class OpScope(StrEnum):
+    KERNELS = "kernels"  # every device kernel, communication included (kernel_details, op_summary)
+    AI_CORE = "ai_core"  # AI Core operators only (MindInsight aicore_intermediate)
+    AI_CPU = "ai_cpu"  # AI CPU operators only (MindInsight aicpu_intermediate)
+
+
+@dataclass(frozen=True, slots=True)
+class OpStat:
+    type: str
+    name: str | None  # None in a by-type row; "(other)" sums the names a reader did not keep
+    core: str | None
+    calls: int | None
+    total_s: float  # device time per rank (summed over the ranks, divided by their number)
+    share: float  # of the scope's operator time
+    communication: bool  # a communication (HCCL) kernel
+
+
+@dataclass(frozen=True)
+class Operators:
+    """Operator time TopN (the article's second graph) over one scope of operators."""
+
+    scope: OpScope
+    source: str
+    ranks: int
+    total_s: float  # operator time per rank
+    by_type: tuple[OpStat, ...]  # largest first, at most thresholds.TOP_N
+    by_name: tuple[OpStat, ...]  # empty when the layout has no names
+    types: int  # how many types in all
+    names: int
+    comm_share: float | None  # communication kernels / all kernels (KERNELS scope), else None
+
+
+@dataclass(frozen=True, slots=True)
+class CommOpStat:
+    type: str  # AllReduce, Receive, hcom_broadcast, ...
+    kind: str  # "collective" | "p2p"
+    calls: int | None
+    total_s: float  # elapsed per rank over the profiled steps
+    share: float | None  # of Communication.share_basis; ops overlap each other, so shares of the step can add past 100%
+    wait_s: float | None  # per rank, where the layout gives it
+    transit_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStat:
+    transport: str  # HCCS, RDMA, SDMA, PCIE, ...
+    bytes: float  # per rank
+    transit_s: float  # per rank
+    bandwidth_gbps: float | None  # bytes / transit time, GB/s (1e9 bytes/s)
+    ops: int  # operator rows behind it
+
+
+@dataclass(frozen=True)
+class Communication:
+    """Communication share and operator time (the article's third graph)."""
+
+    source: str | None  # layout of the operator times
+    ranks: int
+    ops: tuple[CommOpStat, ...]  # largest first
+    links: tuple[LinkStat, ...]  # bandwidth by transport
+    link_source: str | None
+    share_basis: str = "step"  # what CommOpStat.share is of: "step" (profiled step time) or "kernels" (device kernel time)
+
+
+@dataclass(frozen=True, slots=True)
+class DataStage:
+    stage: str
+    op_type: str | None
+    workers: int | None
+    queue_usage: float | None
+    queue_empty_share: float | None
+    time_s: float | None
+    samples: int | None
+    parent_stage: str | None
+
+
+class SlowestRule(StrEnum):
+    """How the slowest data pipeline stage was found (MindInsight's queue rule)."""
+
+    PRODUCER_FULLER = "producer_fuller"  # its producer's queue is fuller than its own by > 0.1
+    SOURCE_EMPTY = "source_empty"  # a source stage whose output queue is below 60 % full
+    NONE = "none"  # every queue above 80 %: the pipeline keeps up
+
+
+@dataclass(frozen=True)
+class DataPipeline:
+    rank: int | None  # the rank shown: the one whose device queue was empty most often
+    ranks: int
+    stages: tuple[DataStage, ...]  # device side first, then upstream
+    queue_empty_share: float | None  # share of batches the device found its data queue empty
+    queue_samples: int | None
+    queue_stage: str | None  # the queue that figure is from: device_queue, get_next, iterator
+    slowest: str | None  # the stage that holds the pipeline back
+    slowest_rule: SlowestRule | None
+
+
+class MemoryGap(StrEnum):
+    """Why a part of the memory split is unknown."""
+
+    NO_PEAK = "no_peak"  # no device memory record
+    NO_CHECKPOINT = "no_checkpoint"  # no checkpoint header to size parameters and optimizer state
+    STATIC_OVER_PEAK = "static_over_peak"  # the checkpoint's tensors exceed the peak (a whole-model checkpoint of a sharded run?)
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Peak device memory of the rank with the highest peak, split where the data allows."""
+
+    rank: int | None
+    component: str | None  # the memory record's series the peak is from
+    peak_bytes: float | None  # peak allocated
+    reserved_bytes: float | None  # peak reserved by the allocator
+    capacity_bytes: float | None  # the device's memory (peaks table)
+    peak_share: float | None  # peak allocated / capacity
+    parameters_bytes: float | None  # model parameters, from the checkpoint's shapes and dtypes
+    gradients_bytes: float | None  # one gradient per parameter, same dtype (an upper bound: frozen ones have none)
+    optimizer_bytes: float | None  # optimizer state
+    activations_bytes: float | None  # peak - the three above: activations, workspaces, fragmentation
+    checkpoint: str | None
+    gap: MemoryGap | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the profiler files say: the step breakdown, the three graphs, memory."""
+
+    breakdown: ProfileBreakdown | None
+    alternatives: tuple[ProfileBreakdown, ...]  # the same steps as other layouts (a tool's own analysis) split them
+    steps: pl.DataFrame  # PROFILE_STEP_SERIES
+    outliers: tuple[ProfileOutlier, ...]
+    operators: tuple[Operators, ...]  # one per scope
+    communication: Communication | None
+    data: DataPipeline | None
+    memory: MemoryBreakdown | None
+    tool: dict[str, float]  # a profiler's own whole-run figures (mean over ranks): flops_utilization, ...
+
+
+class RankRole(StrEnum):
+    WAITS = "waits"  # waits on the others well above the least-waiting rank
+    AWAITED = "awaited"  # waits least: the others wait for it (a straggler)
+    NONE = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RankProfile:
+    """One rank's profiled steps (outliers left out), means per step."""
+
+    rank: int
+    steps: int
+    source: str
+    step_time_s: float | None
+    compute_s: float | None
+    comm_exposed_s: float | None
+    bubble_s: float | None
+    data_wait_s: float | None
+    idle_s: float | None
+    wait_share: float | None  # (comm_exposed + bubble) / step: waiting on other ranks
+    compute_share: float | None
+    receive_share: float | None  # Receive ops in flight / step (they overlap other communication)
+    role: RankRole
+    outlier_steps: tuple[int, ...]
+    tool: dict[str, float]  # the profiler's own per-rank figures: flops_utilization, ...
+
+
+@dataclass(frozen=True)
+class Stragglers:
+    """Who waits for whom: the ranks that wait least are the ones the others wait for."""
+
+    awaited: tuple[int, ...]
+    waiting: tuple[int, ...]
+    awaited_wait_share: float  # median over the awaited ranks
+    waiting_wait_share: float  # median over the waiting ranks
+    waiting_receive_share: float | None  # median Receive-in-flight share of the waiting ranks
+    cause: str  # the awaited ranks' largest own part: compute, idle, data_wait, preparing
+    cause_share: float  # its median share of their step
+    waiting_cause_share: float | None  # the same part's median share on the waiting ranks
+
+
+# --------------------------------------------------------------------------- triage
+
+
+class Verdict(StrEnum):
+    DATA = "data-bound"
+    COMPUTE = "compute-bound"
+    COMMUNICATION = "communication-bound"
+    MEMORY = "memory-bound"
+    HOST = "host-bound"
+    UNKNOWN = "unknown"
+
+
+class TriageReason(StrEnum):
+    """Why a verdict was given; the report words each (report/messages.py) from ``params``."""
+
+    DATA_WAIT = "data_wait"  # share, source
+    DATA_QUEUE_EMPTY = "data_queue_empty"  # share, samples, stage, slowest
+    PIPELINE_WAIT = "pipeline_wait"  # waiting, awaited, receive_share, wait_share, cause, cause_share
+    STRAGGLER = "straggler"  # waiting, awaited, wait_share, awaited_wait_share, cause, cause_share
+    PIPELINE_BUBBLE = "pipeline_bubble"  # share, micro_batches, stages
+    COMM_EXPOSED = "comm_exposed"  # share
+    COMM_KERNELS = "comm_kernels"  # share, top_type, top_share
+    DEVICE_IDLE = "device_idle"  # share
+    MEMORY_NEAR_LIMIT = "memory_near_limit"  # share, peak_bytes, capacity_bytes
+    COMPUTE_BUSY = "compute_busy"  # share, top_type, top_share
+    NO_DOMINANT_PART = "no_dominant_part"  # the evidence values that were measured (Evidence keys)
+    NO_EVIDENCE = "no_evidence"  # nothing measured the step
+
+
+class Action(StrEnum):
+    """The article's first moves (§3.1 table, §4.3, §5.3), in MindSpore terms."""
+
+    DATA_WORKERS = "data_workers"  # raise num_parallel_workers of the slow map/batch stage
+    DATA_PREFETCH = "data_prefetch"  # prefetch: ds.config.set_prefetch_size, dataset sink mode
+    DATA_OFFLOAD = "data_offload"  # decode and tokenize in an asynchronous pipeline, off the training process
+    HOST_SINK_MODE = "host_sink_mode"  # dataset_sink_mode=True with sink_size: fewer host round trips
+    HOST_GRAPH_MODE = "host_graph_mode"  # GRAPH_MODE / jit instead of PyNative dispatch
+    HOST_CALLBACKS = "host_callbacks"  # print and log every 50-100 steps, not every step
+    CHECK_STRAGGLER = "check_straggler"  # look at the awaited ranks: their host, data, device
+    STAGE_BALANCE = "stage_balance"  # move layers between pipeline stages (MindFormers offset / pipeline_stage)
+    MICRO_BATCHES = "micro_batches"  # pipeline micro_batch_num >= stages
+    PARALLEL_OPTIMIZER = "parallel_optimizer"  # enable_parallel_optimizer=True
+    COMM_ALGORITHM = "comm_algorithm"  # reduce-scatter + all-gather instead of a full AllReduce
+    COMM_TOPOLOGY = "comm_topology"  # keep gradient synchronisation inside a node (device_num, rank layout)
+    PARAMETER_BROADCAST = "parameter_broadcast"  # a broadcast dominates: profile after the start-up broadcast
+    MIXED_PRECISION = "mixed_precision"  # BF16 mixed precision (amp_level O2)
+    GRAD_ACCUMULATION = "grad_accumulation"  # smaller micro batch, gradient accumulation for the global batch
+    RECOMPUTE = "recompute"  # activation recomputation
+    OPTIMIZER_OFFLOAD = "optimizer_offload"  # optimizer state offload / sharding
+    OP_FUSION = "op_fusion"  # fuse neighbouring operators (graph kernel fusion)
+    PARALLEL_STRATEGY = "parallel_strategy"  # tensor / pipeline split
+    GRAPH_COMPILE = "graph_compile"  # graph compile options (jit_level O1/O2)
+    PROFILE_RUN = "profile_run"  # profile 30-50 steady steps to decide
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A quantity the verdict looked at, in the run and (where there is one) the baseline."""
+
+    key: str  # data_wait_share, comm_share, bubble_share, idle_share, compute_share, queue_empty_share, ...
+    value: float | None
+    baseline: float | None = None
+    threshold: float | None = None
+    unit: str = "fraction"
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    verdict: Verdict
+    reason: TriageReason
+    params: dict[str, Any]
+    strength: float  # share of the step it accounts for (0 for evidence that is not a time share)
+
+
+@dataclass(frozen=True)
+class Triage:
+    verdict: Verdict
+    reason: TriageReason
+    params: dict[str, Any]  # the numbers and names the reason is worded from
+    evidence: tuple[Evidence, ...]
+    actions: tuple[Action, ...]
+    also: tuple[Signal, ...] = ()  # other signals past their threshold, weaker than the verdict's
 
 
 # --------------------------------------------------------------------------- ranks, config
@@ -330,6 +633,8 @@ class Ranks:
     rule: str
     reason: str | None = None
     spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
+    profile: tuple[RankProfile, ...] = ()  # per-rank profiler figures (analysis/profile.py)
+    stragglers: Stragglers | None = None  # who waits for whom, from the profiler
 
 
 class CheckStatus(StrEnum):
@@ -495,6 +800,8 @@ class Analysis:
     diagnostics: tuple[Diagnostic, ...]  # the run's data-quality diagnostics plus analysis ones
     comparison: Comparison | None = None
     baseline: Analysis | None = None  # the baseline analysed with the same options (its .steps for charts)
+    profile: Profile | None = None  # None when the run has no profiler data
+    triage: Triage = field(default_factory=lambda: Triage(Verdict.UNKNOWN, TriageReason.NO_EVIDENCE, {}, (), ()))
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
 
     def flag(self, figure: str) -> Implausible | None:

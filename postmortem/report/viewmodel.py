@@ -595,20 +595,6 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         ]
         cols = [L["phase"], L["first_step"], L["last_step"], L["step_time"], L["tokens_per_s"], L["max_memory"], L["wait_share"], L["comm_share"], L["events"]]
         blocks.append(_table("phases", cols, "lrrrrrrrl", rows, caption=p.rule))
-    shares: dict[str, dict[str, float | None]] = {}
-    if p.profile:
-        shares[L["current"]] = dict(p.profile.shares)
-    if base and base.phases.profile:
-        shares[L["baseline"]] = dict(base.phases.profile.shares)
-    spec = charts.profile_chart(shares, L) if shares else None
-    if spec:
-        blocks.append(Chart("chart-profile", L["profile_breakdown"], spec))
-    if p.profile:
-        pr = p.profile
-        line = L.fmt("comm_line", label=L["comm_share"], share=fmt.percent(pr.comm_share), method=pr.method, n=fmt.integer(pr.steps))
-        blocks.append(Paragraph(line, "bad" if pr.comm_flag else ""))
-    tri = p.triage
-    blocks.append(Paragraph(f"{L['triage']}{L['colon']}{L.name('triage_', tri.verdict)} — {tri.reason}", "muted" if tri.verdict == "unknown" else "info"))
     r = a.ranks
     if r.reason:
         blocks.append(Paragraph(f"{L['per_rank']}{L['colon']}{r.reason}", "muted"))
@@ -729,6 +715,8 @@ def build_view(
 ) -> ReportView:
     """The report's content for one analysis. ``inventory`` is the run's file list (Run.inventory);
     it defaults to ``analysis.inventory`` when the analysis carries one."""
+    from .profile_view import profile_section  # it builds on this module's blocks
+
     L = fmt.labels(lang)
     a = analysis
     if inventory is None:
@@ -744,6 +732,7 @@ def build_view(
         _convergence(a, L, base, base_id),
         _stability(a, L),
         _phases(a, L, base),
+        profile_section(a, L),
         _checkpoints(a, L),
         _config_checks(a, L),
         _settings_diff(a, L),

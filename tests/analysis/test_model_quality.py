@@ -107,10 +107,13 @@ def test_checkpoint_save_time_from_step_time_and_profile_triage():
             "free_s": [0.1, 0.1], "overlapped_s": [0.2, 0.2]}
     run = make_run(step_time=t, tables={"profile_steps": prof, "checkpoints": {
         "path": ["a.ckpt"], "rank": [0], "step": [50], "bytes": [123], "kind": ["train"]}})
-    ph = analyze(run).phases
+    a = analyze(run)
+    ph = a.phases
     assert ph.checkpoint_saves[0].save_s == pytest.approx(3.0) and ph.checkpoint_saves[0].bytes == 123
-    assert ph.profile.comm_share == pytest.approx(0.3) and ph.profile.comm_flag
-    assert ph.triage.verdict == "communication-bound"
+    # no total given: the step is the sum of its parts, 0.6 + 0.3 + 0.1 = 1.0 s; exposed 0.3 / 1.0
+    assert a.profile.breakdown.comm_share == pytest.approx(0.3) and a.profile.breakdown.comm_flag
+    assert a.profile.breakdown.total_basis == "parts"
+    assert a.triage.verdict == "communication-bound" and a.triage.reason == "comm_exposed"
 
 
 def test_slow_rank_named():

@@ -77,7 +77,8 @@ def test_pause_skip_and_restart_events_and_a_stall_seen_only_in_the_gap():
     assert ex[60] == "data_stall" and ex[80] == "pause" and ex[90] == "skip" and ex[100] == "resume"
     assert 81 not in ex  # the next step was not slow: nothing spilled
     # the data wait that triage uses comes from the gap over the steady window: 0.1 / 1.0
-    assert a.phases.triage.evidence["data_wait_share"] == pytest.approx(0.1)
+    assert a.phases.data_wait_share == pytest.approx(0.1)
+    assert {e.key: e.value for e in a.triage.evidence}["logged_data_wait_share"] == pytest.approx(0.1)
     assert a.throughput.gap_share.value == pytest.approx(0.1)
     assert a.throughput.in_step_time_s.value == pytest.approx(0.9)
     assert a.throughput.timing == "e2e"

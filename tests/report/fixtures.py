@@ -127,8 +127,6 @@ def make_analysis(
         rule="by lr schedule",
         checkpoint_saves=tuple(t.CheckpointSave(s, f"ckpt/{s}.ckpt", 1_500_000_000, 0.4, "step time minus median") for s in range(500, n + 1, 500)),
         checkpoint_tax=_fig(0.0016),
-        profile=t.ProfileBreakdown(10, {"compute": 0.6, "exposed_comm": 0.31, "overlapped": 0.05, "free": 0.04, "bubble": None, "preparing": None}, 0.31, True, "profiler step_trace_time.csv"),
-        triage=t.Triage("communication-bound", {"comm_share": 0.31}, "exposed communication above 25% of the step"),
     )
     ranks = t.Ranks(
         (t.RankStat(0, n, step_time, False, 0.0), t.RankStat(1, n, step_time * 1.2, True, 0.2)),
