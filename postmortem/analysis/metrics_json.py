@@ -173,7 +173,10 @@ def to_metrics(a: Analysis) -> dict:
                        "step_time_ci95_s": [_num(tp.step_time.median_ci_low), _num(tp.step_time.median_ci_high)]
                        if tp.step_time else None,
                        "timing": tp.timing, "in_step_time_s": _fig(tp.in_step_time_s),
-                       "gap_share": _fig(tp.gap_share)},
+                       "gap_share": _fig(tp.gap_share),
+                       # data / host wait over the steady window: the gap between steps, or a logged
+                       # data time where larger (what triage reads)
+                       "data_wait_share": _num(a.phases.data_wait_share)},
             "window": {"start_step": tp.window.start_step, "end_step": tp.window.end_step,
                        "steps": tp.window.steps_kept, "excluded_steps": tp.window.excluded.height,
                        "excluded_ranges": len(excluded_ranges(tp.window.excluded))},

@@ -36,6 +36,8 @@ _ABSENT = object()
 def _get(d: Any, path: str, default: Any = _ABSENT) -> Any:
     """metrics.json value at a dotted path; `_ABSENT` (or default) when a key is not there."""
     for part in path.split("."):
+        if d is None:  # a section the run has none of (profile: null): known to be missing
+            return None
         if not isinstance(d, dict) or part not in d:
             return default
         d = d[part]
