@@ -24,7 +24,7 @@ from .common import Format, file_rank
 FORMATS: tuple[Format, ...] = (*mindinsight.FORMATS, *ascend.FORMATS, *msprof.FORMATS, *cluster.FORMATS)
 
 _DIR_RE = re.compile(
-    r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE
+    r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|ASCEND_PROFILER_OUTPUT|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE
 )
 
 
@@ -41,6 +41,8 @@ def read(artifact: Artifact) -> ReadResult:
     result = ReadResult(reader="profiler")
     fmt = format_of(artifact.rel)
     if fmt is None:
+        name = artifact.rel.rsplit("/", 1)[-1]
+        result.diagnostics.append(dg.warning("profiler-format-not-read", f"{name}: format not read", artifact.rel))
         return result
     try:
         fmt.read(artifact, file_rank(artifact), result)
