@@ -7,10 +7,10 @@
 Every file is made from a real torch_npu profile in the conformance fixtures
 (tests/fixtures/conformance/msinsight-torchnpu-imagenet-2025, level1 rank 0): its header (the
 2025 kernel_details column set, 46 columns) and its rows are the templates; only step ids, kernel
-names (a layer suffix, so a rank has ~2,500 distinct names as an LLM's per-layer kernels do), task
+names (a layer suffix: 12,224 distinct names per step, as MindSpore's per-layer scope names are), task
 ids, start times and durations change.
 
-* ``kd1g/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv``: 2.5 M kernels, ~1 GB.
+* ``kd1g/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv``: 2.9 M kernels (237 steps), 1.0 GB.
 * ``ranks64/rank{i}_ascend_pt/...``: 64 ranks, a ~100 MB kernel_details.csv each (other seeds),
   with their real ``profiler_info_{i}.json``-shaped rank file; a run folder for ``load_run``.
 * ``trace2g/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json``: the real trace's events
@@ -37,7 +37,7 @@ DATA = HERE / "data" / "profiler"
 REAL = REPO / "tests/fixtures/conformance/msinsight-torchnpu-imagenet-2025/level1/rank0_ascend_pt"
 KERNELS = REAL / "ASCEND_PROFILER_OUTPUT/kernel_details.csv"
 TRACE = REAL / "ASCEND_PROFILER_OUTPUT/trace_view.json"
-LAYERS = 13  # name suffixes per template kernel
+LAYERS = 64  # name suffixes per template kernel: 12,224 kernels (distinct names) per step
 STEP_US = 200_000.0  # a step's span in generated start times
 
 
@@ -83,7 +83,7 @@ def gen_kd1g(force: bool) -> None:
     if path.exists() and not force:
         return
     t = time.time()
-    write_rank(DATA / "kd1g", 0, 2_500_000, seed=1)
+    write_rank(DATA / "kd1g", 0, 2_900_000, seed=1)
     print(f"kd1g: {path.stat().st_size / 1e9:.2f} GB in {time.time() - t:.0f} s")
 
 
@@ -94,7 +94,7 @@ def gen_ranks64(force: bool) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     t = time.time()
     for rank in range(64):
-        write_rank(folder, rank, 250_000, seed=100 + rank)
+        write_rank(folder, rank, 290_000, seed=100 + rank)
     size = sum(p.stat().st_size for p in folder.rglob("*.csv"))
     print(f"ranks64: {size / 1e9:.2f} GB in {time.time() - t:.0f} s")
 

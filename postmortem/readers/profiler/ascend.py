@@ -85,10 +85,32 @@ def _not_read(severity: str, why: str):
     return read
 
 
+def _other_csv(artifact: Artifact, result: ReadResult) -> None:
+    name = artifact.rel.rsplit("/", 1)[-1]
+    result.diagnostics.append(dg.warning(
+        "profiler-format-not-read", f"{name} ({_OTHER[name[:-4]]}): format not read", artifact.rel))
+
+
 def _name(file_name: str, folder: str = "") -> re.Pattern[str]:
     return re.compile(r"(?:^|/)" + folder + file_name + "$")
 
 
+# CSVs the profilers also write, with what they hold (not read: nothing analyses them yet).
+_OTHER = {
+    "api_statistic": "host time of each CANN API",
+    "l2_cache": "L2 cache hit rates per kernel",
+    "static_op_mem": "static graph memory per operator",
+    "data_preprocess": "AI CPU data preprocessing",
+    "aicpu": "AI CPU kernels",
+    "ai_core_freq": "AI Core frequency",
+    "hbm": "HBM bandwidth samples",
+    "ddr": "DDR bandwidth samples",
+    "llc": "LLC bandwidth samples",
+    "pcie": "PCIe bandwidth samples",
+    "hccs": "HCCS bandwidth samples",
+    "nic": "NIC bandwidth samples",
+    "roce": "RoCE bandwidth samples",
+}
 _PROFILE = r"[^/]*_ascend_(?:ms|pt)/"  # a profile folder: <host>_<pid>_<stamp>_ascend_ms, rank0_ascend_pt, ...
 _OUT = r"(?:[^/]*/)?"  # ASCEND_PROFILER_OUTPUT/ or FRAMEWORK/ (or none: files moved out of their folder)
 
@@ -123,7 +145,6 @@ FORMATS = (
            _not_read("info", "the profiler's own log")),
     Format("profile database", re.compile(r"(?:^|/)" + _PROFILE + _OUT + r"[^/]*\.db$"),
            _not_read("warning", "the SQLite export is not read; profile with export_type text for readable files")),
-    Format("hardware counters", _name(r"(?:api_statistic|l2_cache|static_op_mem|data_preprocess|hbm|pcie|hccs|nic|"
-                                      r"roce|llc|ddr|ai_core_freq|aicpu)\.csv", _PROFILE + _OUT),
-           _not_read("warning", "format not read")),
+    Format("other ASCEND_PROFILER_OUTPUT files", _name("(" + "|".join(_OTHER) + r")\.csv", _PROFILE + _OUT),
+           lambda artifact, rank, result: _other_csv(artifact, result)),
 )

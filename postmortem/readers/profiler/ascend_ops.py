@@ -13,6 +13,7 @@ same kernels twice). Units and column sets per writer version: docs/formats/prof
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -41,59 +42,68 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
         return
     step = next((c for c in _STEP if c in header), None)
     core = _CORE if _CORE in header else None
-    wanted = [c for c in (step, _TYPE, core, _NAME, _DUR) if c]
-
-    def kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return frame.select(
-            (num(step).cast(pl.Int64) if step else pl.lit(None, pl.Int64)).alias("step"),
-            pl.col(_TYPE).alias("type"),
-            (pl.col(core) if core else pl.lit(None, pl.Utf8)).alias("core"),
-            pl.col(_NAME).alias("name"),
-            (num(_DUR) * US).alias("dur"),
-        )
-
     try:
-        ops, (n, no_duration) = _aggregate(kernels(scan(artifact.path, wanted)))
-    except pl.exceptions.PolarsError as exc:
-        ops, (n, no_duration) = _aggregate(kernels(row_by_row(artifact, wanted, result, exc).lazy()))
-    if n == 0:
+        with warnings.catch_warnings(record=True) as caught:  # polars warns (and skips) where a chunk is malformed
+            warnings.simplefilter("always")
+            kernels = _scan(artifact.path, step, core).collect()
+        if caught:
+            raise ValueError(str(caught[0].message))
+    except (pl.exceptions.PolarsError, ValueError) as exc:
+        wanted = [c for c in (step, _TYPE, core, _NAME, _DUR) if c]
+        kernels = _from_strings(row_by_row(artifact, wanted, result, exc), step, core)
+    if kernels.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", "kernel_details.csv has a header and no kernels", artifact.rel))
         return
+    no_duration = kernels["dur"].null_count()
     if no_duration:
         result.diagnostics.append(dg.warning(
-            "profiler-row", f"{no_duration} of {n} kernels without a Duration(us) number are not counted", artifact.rel))
+            "profiler-row", f"{no_duration} of {kernels.height} kernels without a Duration(us) number are not counted",
+            artifact.rel))
     if step is None:
         result.diagnostics.append(dg.info(
             "profiler-no-step", "kernel_details.csv has no Step Id column (no schedule): kernels have no step", artifact.rel))
-    result.tables["profile_ops"] = _finish(ops, rank, "kernel_details", artifact.rel)
+    result.tables["profile_ops"] = _finish(_aggregate(kernels.drop_nulls("dur")), rank, "kernel_details", artifact.rel)
 
 
-def _aggregate(kernels: pl.LazyFrame) -> tuple[pl.DataFrame, tuple[int, int]]:
-    """Per (step, type, core, name): calls, total and longest call, with only the largest names
-    kept (NAMED_ROWS); also (kernels, kernels without a duration)."""
-    keys = ["step", "type", "core", "name"]
-    grouped = kernels.group_by(keys).agg(
-        pl.col("dur").count().alias("calls"),
-        pl.col("dur").sum().alias("total_s"),
-        pl.col("dur").max().alias("max_s"),
-        pl.len().alias("rows"),
-    ).collect()
-    n = int(grouped["rows"].sum() or 0)
-    no_duration = n - int(grouped["calls"].sum() or 0)
-    grouped = grouped.filter(pl.col("calls") > 0).drop("rows")
-    steps = max(1, grouped["step"].n_unique())
-    keep = min(MAX_NAMES, max(MIN_NAMES, NAMED_ROWS // steps))
-    top = (grouped.group_by("name").agg(pl.col("total_s").sum())
-           .sort(["total_s", "name"], descending=[True, False]).head(keep)["name"].implode())
-    named = grouped.filter(pl.col("name").is_in(top))
-    rest = (
-        grouped.filter(~pl.col("name").is_in(top))
-        .group_by(["step", "type", "core"])
-        .agg(pl.col("calls").sum(), pl.col("total_s").sum(), pl.col("max_s").max())
-        .with_columns(pl.lit(OTHER).alias("name"))
-        .select(keys + ["calls", "total_s", "max_s"])
+def _scan(path: str, step: str | None, core: str | None) -> pl.LazyFrame:
+    """The five columns used, parsed by polars: names as categoricals (a few thousand distinct
+    values over millions of rows), numbers that do not parse as null."""
+    types = {_NAME: pl.Categorical, _TYPE: pl.Categorical, _DUR: pl.Float64}
+    if step:
+        types[step] = pl.Int64
+    if core:
+        types[core] = pl.Categorical
+    frame = pl.scan_csv(path, infer_schema=False, schema_overrides=types, ignore_errors=True,
+                        truncate_ragged_lines=True, encoding="utf8-lossy")
+    return frame.select(
+        (pl.col(step) if step else pl.lit(None, pl.Int64)).alias("step"),
+        pl.col(_TYPE).alias("type"),
+        (pl.col(core) if core else pl.lit(None, pl.Categorical)).alias("core"),
+        pl.col(_NAME).alias("name"),
+        (pl.col(_DUR) * US).alias("dur"),
     )
-    return pl.concat([named, rest]), (n, no_duration)
+
+
+def _from_strings(rows: pl.DataFrame, step: str | None, core: str | None) -> pl.DataFrame:
+    return rows.select(
+        (num(step).cast(pl.Int64) if step else pl.lit(None, pl.Int64)).alias("step"),
+        pl.col(_TYPE).cast(pl.Categorical).alias("type"),
+        (pl.col(core) if core else pl.lit(None, pl.Utf8)).cast(pl.Categorical).alias("core"),
+        pl.col(_NAME).cast(pl.Categorical).alias("name"),
+        (num(_DUR) * US).alias("dur"),
+    )
+
+
+def _aggregate(kernels: pl.DataFrame) -> pl.DataFrame:
+    """Per (step, type, core, name): calls, total and longest call; names beyond the largest
+    (NAMED_ROWS over the file's steps) summed into "(other)" per (step, type, core)."""
+    steps = max(1, kernels["step"].n_unique())
+    keep = min(MAX_NAMES, max(MIN_NAMES, NAMED_ROWS // steps))
+    top = (kernels.group_by("name").agg(pl.col("dur").sum())
+           .sort(["dur", "name"], descending=[True, False]).head(keep)["name"].implode())
+    name = pl.when(pl.col("name").is_in(top)).then(pl.col("name").cast(pl.Utf8)).otherwise(pl.lit(OTHER))
+    return kernels.group_by("step", "type", "core", name.alias("name")).agg(
+        pl.len().alias("calls"), pl.col("dur").sum().alias("total_s"), pl.col("dur").max().alias("max_s"))
 
 
 def _finish(ops: pl.DataFrame, rank: int | None, source: str, rel: str) -> pl.DataFrame:

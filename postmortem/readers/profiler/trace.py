@@ -1,10 +1,10 @@
 """``trace_view.json`` (Chrome trace of MindSpore 2.x / torch_npu), streamed in bounded memory.
 
-A cluster trace is GBs, so it is never loaded whole. The file is read in blocks of text; a regex
-finds the few events this reader needs by their names and decodes just those with the C JSON
-decoder (``raw_decode`` from the ``{`` before the match); every other event is only counted, by
-its ``"ph"`` key. Memory is a block plus TAIL characters plus the times of the Overlap Analysis
-events (16 bytes each), whatever the file's size.
+A cluster trace is GBs, so it is never loaded whole. The file is read in blocks of bytes; a
+regex finds the few events this reader needs by their names and decodes just those with the C
+JSON decoder (``raw_decode`` from the ``{`` before the match); every other event is only
+counted, by its ``"ph"`` key. Memory is a block plus TAIL bytes plus the times of the Overlap
+Analysis events (16 bytes each), whatever the file's size.
 
 What is taken (meanings from MindSpore's ascend_step_trace_time_viewer and torch_npu's
 _trace_step_time_parser, which build step_trace_time.csv from the same events):
@@ -34,15 +34,16 @@ import numpy as np
 from ... import diagnostics as dg
 from ...model import Artifact, ReadResult
 
-BLOCK = 8 << 20  # characters read at a time
+BLOCK = 8 << 20  # bytes read at a time
 TAIL = 1 << 20  # an event this long or longer at a block's end may be missed (events are < 10 kB)
 BACK = 64 << 10  # how far before a matched name the event's "{" may be
 
 OVERLAP = ("Computing", "Communication", "Communication(Not Overlapped)", "Free")
 _NAMES = re.compile(
-    r'"name"\s*:\s*"(Computing|Communication|Communication\(Not Overlapped\)|Free|ProfilerStep#\d+|process_name|hcom_receive[^"]*)"'
+    rb'"name"\s*:\s*"(Computing|Communication|Communication\(Not Overlapped\)|Free|ProfilerStep#\d+|process_name|'
+    rb'hcom_receive[^"]*)"'
 )
-_PH = re.compile(r'"ph"\s*:\s*"([A-Za-z])"')
+_PH = re.compile(rb'"ph"\s*:\s*"([A-Za-z])"')
 _DECODER = json.JSONDecoder()
 
 
@@ -61,64 +62,64 @@ class Trace:
 
 
 def scan(path: str) -> Trace:
+    """One pass in blocks. Each block is scanned up to its last "}" before the TAIL (no "ph" or
+    "name" key spans a "}"), so every key is seen once; the rest is carried to the next block."""
     trace = Trace()
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        buf, eof = "", False
-        name_at = ph_at = 0
+    phases: Counter = Counter()
+    with open(path, "rb") as fh:
+        buf, at, eof = b"", 0, False
         while not eof:
             block = fh.read(BLOCK)
             eof = not block
             buf += block
-            limit = len(buf) if eof else len(buf) - TAIL
-            if limit <= 0:
-                continue
-            name_at = _names(buf, name_at, limit, trace)
-            ph_at = _phases(buf, ph_at, limit, trace)
-            keep = max(0, min(name_at, ph_at) - BACK)
-            buf = buf[keep:]
-            name_at, ph_at = name_at - keep, ph_at - keep
-        trace.complete = buf.rstrip().endswith(("]", "}"))
+            limit = len(buf) if eof else buf.rfind(b"}", at, max(at, len(buf) - TAIL)) + 1
+            if limit <= at:
+                if len(buf) - at < 4 * TAIL:
+                    continue
+                limit = len(buf) - TAIL  # no "}" in MBs: not a trace of small events; keep memory bounded
+            phases.update(_PH.findall(buf, at, limit))
+            for m in _NAMES.finditer(buf, at, limit):
+                event = _event_at(buf, m.start())
+                if event is None:
+                    trace.unreadable += 1
+                elif event.get("name") == m.group(1).decode():  # else: inside another event's args
+                    _take(event, trace)
+            keep = max(0, limit - BACK)
+            buf, at = buf[keep:], limit - keep
+        trace.complete = buf.rstrip().endswith((b"]", b"}"))
+    trace.phases = Counter({ph.decode(): n for ph, n in phases.items()})
     return trace
 
 
-def _phases(buf: str, at: int, limit: int, trace: Trace) -> int:
-    """Counts "ph" values starting before limit; returns where the next count starts."""
-    for m in _PH.finditer(buf, at):
-        if m.start() >= limit:
-            return m.start()
-        trace.phases[m.group(1)] += 1
-    return limit
-
-
-def _names(buf: str, at: int, limit: int, trace: Trace) -> int:
-    for m in _NAMES.finditer(buf, at):
-        if m.start() >= limit:
-            return m.start()
-        event = _event_at(buf, m.start())
-        if event is None:
-            trace.unreadable += 1
-            continue
-        if event.get("name") != m.group(1):
-            continue  # the name is inside another event's args (a thread_name's, say)
-        _take(event, trace)
-    return limit
-
-
-def _event_at(buf: str, at: int) -> dict | None:
+def _event_at(buf: bytes, at: int) -> dict | None:
     """The JSON object that holds position `at`: from the nearest "{" before it, going back past
     nested objects that close before it (an "args": {...} written before "name")."""
     start = at
     for _ in range(4):
-        start = buf.rfind("{", max(0, at - BACK), start)
+        start = buf.rfind(b"{", max(0, at - BACK), start)
         if start < 0:
             return None
-        try:
-            obj, end = _DECODER.raw_decode(buf, start)
-        except ValueError:
+        decoded = _decode_from(buf, start)
+        if decoded is None:
             return None
-        if end > at:
+        obj, end = decoded
+        if end > len(buf[start:at].decode("utf-8", errors="replace")):
             return obj if isinstance(obj, dict) else None
     return None
+
+
+def _decode_from(buf: bytes, start: int) -> tuple[object, int] | None:
+    """The JSON value starting at buf[start], decoded from a window that grows until it holds
+    the value (most events are a few hundred bytes)."""
+    size = 4096
+    while True:
+        window = buf[start:start + size]
+        try:
+            return _DECODER.raw_decode(window.decode("utf-8", errors="replace"))
+        except ValueError:
+            if size >= TAIL or start + size >= len(buf):
+                return None
+            size *= 16
 
 
 def _take(event: dict, trace: Trace) -> None:
