@@ -466,3 +466,13 @@ def test_unknown_file_in_a_profile_folder_is_a_warning(tmp_path: Path):
     art = Artifact(str(f), f.relative_to(tmp_path).as_posix(), f.stat().st_size, 0.0)
     assert profiler.READER.claims(art)
     assert slugs(profiler.READER.read(art)) == ["profiler-format-not-read"]
+
+
+def test_trace_view_hostile_nesting_does_not_raise(tmp_path: Path):
+    raw = (MSTT / "trace_view.json").read_bytes()
+    f = tmp_path / "x_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(b'[{"name": "Free", "ph": "X", "args": ' + b"[" * 100_000 + b"]" * 100_000 + b"}, " + raw[1:])
+    r = read(f, tmp_path)
+    assert "profiler-row" in slugs(r)  # the one event that does not decode
+    assert r.tables["profile_steps"]["computing_s"][0] == pytest.approx(1_788.2505 * US)  # the rest is read

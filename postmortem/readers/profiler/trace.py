@@ -116,7 +116,7 @@ def _decode_from(buf: bytes, start: int) -> tuple[object, int] | None:
         window = buf[start:start + size]
         try:
             return _DECODER.raw_decode(window.decode("utf-8", errors="replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting
             if size >= TAIL or start + size >= len(buf):
                 return None
             size *= 16
