@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, dict] = {}
     with open("/proc/loadavg") as fh:
         print("load average before:", fh.read().split()[:3])
-    for group in args.only.split(","):
+    for group in filter(None, args.only.split(",")):
         for name in GROUPS[group]:
             runs = [run_fresh(name) for _ in range(args.repeat)]
             walls = [r["wall_s"] for r in runs]
