@@ -119,7 +119,8 @@ def run_fresh(name: str) -> dict:
 
 def msprof(results: dict) -> None:
     exe = shutil.which("msprof-analyze") or str(Path(sys.executable).with_name("msprof-analyze"))
-    trace = REPO / "tests/fixtures/conformance/msinsight-torchnpu-imagenet-2025/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    real = REPO / "tests/fixtures/conformance/msinsight-torchnpu-imagenet-2025/level1/rank0_ascend_pt"
+    trace = real / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
     shutil.copy(trace, KD1G / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")  # compare needs a timeline
     out = DATA / "msprof-out"
     for name, args in {
@@ -152,8 +153,9 @@ def main(argv: list[str] | None = None) -> None:
         for name in GROUPS[group]:
             runs = [run_fresh(name) for _ in range(args.repeat)]
             walls = [r["wall_s"] for r in runs]
-            results[name] = {"best_s": min(walls), "median_s": statistics.median(walls), "spread_s": [min(walls), max(walls)],
-                             "peak_mb": max(r["peak_mb"] for r in runs), "what": runs[-1]["what"]}
+            results[name] = {"best_s": min(walls), "median_s": statistics.median(walls),
+                             "spread_s": [min(walls), max(walls)], "peak_mb": max(r["peak_mb"] for r in runs),
+                             "what": runs[-1]["what"]}
             print(f"{name:16s} best {min(walls):6.2f} s  (runs {', '.join(f'{w:.2f}' for w in walls)})  "
                   f"peak {results[name]['peak_mb']:6.0f} MB  {runs[-1]['what']}", flush=True)
         mine, peer = GROUPS[group]

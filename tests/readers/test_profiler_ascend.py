@@ -476,3 +476,16 @@ def test_trace_view_hostile_nesting_does_not_raise(tmp_path: Path):
     r = read(f, tmp_path)
     assert "profiler-row" in slugs(r)  # the one event that does not decode
     assert r.tables["profile_steps"]["computing_s"][0] == pytest.approx(1_788.2505 * US)  # the rest is read
+
+
+def test_load_run_of_two_ranks_keeps_each_figure_once():
+    from postmortem.load import load_run
+
+    run = load_run(IMAGENET / "level1", workers=1)
+    steps = run.tables["profile_steps"]
+    assert sorted(steps["rank"].to_list()) == [0, 1] and set(steps["source"]) == {"step_trace_time"}
+    ops = run.tables["profile_ops"]
+    assert set(ops["source"]) == {"kernel_details"}  # op_statistic.csv beside it is not counted again
+    assert dict(ops.group_by("rank").agg(pl.col("calls").sum()).iter_rows()) == {0: 191, 1: 191}
+    assert set(run.tables["profile_comm"]["source"]) == {"communication.json", "communication_matrix.json"}
+    assert set(run.tables["memory"]["rank"]) == {0, 1}

@@ -84,7 +84,8 @@ def read_communication(artifact: Artifact, rank: int | None, result: ReadResult)
                                size_mb * MB if size_mb is not None else None, bw)):
             out[k].append(v)
     if not out["op"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "communication.json has no communication ops", artifact.rel))
+        result.diagnostics.append(dg.warning(
+            "profiler-empty", "communication.json has no communication ops", artifact.rel))
         return
     result.tables["profile_comm"] = frame(
         {**out, "rank": rank, "source": "communication.json", "file": artifact.rel}, PROFILE_COMM)

@@ -46,7 +46,8 @@ def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) 
         out["time_s"].append(None)
         out["samples"].append(len(sizes) if sizes else None)
     if not out["stage"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "minddata_pipeline_raw has no operator rows", artifact.rel))
+        result.diagnostics.append(dg.warning(
+            "profiler-empty", "minddata_pipeline_raw has no operator rows", artifact.rel))
         return
     result.tables["profile_data"] = frame(
         {**out, "rank": rank, "source": "minddata_pipeline_raw", "file": artifact.rel}, PROFILE_DATA)
@@ -84,4 +85,5 @@ def read_dataset(artifact: Artifact, rank: int | None, result: ReadResult) -> No
     if not out["stage"]:
         result.diagnostics.append(dg.warning("profiler-empty", "dataset.csv has no rows", artifact.rel))
         return
-    result.tables["profile_data"] = frame({**out, "rank": rank, "source": "dataset", "file": artifact.rel}, PROFILE_DATA)
+    result.tables["profile_data"] = frame(
+        {**out, "rank": rank, "source": "dataset", "file": artifact.rel}, PROFILE_DATA)

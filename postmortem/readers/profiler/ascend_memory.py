@@ -63,7 +63,8 @@ def read_memory_record(artifact: Artifact, rank: int | None, result: ReadResult)
     scale = _mb(artifact, header, components, result)
     mem = df.select(
         (num("Timestamp(us)") * US).alias("time_s"),
-        *((num(c) * scale if c in df.columns else pl.lit(None, pl.Float64)).alias(f"{k}_bytes") for k, c in cols.items()),
+        *((num(c) * scale if c in df.columns else pl.lit(None, pl.Float64)).alias(f"{k}_bytes")
+          for k, c in cols.items()),
         (pl.col("Component") if "Component" in df.columns else pl.lit(None, pl.Utf8)).alias("component"),
     )
     _finish(mem, rank, artifact, result, "memory_record.csv")
@@ -95,7 +96,8 @@ def read_operator_memory(artifact: Artifact, rank: int | None, result: ReadResul
                        (num("Release Time(us)") * US).alias("release"))
     bad = allocs.filter(pl.col("size").is_null() | pl.col("alloc").is_null()).height
     if bad:
-        result.diagnostics.append(dg.warning("profiler-row", f"{bad} allocations without size or time skipped", artifact.rel))
+        result.diagnostics.append(dg.warning(
+            "profiler-row", f"{bad} allocations without size or time skipped", artifact.rel))
     allocs = allocs.drop_nulls(["size", "alloc"])
     # +size at allocation, -size at release (none: alive until the profile's end); releases first at a tie
     events = pl.concat([
@@ -103,7 +105,8 @@ def read_operator_memory(artifact: Artifact, rank: int | None, result: ReadResul
         allocs.drop_nulls("release").select(pl.col("release").alias("time_s"), (-pl.col("size")).alias("delta"),
                                             pl.lit(0).alias("order")),
     ]).sort(["time_s", "order"], maintain_order=True)
-    mem = events.select("time_s", pl.col("delta").cum_sum().alias("allocated_bytes"), pl.lit("operators").alias("component"))
+    mem = events.select("time_s", pl.col("delta").cum_sum().alias("allocated_bytes"),
+                        pl.lit("operators").alias("component"))
     _finish(mem, rank, artifact, result, "operator_memory.csv")
 
 

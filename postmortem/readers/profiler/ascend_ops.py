@@ -38,7 +38,8 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
     missing = [c for c in (_NAME, _TYPE, _DUR) if c not in header]
     if missing:
         result.diagnostics.append(dg.warning(
-            "profiler-columns", f"kernel_details.csv without {', '.join(missing)}: header {header[:6]}", artifact.rel, 1))
+            "profiler-columns", f"kernel_details.csv without {', '.join(missing)}: header {header[:6]}",
+            artifact.rel, 1))
         return
     step = next((c for c in _STEP if c in header), None)
     core = _CORE if _CORE in header else None
@@ -52,7 +53,8 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
         wanted = [c for c in (step, _TYPE, core, _NAME, _DUR) if c]
         kernels = _from_strings(row_by_row(artifact, wanted, result, exc), step, core)
     if kernels.is_empty():
-        result.diagnostics.append(dg.warning("profiler-empty", "kernel_details.csv has a header and no kernels", artifact.rel))
+        result.diagnostics.append(dg.warning(
+            "profiler-empty", "kernel_details.csv has a header and no kernels", artifact.rel))
         return
     no_duration = kernels["dur"].null_count()
     if no_duration:
@@ -61,7 +63,8 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
             artifact.rel))
     if step is None:
         result.diagnostics.append(dg.info(
-            "profiler-no-step", "kernel_details.csv has no Step Id column (no schedule): kernels have no step", artifact.rel))
+            "profiler-no-step", "kernel_details.csv has no Step Id column (no schedule): kernels have no step",
+            artifact.rel))
     result.tables["profile_ops"] = _finish(_aggregate(kernels.drop_nulls("dur")), rank, "kernel_details", artifact.rel)
 
 
@@ -145,7 +148,8 @@ def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) 
     )
     bad = ops.filter(pl.col("total_s").is_null() | pl.col("calls").is_null()).height
     if bad:
-        result.diagnostics.append(dg.warning("profiler-row", f"{bad} op_statistic.csv rows without numbers skipped", artifact.rel))
+        result.diagnostics.append(dg.warning(
+            "profiler-row", f"{bad} op_statistic.csv rows without numbers skipped", artifact.rel))
     ops = ops.filter(pl.col("total_s").is_not_null() & pl.col("calls").is_not_null())
     if ops.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", "op_statistic.csv has no operator rows", artifact.rel))
