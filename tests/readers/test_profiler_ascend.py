@@ -285,9 +285,10 @@ def test_trace_view_truncated_keeps_what_came_before(tmp_path: Path):
     assert slugs(read(cut, tmp_path)) == ["profiler-empty"]
 
 
-def test_trace_view_streams_a_big_file_in_bounded_memory(tmp_path: Path):
-    """A 60 MB trace made of the real one's events repeated (shifted per step): the scanner's
-    Python memory stays a fraction of the file, and every copy is a step with the same sums."""
+def test_trace_view_streams_a_big_file_in_bounded_memory(tmp_path: Path, monkeypatch):
+    """A 20 MB trace made of the real one's events repeated (shifted per step), read in 1 MB
+    blocks: the scanner's Python memory stays a few blocks, not the file, and every copy is a
+    step with the same sums."""
     import tracemalloc
 
     events = json.loads((MSTT / "trace_view.json").read_text())
@@ -298,21 +299,20 @@ def test_trace_view_streams_a_big_file_in_bounded_memory(tmp_path: Path):
     copies = 0
     with open(path, "w") as fh:
         fh.write("[" + ", ".join(json.dumps(e) for e in meta))
-        while fh.tell() < 60_000_000:
-            for e in body:
-                e2 = dict(e)
-                if "ts" in e2:
-                    e2["ts"] = f"{float(e['ts']) + copies * 20_000:.3f}"
-                if e2.get("name") == "ProfilerStep#1":
-                    e2["name"] = f"ProfilerStep#{copies + 1}"
-                fh.write(", " + json.dumps(e2))
+        while fh.tell() < 20_000_000:
+            shifted = [{**e, "ts": f"{float(e['ts']) + copies * 20_000:.3f}"} for e in body]
+            text = ", ".join(json.dumps(e) for e in shifted).replace('"ProfilerStep#1"', f'"ProfilerStep#{copies + 1}"')
+            fh.write(", " + text)
             copies += 1
         fh.write("]")
+    monkeypatch.setattr(trace, "BLOCK", 1 << 20)
+    monkeypatch.setattr(trace, "TAIL", 64 << 10)
+    monkeypatch.setattr(trace, "BACK", 16 << 10)
     tracemalloc.start()
     scanned = trace.scan(str(path))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 40_000_000 < path.stat().st_size
+    assert peak < 8_000_000 and path.stat().st_size > 20_000_000
     assert sum(scanned.phases.values()) == 32 + copies * (3670 - 32)
     rows, _ = trace.step_sums(scanned)
     assert [r.step for r in rows] == list(range(1, copies + 1))
