@@ -149,14 +149,17 @@ PROFILE_OPS = {
     "file": pl.Utf8,
 }
 
+# Communication ops: one row per op and step (communication.json, hccl_raw), or per op (or op
+# type) and link (communication_matrix.json: src_rank / dst_rank set, elapse / wait null).
 PROFILE_COMM = {
     "rank": pl.Int32,
     "step": pl.Int64,
-    "op": pl.Utf8,  # e.g. hcom_allReduce__123@group
+    "op": pl.Utf8,  # e.g. hcom_allReduce__123 (its @group in group); a matrix's per-type sum "allreduce-total"
     "group": pl.Utf8,  # communication group, where given
     "kind": pl.Utf8,  # "collective" | "p2p"
     "transport": pl.Utf8,  # the transport bytes and bandwidth are from: HCCS, RDMA, SDMA, PCIE, ...
-    "peer_rank": pl.Int32,  # the other end of one link (communication matrix rows: rank -> peer_rank), else null
+    "src_rank": pl.Int32,  # a link's sending rank within the group (communication_matrix.json), else null
+    "dst_rank": pl.Int32,  # a link's receiving rank within the group; src == dst is a local copy
     "calls": pl.Int64,  # operator calls the row sums (per-type statistics), null for one call or unknown
     "elapse_s": pl.Float64,
     "wait_s": pl.Float64,

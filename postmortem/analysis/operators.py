@@ -130,8 +130,7 @@ def comm_from_kernels(operators: tuple[Operators, ...]) -> Communication | None:
 
 def _per_link(comm: pl.DataFrame) -> pl.Expr:
     """Rows of a communication matrix (one per link; their time is not the op's elapsed time)."""
-    ends = [c for c in ("peer_rank", "dst_rank") if c in comm.columns]
-    return pl.any_horizontal([pl.col(c).is_not_null() for c in ends]) if ends else pl.lit(False)
+    return pl.col("dst_rank").is_not_null() if "dst_rank" in comm.columns else pl.lit(False)
 
 
 def comm_timed(comm: pl.DataFrame) -> pl.DataFrame:

@@ -1,5 +1,6 @@
-"""profiler reader: real MindSpore 2.10 CPU profiler output + Ascend files written from the
-documented columns (tests/fixtures/profiler/make_ascend_fixtures.py)."""
+"""profiler reader: the dispatch, real MindSpore 2.10 CPU profiler output
+(tests/fixtures/profiler/make_cpu_profile.py) and a MindInsight-era step trace. The Ascend
+(MindSpore 2.x / torch_npu) files are tested in test_profiler_ascend.py."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from postmortem.model import MEMORY, PROFILE_COMM, PROFILE_STEPS, Artifact
+from postmortem.model import MEMORY, Artifact
 from postmortem.readers import profiler
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "profiler"
 CPU = next((FIX / "cpu").glob("*_ascend_ms"))
-ASC = FIX / "ascend"
+MI_RUN2 = Path(__file__).resolve().parents[1] / "fixtures" / "conformance" / "mi-run2-ascend-profiler"
 
 
 def art(path: Path, root: Path) -> Artifact:
@@ -53,57 +54,17 @@ def test_trace_view_claimed_and_counted():
     assert r.rows() == 0
     import json
 
-    expected = len(json.loads(path.read_text()))
+    events = json.loads(path.read_text())
     (d,) = [d for d in r.diagnostics if d.slug == "profiler-trace-events"]
-    assert d.message.startswith(f"{expected} ")
+    assert d.message == f"{len(events)} trace events (X 73, M 9)"
+    assert sum(e["ph"] == "X" for e in events) == 73  # a CPU trace: no Overlap Analysis, so no steps
 
 
-def test_other_cpu_files_have_no_rows_and_no_errors():
-    for name in ("FRAMEWORK/cpu_op_detail_info_0.csv", "FRAMEWORK/cpu_framework_0.txt"):
-        r = profiler.READER.read(art(CPU / name, FIX))
-        assert r.rows() == 0 and not r.diagnostics
-
-
-def test_step_trace_time_us_to_seconds():
-    path = next(ASC.rglob("step_trace_time.csv"))
-    r = profiler.READER.read(art(path, ASC))
-    df = r.tables["profile_steps"]
-    assert df.schema == PROFILE_STEPS
-    assert df["step"].to_list() == [1, 2]  # the non-numeric row 3 is reported, not read
-    assert df["rank"].to_list() == [1, 1]  # rank_1/ in the path
-    row = df.row(1, named=True)
-    assert row["computing_s"] == pytest.approx(1.0)
-    assert row["comm_not_overlapped_s"] == pytest.approx(0.1)
-    assert row["overlapped_s"] == pytest.approx(0.06) and row["communication_s"] == pytest.approx(0.16)
-    assert row["free_s"] == pytest.approx(0.025) and row["bubble_s"] == 0.0 and row["preparing_s"] == 0.0
-    assert row["total_s"] == pytest.approx(1.125)
-    assert [d.slug for d in r.diagnostics] == ["profiler-row"] and r.diagnostics[0].offset == 4
-
-
-def test_communication_json():
-    path = next(ASC.rglob("communication.json"))
-    df = profiler.READER.read(art(path, ASC)).tables["profile_comm"]
-    assert df.schema == PROFILE_COMM
-    assert sorted(df["op"].to_list()) == ["hcom_allReduce__123_0_1@1234567890", "hcom_send__101_0_1@9876"]
-    ar = df.filter(df["kind"] == "collective").row(0, named=True)
-    assert ar["step"] == 1 and ar["rank"] == 1
-    assert ar["elapse_s"] == pytest.approx(0.0125) and ar["wait_s"] == pytest.approx(0.002)
-    assert ar["transit_s"] == pytest.approx(0.010)
-    assert ar["bytes"] == pytest.approx(64 * 1024 * 1024)  # HCCS and SDMA overlap: not summed
-    assert ar["bandwidth_gbps"] == pytest.approx(6.4)
-    p2p = df.filter(df["kind"] == "p2p").row(0, named=True)
-    assert p2p["bytes"] == pytest.approx(8 * 1024 * 1024) and p2p["elapse_s"] == pytest.approx(0.003)
-
-
-def test_memory_record_mb_and_kb_layouts():
-    new = next(ASC.glob("rank_1/*/ASCEND_PROFILER_OUTPUT/memory_record.csv"))
-    df = profiler.READER.read(art(new, ASC)).tables["memory"]
-    assert df["allocated_bytes"].to_list() == [1024 * 1000.0, 1.5 * 1024 * 1000]
-    assert df["component"].to_list() == ["MindSpore", "GE"]
-    assert df["time_s"][0] == pytest.approx(1735689600.0)
-    old = ASC / "old_profiler" / "profiler" / "memory_record.csv"
-    df = profiler.READER.read(art(old, ASC)).tables["memory"]
-    assert df.row(0, named=True)["reserved_bytes"] == 2048 * 1024 and df["time_s"][0] == pytest.approx(1.0)
+def test_other_cpu_files_say_why_they_are_not_read():
+    for name in ("FRAMEWORK/cpu_op_detail_info_0.csv", "FRAMEWORK/cpu_framework_0.txt", "logs"):
+        path = CPU / name if name != "logs" else next((CPU / "logs").glob("*.log"))
+        r = profiler.READER.read(art(path, FIX))
+        assert r.rows() == 0 and [(d.severity, d.slug) for d in r.diagnostics] == [("info", "profiler-not-read")]
 
 
 def test_step_trace_raw_ticks():
@@ -120,13 +81,8 @@ def test_step_trace_raw_ticks():
 
 
 def test_truncated_and_garbage_files_do_not_raise(tmp_path: Path):
-    src = next(ASC.rglob("communication.json"))
-    bad = tmp_path / "rank_2" / "PROF_x" / "communication.json"
-    bad.parent.mkdir(parents=True)
-    bad.write_bytes(src.read_bytes()[:300])  # a killed write
-    r = profiler.READER.read(art(bad, tmp_path))
-    assert "profile_comm" not in r.tables and r.diagnostics[0].slug == "profiler-json"
     st = tmp_path / "rank_2" / "PROF_x" / "step_trace_time.csv"
+    st.parent.mkdir(parents=True)
     st.write_bytes(b"\xff\xfe garbage,\n1,2\n")
     r = profiler.READER.read(art(st, tmp_path))
     assert "profile_steps" not in r.tables and r.diagnostics[0].slug == "profiler-columns"

@@ -22,19 +22,29 @@ from .conftest import FIXTURES, SAMPLES, artifact, fuzz, read_bytes, slugs, tabl
 TRAIN_LOG = SAMPLES / "gpt-tiny-base/train.log"
 CONFORMANCE_LOGS = sorted(p for p in (FIXTURES / "conformance").rglob("*") if p.suffix in (".log", ".txt"))
 STACKING_LOG = FIXTURES / "conformance/mf-stacking-gpu-log/训练日志.txt"
-ASCEND = next((FIXTURES / "profiler/ascend/rank_1").glob("*_ascend_ms")) / "ASCEND_PROFILER_OUTPUT"
+CONFORMANCE = FIXTURES / "conformance"
+ASCEND = CONFORMANCE / "msinsight-torchnpu-imagenet-2025/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+MSTT = CONFORMANCE / "mstt-torchnpu-kd-traceview-2023/worker0_ascend_pt/ASCEND_PROFILER_OUTPUT"
 CPU_PROF = next((FIXTURES / "profiler/cpu").glob("*_ascend_ms"))
 PROFILER_FILES = {
     "step_trace_time.csv": ASCEND / "step_trace_time.csv",
     "memory_record.csv": ASCEND / "memory_record.csv",
     "communication.json": ASCEND / "communication.json",
     "step_trace_raw_0_detail_time.csv": FIXTURES / "conformance/mi-cluster-4rank/profiler/step_trace_raw_0_detail_time.csv",
+    "communication_matrix.json": ASCEND / "communication_matrix.json",
+    "kernel_details.csv": MSTT / "kernel_details.csv",
+    "npu_module_mem.csv": ASCEND / "npu_module_mem.csv",
+    "step_trace_raw_1_detail_time.csv": CONFORMANCE / "mi-run2-ascend-profiler/profiler"
+                                        / "step_trace_raw_1_detail_time.csv",
     "cpu_ms_memory_record_0.txt": CPU_PROF / "FRAMEWORK/cpu_ms_memory_record_0.txt",
-    "trace_view.json": CPU_PROF / "ASCEND_PROFILER_OUTPUT/trace_view.json",
+    "trace_view.json": MSTT / "trace_view.json",
 }
-PROFILER_TABLE = {"step_trace_time.csv": "profile_steps", "step_trace_raw_0_detail_time.csv": "profile_steps",
+PROFILER_TABLE = {"step_trace_time.csv": "profile_steps", "step_trace_raw_1_detail_time.csv": "profile_steps",
+                  "step_trace_raw_0_detail_time.csv": "profile_steps",
                   "memory_record.csv": "memory", "cpu_ms_memory_record_0.txt": "memory",
-                  "communication.json": "profile_comm", "trace_view.json": None}
+                  "npu_module_mem.csv": "memory",
+                  "communication.json": "profile_comm", "communication_matrix.json": "profile_comm",
+                  "kernel_details.csv": None, "trace_view.json": None}
 CONFIGS = [SAMPLES / "gpt-tiny-base/config.yaml", FIXTURES / "configs/run_llama2_7b.yaml",
            FIXTURES / "configs/meta_like.json", FIXTURES / "configs/hf_style_config.json"]
 

@@ -29,7 +29,7 @@ FORMATS: tuple[Format, ...] = (
 )
 
 _DIR_RE = re.compile(
-    r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE
+    r"(?:^|/)(?:[^/]*_ascend_(?:ms|pt)|ASCEND_PROFILER_OUTPUT|profiler|PROF_[^/]*|profiler_data)(?:/|$)", re.IGNORECASE
 )
 
 
@@ -46,6 +46,8 @@ def read(artifact: Artifact) -> ReadResult:
     result = ReadResult(reader="profiler")
     fmt = format_of(artifact.rel)
     if fmt is None:
+        name = artifact.rel.rsplit("/", 1)[-1]
+        result.diagnostics.append(dg.warning("profiler-format-not-read", f"{name}: format not read", artifact.rel))
         return result
     try:
         fmt.read(artifact, file_rank(artifact), result)

@@ -187,7 +187,7 @@ def _matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     data = _load_json(artifact, result)
     if data is None:
         return
-    cols = ("rank", "peer_rank", "step", "op", "group", "kind", "transport", "transit_s", "bytes", "bandwidth_gbps")
+    cols = ("rank", "src_rank", "dst_rank", "step", "op", "group", "kind", "transport", "transit_s", "bytes", "bandwidth_gbps")
     out: dict[str, list] = {k: [] for k in cols}
     for step, ops in _steps(data):
         for op, links in ops.items():
@@ -201,7 +201,9 @@ def _matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
                 size = number(str(info.get("Transit Size(MB)", "")))
                 ms = number(str(info.get("Transit Time(ms)", "")))
                 bw = number(str(info.get("Bandwidth(GB/s)", "")))
-                for k, v in (("rank", int(m.group(1))), ("peer_rank", int(m.group(2))), ("step", step), ("op", op),
+                # "src-dst": the row belongs to the sending rank
+                for k, v in (("rank", int(m.group(1))), ("src_rank", int(m.group(1))), ("dst_rank", int(m.group(2))),
+                             ("step", step), ("op", op),
                              ("group", group_of(op)), ("kind", kind_of(op)),
                              ("transport", info.get("Transport Type") or None),
                              ("transit_s", ms * MS if ms is not None else None),
