@@ -1,0 +1,135 @@
+"""The per-step table: end-to-end step times from the wall clock, and the callbacks' own timers.
+
+* ``step_time_s``, end to end: the wall-clock gap between consecutive step ends, from the stream
+  that best times step ends (most steps with wall times; among those nearly as dense, the one
+  whose stamps follow the step end closest: sources.clock_rank), divided by the steps between
+  two rows of a sampled stream. The first step of each launch has no gap.
+* ``in_step_s``: the step's own timer as a callback logged it (MindFormers' per_step_time starts
+  at step begin, once the batch has arrived), one value per step (one_value.py).
+* ``gap_s = step_time_s - in_step_s``: the host / data time the timer leaves out.
+* A step with no wall-clock gap gets its timer as ``step_time_s`` (source ``timer:<source>``); a
+  rank with neither gets the per-epoch averages (source ``average:<source>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from ..model import TABLES, Segment, conform
+from ..tags import DATA_TIME, STEP_TIMER
+from .launches import segment_of
+from .sources import AVERAGED_SOURCES, clock_rank, source_rank
+
+# A stream nearly as dense as the densest (this share of its steps) may time the steps instead.
+_DENSE_ENOUGH = 0.9
+# A stream whose step ends repeat this often (timestamps in whole seconds for sub-second steps)
+# cannot time single steps.
+_MAX_REPEATED = 0.2
+
+
+def steps_table(latest: pl.DataFrame, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    """`latest`: every source's rows (later launch winning within a source); `kept`: one value per
+    (tag, rank, step)."""
+    columns = ("step", "tag", "value", "wall_time", "rank", "source")
+    timed = latest.select(columns).partition_by("rank", as_dict=True) if latest.height else {}
+    frames = []
+    for (rank,), part in sorted(kept.select(columns).partition_by("rank", as_dict=True).items()):
+        frames.append(_steps_of_rank(timed.get((rank,)), part, segments))
+    frames = [f for f in frames if not f.is_empty()]
+    return conform(pl.concat(frames, how="diagonal_relaxed") if frames else None, TABLES["steps"])
+
+
+def _steps_of_rank(latest: pl.DataFrame | None, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    rank = kept["rank"][0]
+    source = pl.col("source").cast(pl.Utf8)
+    timers = _timers(latest, kept)
+    clock = _wall_clock_steps(latest, segments) if latest is not None else None
+    if clock is None and timers.is_empty():
+        averaged = kept.filter(pl.col("tag") == STEP_TIMER)
+        if averaged.is_empty():
+            return pl.DataFrame()
+        steps = averaged.select("step", pl.col("value").alias("step_time_s"), ("average:" + source).alias("source"),
+                                "wall_time")
+    else:
+        steps = clock if clock is not None else timers.select("step")
+        if not timers.is_empty():
+            steps = steps.join(timers, on="step", how="full", coalesce=True)
+        if clock is None:
+            steps = steps.with_columns(pl.lit(None, pl.Float64).alias("e2e"), pl.lit(None, pl.Utf8).alias("source"),
+                                       pl.lit(None, pl.Float64).alias("wall_time"))
+        if timers.is_empty():
+            steps = steps.with_columns(pl.lit(None, pl.Float64).alias("in_step_s"), pl.lit(None, pl.Utf8).alias("in_step_source"),
+                                       pl.lit(None, pl.Float64).alias("_timer_wall"))
+        from_clock = pl.col("e2e").is_not_null()
+        steps = steps.with_columns(
+            pl.coalesce("e2e", "in_step_s").alias("step_time_s"),
+            pl.when(from_clock).then(pl.col("source"))
+            .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
+            .alias("source"),
+            (pl.col("e2e") - pl.col("in_step_s")).alias("gap_s"),
+            pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
+        )
+    data = kept.filter(pl.col("tag") == DATA_TIME).select("step", pl.col("value").alias("data_time_s"))
+    if not data.is_empty():
+        steps = steps.join(data, on="step", how="left")
+    steps = steps.with_columns(pl.lit(rank, dtype=pl.Int32).alias("rank"), segment_of(pl.col("step"), segments).alias("segment"))
+    return conform(steps.sort("step"), TABLES["steps"])
+
+
+def _timers(latest: pl.DataFrame | None, kept: pl.DataFrame) -> pl.DataFrame:
+    """(step, in_step_s, in_step_source, _timer_wall): the step's own timer. Where several sources
+    time every step, the narrowest (lowest median) is the one closest to the step itself: an
+    interval timer (Megatron's iteration-time, a user's end-to-end step_ms) holds the data wait
+    that MindFormers' per_step_time leaves out. Steps it lacks take the kept row's timer."""
+    is_timer = (pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES)
+    columns = ["step", pl.col("value").alias("in_step_s"), pl.col("source").cast(pl.Utf8).alias("in_step_source"),
+               pl.col("wall_time").alias("_timer_wall")]
+    timers = kept.filter(is_timer).select(columns)
+    if latest is None or timers.is_empty():
+        return timers
+    rows = latest.filter(is_timer)
+    per_source = rows.group_by("source").agg(pl.len().alias("n"), pl.col("value").median().alias("median"))
+    if per_source.height < 2:
+        return timers
+    narrowest = (per_source.filter(pl.col("n") >= 0.5 * pl.col("n").max())
+                 .sort("median", pl.col("source").cast(pl.Utf8))["source"][0])
+    chosen = (rows.filter(pl.col("source") == narrowest).group_by("step")
+              .agg(pl.col("value").last(), pl.col("source").first(), pl.col("wall_time").max()).select(columns))
+    return pl.concat([chosen, timers.join(chosen.select("step"), on="step", how="anti")]).sort("step")
+
+
+def _wall_clock_steps(latest: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame | None:
+    """(step, e2e, source, wall_time) from the stream that best times step ends, or None."""
+    timed = latest.filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES))
+    if timed.is_empty():
+        return None
+    counts = timed.group_by("source", "tag").len().with_columns(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))
+    best: dict[str, tuple[int, str]] = {}  # source -> (rows, tag) of its densest tag
+    for source, tag, n in counts.sort("source", "tag").iter_rows():
+        if source not in best or n > best[source][0]:
+            best[source] = (n, tag)
+    densest = max(n for n, _ in best.values())
+    candidates = sorted(
+        (s for s, (n, _) in best.items() if n >= _DENSE_ENOUGH * densest),
+        key=lambda s: (clock_rank(s), -best[s][0], source_rank(s), s),
+    )
+    seg = segment_of(pl.col("step"), segments)
+    for source in candidates:
+        tag = best[source][1]
+        ends = (
+            timed.filter((pl.col("source") == source) & (pl.col("tag") == tag))
+            .group_by("step").agg(pl.col("wall_time").max())
+            .sort("step")
+            .with_columns(seg.alias("_seg"))
+            .with_columns(
+                # Sampled streams (collect_freq > 1) give the mean time of the steps in between.
+                (pl.col("wall_time").diff().over("_seg") / pl.col("step").diff().over("_seg")).alias("e2e")
+            )
+        )
+        gaps = ends["e2e"].drop_nulls()
+        if gaps.len() and (gaps <= 0).mean() > _MAX_REPEATED:
+            continue
+        return ends.select("step", "e2e", pl.lit(f"wall-clock:{source}").alias("source"), "wall_time")
+    return None
