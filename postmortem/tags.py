@@ -87,8 +87,10 @@ def canonical_tag(raw: str) -> str:
 
 # --------------------------------------------------------------------------- units
 
-# How many of each unit make one canonical unit (a second): values are divided by it.
-PER_CANONICAL: dict[str, float] = {"s": 1.0, "ms": 1000.0, "us": 1_000_000.0}
+# How many of each unit make one canonical unit (a second; a TFLOPS): values are divided by it.
+PER_CANONICAL: dict[str, float] = {"s": 1.0, "ms": 1000.0, "us": 1_000_000.0,
+                                   "TFLOPS": 1.0, "GFLOPS": 1000.0, "PFLOPS": 0.001}
+CANONICAL_UNIT = {"s": "s", "ms": "s", "us": "s", "TFLOPS": "TFLOPS", "GFLOPS": "TFLOPS", "PFLOPS": "TFLOPS"}
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,14 @@ class UnitChoice:
 _DURATION = ("s", "ms", "us")
 _TIMER_MS = UnitChoice("ms", _DURATION, "MindFormers' MFLossMonitor writes int(milliseconds); Megatron-LM writes seconds")
 _USER_S = UnitChoice("s", _DURATION, "a user's own tag: seconds assumed")
+_TFLOPS = UnitChoice("TFLOPS", ("TFLOPS", "GFLOPS", "PFLOPS"),
+                     "MindFormers writes full_model_flops / per_step_ms / 1e9: TFLOPS")
 
 # (source, raw tag) -> choice. Sources are the ones whose rows carry no unit: binary scalars and
 # users' key=value / JSON keys without a unit suffix.
 UNIT_CHOICES: dict[tuple[str, str], UnitChoice] = {
     ("tensorboard", "iteration-time"): _TIMER_MS,
+    ("tensorboard", "model-flops-throughput-per-npu"): _TFLOPS,
     **{(source, raw): _USER_S
        for source in ("summary", "tensorboard", "log:kv", "log:json")
        for raw in ("step_time", "iteration_time", "step-time", "per_step_time", "data_time")},
@@ -123,6 +128,10 @@ def default_divisor(source: str, raw_tag: str) -> float:
     choice = unit_choice(source, raw_tag)
     return PER_CANONICAL[choice.default] if choice else 1.0
 
+
+# MindFormers' TensorBoard `throughput`: global_batch_size / device_num / per_step_seconds, samples/s
+# per device (its step's own timer). A writer that leaves out the division gives devices x that.
+PER_DEVICE_THROUGHPUT = ("tensorboard", "throughput")
 
 # A timer's value over the wall-clock gap of its step: a step's own timer leaves out the wait for
 # data and the callbacks (down to a few percent of the gap in a data-bound run), an interval timer

@@ -349,3 +349,29 @@ def test_a_run_with_only_local_times_stays_local(tmp_path):
     steps = rank_steps(loaded)
     gaps = truth_gaps(first)
     assert_e2e_is_the_wall_clock(steps, first, only=set(range(2, 201)))
+
+
+# --------------------------------------------------------------------------- throughput per device or for all devices
+
+
+@pytest.mark.parametrize("batch, divided", [(8, False), (4, True)])
+def test_tensorboard_throughput_is_checked_against_the_global_batch(tmp_path, batch, divided):
+    """MindFormers writes samples/s per device (global batch / devices / step time). Two ranks
+    with the mf-tb-ms TensorBoard file (8 samples per step and device): with a global batch of
+    2 x 8 that is per device; with 2 x 4 the file holds all devices' samples/s and is divided."""
+    run = tmp_path / "run"
+    tb = next((TRUTH / "mf-tb-ms" / "tensorboard" / "rank_0").iterdir())
+    for rank in (0, 1):
+        (run / f"rank_{rank}").mkdir(parents=True)
+        shutil.copy(tb, run / f"rank_{rank}" / tb.name)
+    (run / "config.yaml").write_text(f"runner_config:\n  batch_size: {batch}\nparallel_config:\n  data_parallel: 2\n")
+    loaded = load_run(run)
+    assert loaded.setting("global_batch_size") == 2 * batch
+    written = load_run(TRUTH / "mf-tb-ms").scalars.filter(pl.col("tag") == "throughput").sort("step")["value"]
+    got = loaded.scalars.filter((pl.col("tag") == "throughput") & (pl.col("rank") == 0)).sort("step")["value"]
+    notes = [d for d in loaded.diagnostics if d.slug == "unit-by-evidence" and "devices" in d.message]
+    if divided:
+        assert (got * 2 - written).abs().max() < 1e-9 and len(notes) == 2  # one per file
+        assert "the global batch 8 (per device it would be 4)" in notes[0].message
+    else:
+        assert (got - written).abs().max() == 0 and not notes

@@ -40,6 +40,7 @@ from .launches import segments_of_steps
 from .parallel import load_ranks, warm_up
 from .rank import concat
 from .settings import merge_settings
+from .units import settle_per_device
 
 __all__ = ["load_run", "warm_up", "segments_of_steps"]
 
@@ -70,6 +71,9 @@ def load_run(
     diagnostics: list[Diagnostic] = [*found.diagnostics, *(d for p in parts for d in p.diagnostics)]
     diagnostics += (parts[0].restart_notes if parts else []) + setting_notes
 
+    ranks_seen = tables["steps"]["rank"].n_unique()
+    tables["scalars"], rate_notes = settle_per_device(tables["scalars"], tables["steps"], settings, ranks_seen)
+    diagnostics += rate_notes
     events = tables["events"].drop("_file_order", "_row", strict=False)
     events = pl.concat([conform(events, TABLES["events"]), restart_events(segments), eval_events(tables["scalars"])])
     tables["checkpoints"], events, checkpoint_notes = resolve_checkpoints(tables["checkpoints"], events, settings, tables["steps"])

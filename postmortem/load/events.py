@@ -66,13 +66,14 @@ def place_pauses(events: pl.DataFrame, steps: pl.DataFrame, scalars: pl.DataFram
     timelines = {rank: _Timeline(part) for (rank,), part in steps.partition_by("rank", as_dict=True).items()}
     lowest = min(timelines)
     records = _records(scalars, pauses.filter(pl.col("kind") == "checkpoint_save"))
+    rows = [(row, row["rank"] if row["rank"] in timelines else lowest) for row in pauses.iter_rows(named=True)]
+    after = _untimed_save_offset([(timelines[rank], row) for row, rank in rows if row["kind"] == "checkpoint_save"])
     placed = []
-    for row in pauses.iter_rows(named=True):
-        rank = row["rank"] if row["rank"] in timelines else lowest
+    for row, rank in rows:
         if row["kind"] == "eval":
             placed.append(timelines[rank].eval(row))
         else:
-            placed.append(timelines[rank].save(row, records.get((rank, row["step"]), np.empty(0))))
+            placed.append(timelines[rank].save(row, records.get((rank, row["step"]), np.empty(0)), after))
     others = events.filter(~pl.col("kind").is_in(["eval", "checkpoint_save"]))
     placed_frame = conform(pl.DataFrame(placed, schema=EVENTS), EVENTS)
     # One evaluation per (rank, step): a log line and a TensorBoard scalar may both tell of it.
@@ -80,6 +81,24 @@ def place_pauses(events: pl.DataFrame, steps: pl.DataFrame, scalars: pl.DataFram
     evals = evals.unique(subset=["rank", "step"], keep="first", maintain_order=True)
     saves = placed_frame.filter(pl.col("kind") == "checkpoint_save")
     return pl.concat([others, evals, saves]).sort("step", "kind", nulls_last=True)
+
+
+def _untimed_save_offset(saves: list[tuple[_Timeline, dict]]) -> int:
+    """For saves without a save time: whether they lengthen the saved step (0) or the next (1).
+    The callbacks run in one order for every save, so the step the saves make slower, in the
+    median over all of them, is the one (a single slow step after one save is noise)."""
+    at, after = [], []
+    for line, row in saves:
+        if row["step"] is None or line._after_wall(row["wall_time"]) is not None:
+            continue
+        for out, step in ((at, row["step"]), (after, row["step"] + 1)):
+            i = line._at(step)
+            excess = line._excess(i) if i is not None else None
+            if excess is not None:
+                out.append(excess)
+    if not at or not after:
+        return 1 if after else 0
+    return int(np.median(after) > np.median(at))
 
 
 def _records(scalars: pl.DataFrame, saves: pl.DataFrame) -> dict[tuple[int, int], np.ndarray]:
@@ -146,7 +165,9 @@ class _Timeline:
         row["detail"] = f"{row['detail'] or 'evaluation'}; {how}"
         return row
 
-    def save(self, row: dict, records: np.ndarray) -> dict:
+    def save(self, row: dict, records: np.ndarray, untimed_offset: int) -> dict:
+        """`untimed_offset`: for a save without a save time, the step it lengthens is the saved
+        step plus this (see _untimed_save_offset)."""
         saved_step = row["step"]
         name = row["detail"] or row["file"]
         mtime = row["wall_time"]
@@ -154,9 +175,8 @@ class _Timeline:
         if i is None and mtime is not None and mtime > self._last_end():  # the save at train end
             i = self._at(saved_step) if saved_step is not None else None
         if i is None and saved_step is not None:
-            options = [j for j in (self._at(saved_step), self._at(saved_step + 1)) if j is not None]
-            slower = [(e, j) for e, j in ((self._excess(j), j) for j in options) if e is not None]
-            i = max(slower)[1] if slower else (options[0] if options else None)
+            i = self._at(saved_step + untimed_offset)
+            i = i if i is not None else self._at(saved_step)
         if i is None:
             return {**row, "detail": f"{name}: step {saved_step}; no step to put its save at"}
         before = records[records <= mtime + 1e-6] if mtime is not None else records[:0]

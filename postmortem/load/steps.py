@@ -7,6 +7,10 @@
 * ``in_step_s``: the step's own timer as a callback logged it (MindFormers' per_step_time starts
   at step begin, once the batch has arrived), one value per step (one_value.py).
 * ``gap_s = step_time_s - in_step_s``: the host / data time the timer leaves out.
+* Where the stream's stamps are coarse (a log's milliseconds) and the step's own timer agrees
+  with the gap to within their resolution, the timer is that same interval measured finer (a
+  user's end-to-end step_ms): ``step_time_s`` takes its value (the source stays the wall clock's,
+  which confirmed it).
 * A step with no wall-clock gap gets its timer as ``step_time_s`` (source ``timer:<source>``); a
   rank with neither gets the per-epoch averages (source ``average:<source>``).
 """
@@ -63,12 +67,14 @@ def _steps_of_rank(latest: pl.DataFrame | None, kept: pl.DataFrame, segments: Se
             steps = steps.with_columns(pl.lit(None, pl.Float64).alias("in_step_s"), pl.lit(None, pl.Utf8).alias("in_step_source"),
                                        pl.lit(None, pl.Float64).alias("_timer_wall"))
         from_clock = pl.col("e2e").is_not_null()
+        resolution = _resolution(steps["wall_time"]) if clock is not None else 0.0
+        finer = from_clock & ((pl.col("in_step_s") - pl.col("e2e")).abs() <= 1.5 * resolution) if resolution else pl.lit(False)
         steps = steps.with_columns(
-            pl.coalesce("e2e", "in_step_s").alias("step_time_s"),
+            pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.coalesce("e2e", "in_step_s")).alias("step_time_s"),
             pl.when(from_clock).then(pl.col("source"))
             .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
             .alias("source"),
-            (pl.col("e2e") - pl.col("in_step_s")).alias("gap_s"),
+            (pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e")) - pl.col("in_step_s")).alias("gap_s"),
             pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
         )
     data = kept.filter(pl.col("tag") == DATA_TIME).select("step", pl.col("value").alias("data_time_s"))
@@ -76,6 +82,18 @@ def _steps_of_rank(latest: pl.DataFrame | None, kept: pl.DataFrame, segments: Se
         steps = steps.join(data, on="step", how="left")
     steps = steps.with_columns(pl.lit(rank, dtype=pl.Int32).alias("rank"), segment_of(pl.col("step"), segments).alias("segment"))
     return conform(steps.sort("step"), TABLES["steps"])
+
+
+def _resolution(walls: pl.Series) -> float:
+    """The stamps' resolution where they are whole milliseconds or seconds (log lines), else 0."""
+    w = walls.drop_nulls()
+    if w.is_empty():
+        return 0.0
+    for unit in (1.0, 1e-3):
+        scaled = w / unit
+        if ((scaled - scaled.round()).abs() < 1e-3).all():
+            return unit
+    return 0.0
 
 
 def _timers(latest: pl.DataFrame | None, kept: pl.DataFrame) -> pl.DataFrame:

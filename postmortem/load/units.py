@@ -16,11 +16,16 @@ whose evidence fits no candidate, keeps the default with a note.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
-from ..tags import PER_CANONICAL, SOURCE_OVER_SOURCE, STEP_TIMER, TIMER_OVER_GAP, UNIT_CHOICES, UnitChoice
+from ..model import Setting
+from ..tags import (
+    CANONICAL_UNIT, PER_CANONICAL, PER_DEVICE_THROUGHPUT, SOURCE_OVER_SOURCE, STEP_TIMER, TIMER_OVER_GAP, UNIT_CHOICES,
+    UnitChoice,
+)
 from .sources import AVERAGED_SOURCES
 
 _RAW_NAMES = sorted({raw for _, raw in UNIT_CHOICES})
@@ -80,11 +85,12 @@ def _settle(choice: UnitChoice, rows: pl.DataFrame, scalars: pl.DataFrame, file:
         unit = choice.default if choice.default in fits else fits[0]
         if unit == choice.default:
             return 1.0, None
+        canonical = CANONICAL_UNIT[choice.default]
         return factor[unit], diag.warning(
             "unit-by-evidence",
             f"{raw}: its values are in {unit}, not {choice.default} ({choice.why}): median {median * PER_CANONICAL[choice.default]:.6g} "
-            f"as written reads {median * factor[unit]:.6g} s in {unit}, {median:.6g} s in {choice.default}; {what}; "
-            f"read as {unit}", file)
+            f"as written reads {median * factor[unit]:.6g} {canonical} in {unit}, {median:.6g} {canonical} in {choice.default}; "
+            f"{what}; read as {unit}", file)
     ratio, _, what = evidence[0]
     return 1.0, diag.info(
         "unit-undecided",
@@ -132,4 +138,51 @@ def _other_source_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str, ta
     if both.height < 3:
         return None
     return float((both["value"] / both["value_other"]).median()), (
-        f"{source} ({raw}, unit stated) gives median {both['value_other'].median():.6g} s at the same steps")
+        f"{source} ({raw}, unit stated) gives median {both['value_other'].median():.6g} at the same steps")
+
+
+def settle_per_device(scalars: pl.DataFrame, steps: pl.DataFrame, settings: dict[str, Setting], ranks: int
+                      ) -> tuple[pl.DataFrame, list[Diagnostic]]:
+    """MindFormers' TensorBoard ``throughput`` is samples/s per device (tags.PER_DEVICE_THROUGHPUT).
+    With several devices, check each file against the global batch: per device, value x the step's
+    time is global_batch / devices; for all devices it is global_batch. A file that gives the
+    total is divided by the devices, with both readings in a warning."""
+    source, raw = PER_DEVICE_THROUGHPUT
+    rows = scalars.filter((pl.col("source") == source) & (pl.col("raw_tag") == raw))
+    if rows.is_empty():
+        return scalars, []
+    devices = _int_setting(settings, "device_num") or ranks
+    batch = _int_setting(settings, "global_batch_size")
+    if devices <= 1:
+        return scalars, []
+    notes: list[Diagnostic] = []
+    if not batch:
+        return scalars, [diag.info(
+            "throughput-unchecked", f"{raw}: no global batch size to check it against: read as samples/s per device "
+            f"(MindFormers' unit) of {devices} devices", rows["file"].cast(pl.Utf8)[0])]
+    timed = steps.select("rank", "step", pl.coalesce("in_step_s", "step_time_s").alias("t"))
+    totals = []
+    for (file,), part in rows.partition_by("file", as_dict=True).items():
+        samples = part.join(timed, on=["rank", "step"]).select((pl.col("value") * pl.col("t")).alias("n"))["n"].median()
+        if samples is None or samples <= 0:
+            continue
+        per_device, total = batch / devices, batch
+        if abs(np.log(samples / total)) < abs(np.log(samples / per_device)):
+            totals.append(file)
+            notes.append(diag.warning(
+                "unit-by-evidence",
+                f"{raw}: samples/s of all {devices} devices, not per device (MindFormers' unit): value x step time is "
+                f"{samples:.4g} samples per step, the global batch {batch} (per device it would be {per_device:.4g}); "
+                f"divided by {devices}", file))
+    if not totals:
+        return scalars, notes
+    fix = pl.col("file").cast(pl.Utf8).is_in([str(f) for f in totals]) & (pl.col("source") == source) & (pl.col("raw_tag") == raw)
+    return scalars.with_columns(pl.when(fix).then(pl.col("value") / devices).otherwise(pl.col("value")).alias("value")), notes
+
+
+def _int_setting(settings: dict[str, Setting], key: str) -> int | None:
+    s = settings.get(key)
+    try:
+        return int(s.value) if s is not None and int(s.value) > 0 else None
+    except (TypeError, ValueError):
+        return None
