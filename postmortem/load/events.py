@@ -6,8 +6,9 @@
 * Evaluations and checkpoint saves happen between two steps, so they lengthen the e2e time of
   the step after them. With a wall time, an event goes to the first step whose end is at or after
   it (in its rank's steps, else the lowest rank's). Without one, an evaluation after step N goes
-  to N + 1, and a save of step N to N or N + 1, whichever step is slower (the save ran before or
-  after the callback whose time ends the step).
+  to N + 1, and a save of step N to N or N + 1: whichever the saves make slower in the median over
+  all of them (the save runs before or after the callback whose stamp ends the step, in the same
+  order every time).
 * Durations: a save's from its file's mtime (when the save finished) against the last record
   a source stamped in the training process made of the saved step before that mtime (the save runs in that step's end
   callbacks, after the records of the callbacks before it); where every record of the step came
@@ -25,7 +26,7 @@ import polars as pl
 
 from ..model import EVENTS, Segment, conform, empty
 from ..tags import EVAL_TAGS
-from .sources import AVERAGED_SOURCES, clock_rank
+from .sources import AVERAGED_SOURCES, clock_rank, labels
 
 _AROUND = 10  # steps on each side whose median e2e time is a pause's baseline
 
@@ -47,7 +48,7 @@ def restart_events(segments: Sequence[Segment]) -> pl.DataFrame:
 
 def eval_events(scalars: pl.DataFrame) -> pl.DataFrame:
     """One evaluation event per row of an evaluation tag."""
-    rows = scalars.filter(pl.col("tag").cast(pl.Utf8).is_in(list(EVAL_TAGS)))
+    rows = scalars.filter(pl.col("tag").is_in(list(EVAL_TAGS)))
     if rows.is_empty():
         return empty(EVENTS)
     return conform(rows.select(
@@ -107,10 +108,11 @@ def _records(scalars: pl.DataFrame, saves: pl.DataFrame) -> dict[tuple[int, int]
     wanted = saves.select("step").drop_nulls().unique()
     if wanted.is_empty():
         return {}
-    stamped_in_process = [s for s in scalars["source"].cast(pl.Utf8).unique().to_list()
+    stamped_in_process = [s for s in labels(scalars["source"])
                           if s not in AVERAGED_SOURCES and clock_rank(s) < clock_rank("summary")]
-    rows = (scalars.filter(pl.col("wall_time").is_not_null() & pl.col("source").cast(pl.Utf8).is_in(stamped_in_process))
-            .join(wanted, on="step").group_by("rank", "step").agg(pl.col("wall_time").sort()))
+    rows = (scalars.filter(pl.col("step").is_in(wanted["step"].to_list()) & pl.col("wall_time").is_not_null()
+                           & pl.col("source").is_in(stamped_in_process))
+            .group_by("rank", "step").agg(pl.col("wall_time").sort()))
     return {(rank, step): np.asarray(walls, dtype=float) for rank, step, walls in rows.iter_rows()}
 
 

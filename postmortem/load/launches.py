@@ -11,7 +11,7 @@ import polars as pl
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..model import Segment
-from .sources import AVERAGED_SOURCES, FILE_PER_LAUNCH, source_rank
+from .sources import AVERAGED_SOURCES, FILE_PER_LAUNCH, labels, source_rank
 
 
 def renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int], list[Diagnostic]]:
@@ -64,7 +64,8 @@ def _renumber_log_launches(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Di
     without initial_epoch), its steps are moved onto global steps: by wall times where the lines
     carry them, else by its values, which equal another source's at the global steps (the loss
     printed by LossMonitor is the loss the summary recorded)."""
-    logs = scalars.filter(pl.col("source").cast(pl.Utf8).str.starts_with("log:") & ~pl.col("source").is_in(AVERAGED_SOURCES))
+    names = [s for s in labels(scalars["source"]) if s.startswith("log:") and s not in AVERAGED_SOURCES]
+    logs = scalars.filter(pl.col("source").is_in(names)) if names else scalars.clear()
     if logs.is_empty():
         return scalars, []
     back = logs.group_by("source", "file", "rank", "tag").agg((pl.col("step").diff() < 0).any().alias("back"), pl.len())

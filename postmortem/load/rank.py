@@ -50,7 +50,7 @@ def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) 
     keep, latest, conflict_notes = one_value_per_step(scalars)
     tables["scalars"] = scalars[keep].drop("_file_order", "_row")
     tables["events"] = events
-    tables["steps"] = steps_table(scalars[latest], tables["scalars"], segments)
+    tables["steps"] = steps_table(scalars, latest, tables["scalars"], segments)
     notes = clock_notes + renumber_notes + unit_notes + conflict_notes
     return RankPart(tables, settings_found, inventory, diagnostics + notes, segments, restart_notes, unaligned)
 

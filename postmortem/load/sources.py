@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 # Lower index wins when two sources give the same tag at the same step.
 SOURCE_PRIORITY = (
     "summary",
@@ -21,6 +23,12 @@ AVERAGED_SOURCES = ("log:timemonitor",)
 # (MindSpore's Model.train counts cur_step_num from 1 again, and so does the summary it writes),
 # its file's steps are local to the launch.
 FILE_PER_LAUNCH = ("summary", "tensorboard")
+
+
+def labels(column: pl.Series) -> list[str]:
+    """Every label a categorical column's categories hold (possibly more than it uses): a cheap
+    superset to pick names from, where scanning the column's values would cost a pass."""
+    return [label for label in column.dtype.categories.to_series().to_list() if label is not None]
 
 
 def source_rank(source: str | None) -> int:

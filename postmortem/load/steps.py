@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from ..model import TABLES, Segment, conform
@@ -33,23 +34,69 @@ _DENSE_ENOUGH = 0.9
 _MAX_REPEATED = 0.2
 
 
-def steps_table(latest: pl.DataFrame, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
-    """`latest`: every source's rows (later launch winning within a source); `kept`: one value per
-    (tag, rank, step)."""
+def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    """`scalars`: every row; `latest`: the row numbers of every source's own view (the later
+    launch winning within a source); `kept`: one value per (tag, rank, step)."""
     columns = ("step", "tag", "value", "wall_time", "rank", "source")
-    timed = latest.select(columns).partition_by("rank", as_dict=True) if latest.height else {}
+    wanted = kept.select(columns).filter(pl.col("tag").is_in([STEP_TIMER, DATA_TIME]))
+    if wanted.is_empty() and scalars.filter(pl.col("wall_time").is_not_null()).is_empty():
+        return conform(None, TABLES["steps"])
+    streams = _stream_candidates(scalars)
+    # Only the rows the table is made of, each source's latest: the timers', and a candidate
+    # stream's when it is tried (the first one nearly always times the steps).
+    in_latest = np.zeros(scalars.height, dtype=bool)
+    in_latest[latest.to_numpy()] = True
+    narrow = scalars.select(columns).filter(pl.Series(in_latest))
+
+    def stream_rows(rank: int, source: str, tag: str) -> pl.DataFrame:
+        return narrow.filter((pl.col("rank") == rank) & (pl.col("source") == source) & (pl.col("tag") == tag))
+
+    timers = narrow.filter((pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES))
+    ranks = sorted(set(streams) | set(wanted["rank"].unique().to_list()))
     frames = []
-    for (rank,), part in sorted(kept.select(columns).partition_by("rank", as_dict=True).items()):
-        frames.append(_steps_of_rank(timed.get((rank,)), part, segments))
+    for rank in ranks:
+        frames.append(_steps_of_rank(rank, timers.filter(pl.col("rank") == rank), streams.get(rank, []),
+                                     lambda s, t, r=rank: stream_rows(r, s, t), wanted.filter(pl.col("rank") == rank), segments))
     frames = [f for f in frames if not f.is_empty()]
     return conform(pl.concat(frames, how="diagonal_relaxed") if frames else None, TABLES["steps"])
 
 
-def _steps_of_rank(latest: pl.DataFrame | None, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
-    rank = kept["rank"][0]
+def _stream_candidates(scalars: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
+    """Per rank, the (source, tag) streams that may time the step ends, best first: each
+    source's densest timed tag; sources nearly as dense as the densest, the closest stamps first."""
+    # Grouped on the categories' integer codes, one row's labels looked up per group: grouping on
+    # the categorical columns themselves costs several times more on millions of rows.
+    key = (pl.col("tag").to_physical().cast(pl.Int64) * (1 << 32) + pl.col("source").to_physical().cast(pl.Int64))
+    groups = (
+        scalars.select("rank", key.alias("_k"), pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), "wall_time")
+        .filter(pl.col("wall_time").is_not_null())
+        .group_by("rank", "_k").agg(pl.len().alias("n"), pl.col("_i").first())
+    )
+    labels = scalars.select(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))[groups["_i"]]
+    counts = (
+        pl.concat([groups.select("rank"), labels, groups.select("n")], how="horizontal")
+        .filter(~pl.col("source").is_in(AVERAGED_SOURCES))
+        .sort("rank", "source", "tag")
+    )
+    out: dict[int, list[tuple[str, str]]] = {}
+    for (rank,), part in counts.partition_by("rank", as_dict=True).items():
+        best: dict[str, tuple[int, str]] = {}  # source -> (rows, tag) of its densest tag
+        for _, source, tag, n in part.iter_rows():
+            if source not in best or n > best[source][0]:
+                best[source] = (n, tag)
+        densest = max(n for n, _ in best.values())
+        order = sorted((s for s, (n, _) in best.items() if n >= _DENSE_ENOUGH * densest),
+                       key=lambda s: (clock_rank(s), -best[s][0], source_rank(s), s))
+        out[rank] = [(s, best[s][1]) for s in order]
+    return out
+
+
+def _steps_of_rank(rank: int, timer_rows: pl.DataFrame, streams: list[tuple[str, str]], stream_rows,
+                   kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+    """`timer_rows`: every source's step timers; `stream_rows(source, tag)`: a candidate stream's rows."""
     source = pl.col("source").cast(pl.Utf8)
-    timers = _timers(latest, kept)
-    clock = _wall_clock_steps(latest, segments) if latest is not None else None
+    timers = _timers(timer_rows, kept)
+    clock = _wall_clock_steps(stream_rows, streams, segments)
     if clock is None and timers.is_empty():
         averaged = kept.filter(pl.col("tag") == STEP_TIMER)
         if averaged.is_empty():
@@ -69,12 +116,13 @@ def _steps_of_rank(latest: pl.DataFrame | None, kept: pl.DataFrame, segments: Se
         from_clock = pl.col("e2e").is_not_null()
         resolution = _resolution(steps["wall_time"]) if clock is not None else 0.0
         finer = from_clock & ((pl.col("in_step_s") - pl.col("e2e")).abs() <= 1.5 * resolution) if resolution else pl.lit(False)
+        e2e = pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e"))
         steps = steps.with_columns(
-            pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.coalesce("e2e", "in_step_s")).alias("step_time_s"),
+            pl.coalesce(e2e, "in_step_s").alias("step_time_s"),
             pl.when(from_clock).then(pl.col("source"))
             .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
             .alias("source"),
-            (pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e")) - pl.col("in_step_s")).alias("gap_s"),
+            (e2e - pl.col("in_step_s")).alias("gap_s"),
             pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
         )
     data = kept.filter(pl.col("tag") == DATA_TIME).select("step", pl.col("value").alias("data_time_s"))
@@ -96,7 +144,7 @@ def _resolution(walls: pl.Series) -> float:
     return 0.0
 
 
-def _timers(latest: pl.DataFrame | None, kept: pl.DataFrame) -> pl.DataFrame:
+def _timers(latest: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
     """(step, in_step_s, in_step_source, _timer_wall): the step's own timer. Where several sources
     time every step, the narrowest (lowest median) is the one closest to the step itself: an
     interval timer (Megatron's iteration-time, a user's end-to-end step_ms) holds the data wait
@@ -105,7 +153,7 @@ def _timers(latest: pl.DataFrame | None, kept: pl.DataFrame) -> pl.DataFrame:
     columns = ["step", pl.col("value").alias("in_step_s"), pl.col("source").cast(pl.Utf8).alias("in_step_source"),
                pl.col("wall_time").alias("_timer_wall")]
     timers = kept.filter(is_timer).select(columns)
-    if latest is None or timers.is_empty():
+    if timers.is_empty():
         return timers
     rows = latest.filter(is_timer)
     per_source = rows.group_by("source").agg(pl.len().alias("n"), pl.col("value").median().alias("median"))
@@ -118,26 +166,13 @@ def _timers(latest: pl.DataFrame | None, kept: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([chosen, timers.join(chosen.select("step"), on="step", how="anti")]).sort("step")
 
 
-def _wall_clock_steps(latest: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame | None:
-    """(step, e2e, source, wall_time) from the stream that best times step ends, or None."""
-    timed = latest.filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES))
-    if timed.is_empty():
-        return None
-    counts = timed.group_by("source", "tag").len().with_columns(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))
-    best: dict[str, tuple[int, str]] = {}  # source -> (rows, tag) of its densest tag
-    for source, tag, n in counts.sort("source", "tag").iter_rows():
-        if source not in best or n > best[source][0]:
-            best[source] = (n, tag)
-    densest = max(n for n, _ in best.values())
-    candidates = sorted(
-        (s for s, (n, _) in best.items() if n >= _DENSE_ENOUGH * densest),
-        key=lambda s: (clock_rank(s), -best[s][0], source_rank(s), s),
-    )
+def _wall_clock_steps(stream_rows, streams: list[tuple[str, str]], segments: Sequence[Segment]) -> pl.DataFrame | None:
+    """(step, e2e, source, wall_time) from the first of the candidate streams that can time
+    single steps, or None."""
     seg = segment_of(pl.col("step"), segments)
-    for source in candidates:
-        tag = best[source][1]
+    for source, tag in streams:
         ends = (
-            timed.filter((pl.col("source") == source) & (pl.col("tag") == tag))
+            stream_rows(source, tag).filter(pl.col("wall_time").is_not_null())
             .group_by("step").agg(pl.col("wall_time").max())
             .sort("step")
             .with_columns(seg.alias("_seg"))

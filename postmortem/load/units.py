@@ -34,7 +34,7 @@ _RAW_NAMES = sorted({raw for _, raw in UNIT_CHOICES})
 def settle_units(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]:
     if scalars.is_empty():
         return scalars, []
-    present = scalars.filter(pl.col("raw_tag").cast(pl.Utf8).is_in(_RAW_NAMES))
+    present = scalars.filter(pl.col("raw_tag").is_in(_RAW_NAMES))  # categorical: no strings made
     if present.is_empty():
         return scalars, []
     combos = present.select("file", "source", "raw_tag", "tag").unique().sort("file", "raw_tag")
