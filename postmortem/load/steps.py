@@ -72,7 +72,7 @@ def _stream_candidates(scalars: pl.DataFrame) -> dict[int, list[tuple[str, str]]
         .filter(pl.col("wall_time").is_not_null())
         .group_by("rank", "_k").agg(pl.len().alias("n"), pl.col("_i").first())
     )
-    labels = scalars.select(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))[groups["_i"]]
+    labels = scalars.select("source", "tag")[groups["_i"]].select(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))
     counts = (
         pl.concat([groups.select("rank"), labels, groups.select("n")], how="horizontal")
         .filter(~pl.col("source").is_in(AVERAGED_SOURCES))
