@@ -68,6 +68,10 @@ def _renumber_log_launches(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Di
     logs = scalars.filter(pl.col("source").is_in(names)) if names else scalars.clear()
     if logs.is_empty():
         return scalars, []
+    # A file's rows are together and in line order: if its steps never go back, no stream of it does.
+    goes_back = (logs["step"].diff() < 0) & (logs["_file_order"].diff() == 0)
+    if not goes_back.any():
+        return scalars, []
     back = logs.group_by("source", "file", "rank", "tag").agg((pl.col("step").diff() < 0).any().alias("back"), pl.len())
     back = back.filter(pl.col("back")).sort("len", "tag", descending=[True, False])
     notes: list[Diagnostic] = []

@@ -5,7 +5,7 @@
   whose stamps follow the step end closest: sources.clock_rank), divided by the steps between
   two rows of a sampled stream. The first step of each launch has no gap.
 * ``in_step_s``: the step's own timer as a callback logged it (MindFormers' per_step_time starts
-  at step begin, once the batch has arrived), one value per step (one_value.py).
+  at step begin, once the batch has arrived): of several timers, the narrowest (_timers).
 * ``gap_s = step_time_s - in_step_s``: the host / data time the timer leaves out.
 * Where the stream's stamps are coarse (a log's milliseconds) and the step's own timer agrees
   with the gap to within their resolution, the timer is that same interval measured finer (a
@@ -42,16 +42,29 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
     if wanted.is_empty() and scalars.filter(pl.col("wall_time").is_not_null()).is_empty():
         return conform(None, TABLES["steps"])
     streams = _stream_candidates(scalars)
-    # Only the rows the table is made of, each source's latest: the timers', and a candidate
-    # stream's when it is tried (the first one nearly always times the steps).
-    in_latest = np.zeros(scalars.height, dtype=bool)
-    in_latest[latest.to_numpy()] = True
-    narrow = scalars.select(columns).filter(pl.Series(in_latest))
+    # Only the rows the table is made of, each source's latest: the timers' and the first candidate
+    # streams' in one pass; another candidate's only when tried (the first nearly always times the steps).
+    mask = np.zeros(scalars.height, dtype=bool)
+    mask[latest.to_numpy()] = True
+    in_latest = pl.Series(mask)
+    columns_only = scalars.select(columns)
+    is_timer = (pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES)
+
+    def stream(rank: int, source: str, tag: str) -> pl.Expr:
+        return (pl.col("rank") == rank) & (pl.col("source") == source) & (pl.col("tag") == tag)
+
+    first = pl.lit(False)
+    for rank, candidates in streams.items():
+        if candidates:
+            first = first | stream(rank, *candidates[0])
+    rows = columns_only.filter(in_latest & (is_timer | first))
 
     def stream_rows(rank: int, source: str, tag: str) -> pl.DataFrame:
-        return narrow.filter((pl.col("rank") == rank) & (pl.col("source") == source) & (pl.col("tag") == tag))
+        mine = streams.get(rank) or [None]
+        where = rows if (source, tag) == mine[0] else columns_only.filter(in_latest)
+        return where.filter(stream(rank, source, tag))
 
-    timers = narrow.filter((pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES))
+    timers = rows.filter(is_timer)
     ranks = sorted(set(streams) | set(wanted["rank"].unique().to_list()))
     frames = []
     for rank in ranks:
@@ -64,30 +77,26 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
 def _stream_candidates(scalars: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
     """Per rank, the (source, tag) streams that may time the step ends, best first: each
     source's densest timed tag; sources nearly as dense as the densest, the closest stamps first."""
-    # Grouped on the categories' integer codes, one row's labels looked up per group: grouping on
-    # the categorical columns themselves costs several times more on millions of rows.
-    key = (pl.col("tag").to_physical().cast(pl.Int64) * (1 << 32) + pl.col("source").to_physical().cast(pl.Int64))
-    groups = (
-        scalars.select("rank", key.alias("_k"), pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), "wall_time")
-        .filter(pl.col("wall_time").is_not_null())
-        .group_by("rank", "_k").agg(pl.len().alias("n"), pl.col("_i").first())
-    )
-    labels = scalars.select("source", "tag")[groups["_i"]].select(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))
-    counts = (
-        pl.concat([groups.select("rank"), labels, groups.select("n")], how="horizontal")
-        .filter(~pl.col("source").is_in(AVERAGED_SOURCES))
-        .sort("rank", "source", "tag")
-    )
+    # Counted on one integer key of (rank, tag code, source code), the labels looked up by code:
+    # grouping on the categorical columns themselves costs several times more.
+    key = (pl.col("rank").cast(pl.Int64) * (1 << 40) + pl.col("tag").to_physical().cast(pl.Int64) * (1 << 20)
+           + pl.col("source").to_physical().cast(pl.Int64))
+    counts = scalars.filter(pl.col("wall_time").is_not_null()).select(key.alias("_k"))["_k"].value_counts()
+    names = {column: scalars[column].dtype.categories.to_series() for column in ("tag", "source")}
+    best: dict[int, dict[str, tuple[int, str]]] = {}  # rank -> source -> (rows, tag) of its densest tag
+    for k, n in sorted(counts.iter_rows()):
+        rank, tag, source = k >> 40, names["tag"][(k >> 20) & 0xFFFFF], names["source"][k & 0xFFFFF]
+        if source in AVERAGED_SOURCES:
+            continue
+        mine = best.setdefault(int(rank), {})
+        if source not in mine or n > mine[source][0] or n == mine[source][0] and tag < mine[source][1]:
+            mine[source] = (n, tag)
     out: dict[int, list[tuple[str, str]]] = {}
-    for (rank,), part in counts.partition_by("rank", as_dict=True).items():
-        best: dict[str, tuple[int, str]] = {}  # source -> (rows, tag) of its densest tag
-        for _, source, tag, n in part.iter_rows():
-            if source not in best or n > best[source][0]:
-                best[source] = (n, tag)
-        densest = max(n for n, _ in best.values())
-        order = sorted((s for s, (n, _) in best.items() if n >= _DENSE_ENOUGH * densest),
-                       key=lambda s: (clock_rank(s), -best[s][0], source_rank(s), s))
-        out[rank] = [(s, best[s][1]) for s in order]
+    for rank, mine in best.items():
+        densest = max(n for n, _ in mine.values())
+        order = sorted((s for s, (n, _) in mine.items() if n >= _DENSE_ENOUGH * densest),
+                       key=lambda s: (clock_rank(s), -mine[s][0], source_rank(s), s))
+        out[rank] = [(s, mine[s][1]) for s in order]
     return out
 
 
@@ -134,12 +143,12 @@ def _steps_of_rank(rank: int, timer_rows: pl.DataFrame, streams: list[tuple[str,
 
 def _resolution(walls: pl.Series) -> float:
     """The stamps' resolution where they are whole milliseconds or seconds (log lines), else 0."""
-    w = walls.drop_nulls()
-    if w.is_empty():
+    w = walls.drop_nulls().to_numpy()
+    if not w.size:
         return 0.0
     for unit in (1.0, 1e-3):
         scaled = w / unit
-        if ((scaled - scaled.round()).abs() < 1e-3).all():
+        if np.all(np.abs(scaled - np.round(scaled)) < 1e-3):
             return unit
     return 0.0
 
@@ -171,16 +180,13 @@ def _wall_clock_steps(stream_rows, streams: list[tuple[str, str]], segments: Seq
     single steps, or None."""
     seg = segment_of(pl.col("step"), segments)
     for source, tag in streams:
-        ends = (
-            stream_rows(source, tag).filter(pl.col("wall_time").is_not_null())
-            .group_by("step").agg(pl.col("wall_time").max())
-            .sort("step")
-            .with_columns(seg.alias("_seg"))
-            .with_columns(
-                # Sampled streams (collect_freq > 1) give the mean time of the steps in between.
-                (pl.col("wall_time").diff().over("_seg") / pl.col("step").diff().over("_seg")).alias("e2e")
-            )
-        )
+        ends = stream_rows(source, tag).filter(pl.col("wall_time").is_not_null()).select("step", "wall_time").sort("step")
+        if (ends["step"].diff() <= 0).any():  # a step twice (two files of one source): its last stamp
+            ends = ends.group_by("step").agg(pl.col("wall_time").max()).sort("step")
+        # Sampled streams (collect_freq > 1) give the mean time of the steps in between.
+        per_step = pl.col("wall_time").diff() / pl.col("step").diff()
+        ends = ends.with_columns(seg.alias("_seg")).with_columns(
+            (per_step.over("_seg") if len(segments) > 1 else per_step).alias("e2e"))
         gaps = ends["e2e"].drop_nulls()
         if gaps.len() and (gaps <= 0).mean() > _MAX_REPEATED:
             continue

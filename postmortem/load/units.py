@@ -12,6 +12,9 @@ The candidate whose reading is plausible is the file's unit: the default where i
 only other one (candidates are 1000x apart, so at most one fits). A file read in another unit
 than the default gets a warning with both readings; a file with nothing to check against, or
 whose evidence fits no candidate, keeps the default with a note.
+
+Rates per device or for all devices (settle_per_device, run level: it needs the merged settings):
+MindFormers' TensorBoard ``throughput`` is samples/s per device; checked against the global batch.
 """
 
 from __future__ import annotations
