@@ -48,7 +48,8 @@ def restart_events(segments: Sequence[Segment]) -> pl.DataFrame:
 
 def eval_events(scalars: pl.DataFrame) -> pl.DataFrame:
     """One evaluation event per row of an evaluation tag."""
-    rows = scalars.filter(pl.col("tag").is_in(list(EVAL_TAGS)))
+    present = [tag for tag in EVAL_TAGS if tag in set(labels(scalars["tag"]))]  # no pass over the rows when none is
+    rows = scalars.filter(pl.col("tag").is_in(present)) if present else scalars.clear()
     if rows.is_empty():
         return empty(EVENTS)
     return conform(rows.select(

@@ -29,7 +29,7 @@ from ..tags import (
     CANONICAL_UNIT, PER_CANONICAL, PER_DEVICE_THROUGHPUT, SOURCE_OVER_SOURCE, STEP_TIMER, TIMER_OVER_GAP, UNIT_CHOICES,
     UnitChoice,
 )
-from .sources import AVERAGED_SOURCES
+from .sources import AVERAGED_SOURCES, labels
 
 _RAW_NAMES = sorted({raw for _, raw in UNIT_CHOICES})
 
@@ -151,6 +151,8 @@ def settle_per_device(scalars: pl.DataFrame, steps: pl.DataFrame, settings: dict
     time is global_batch / devices; for all devices it is global_batch. A file that gives the
     total is divided by the devices, with both readings in a warning."""
     source, raw = PER_DEVICE_THROUGHPUT
+    if raw not in set(labels(scalars["raw_tag"])):  # no pass over the rows when no file has the tag
+        return scalars, []
     rows = scalars.filter((pl.col("source") == source) & (pl.col("raw_tag") == raw))
     if rows.is_empty():
         return scalars, []
