@@ -65,13 +65,13 @@ def _renumber_log_launches(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Di
     carry them, else by its values, which equal another source's at the global steps (the loss
     printed by LossMonitor is the loss the summary recorded)."""
     names = [s for s in labels(scalars["source"]) if s.startswith("log:") and s not in AVERAGED_SOURCES]
-    logs = scalars.filter(pl.col("source").is_in(names)) if names else scalars.clear()
-    if logs.is_empty():
+    if not names:
         return scalars, []
     # A file's rows are together and in line order: if its steps never go back, no stream of it does.
-    goes_back = (logs["step"].diff() < 0) & (logs["_file_order"].diff() == 0)
-    if not goes_back.any():
+    order = scalars.select("step", "_file_order", "source").filter(pl.col("source").is_in(names))
+    if not ((order["step"].diff() < 0) & (order["_file_order"].diff() == 0)).any():
         return scalars, []
+    logs = scalars.filter(pl.col("source").is_in(names))
     back = logs.group_by("source", "file", "rank", "tag").agg((pl.col("step").diff() < 0).any().alias("back"), pl.len())
     back = back.filter(pl.col("back")).sort("len", "tag", descending=[True, False])
     notes: list[Diagnostic] = []

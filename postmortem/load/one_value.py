@@ -62,7 +62,7 @@ def one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, pl.Series, lis
     keys = keys.with_columns(
         tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
     ).select(
-        "_i", "_source", "_tag", "value",
+        "_i", "_source", "value",
         _packed(tag_rank_step).alias("_step_key"),
         _packed([(stream, files * len(sources)), *tag_rank_step]).alias("_stream_key"),
         _packed([*tag_rank_step, (preference, trusts * files * len(sources))]).alias("_order_key"),
@@ -72,7 +72,7 @@ def one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, pl.Series, lis
     latest = keys.sort("_stream_key", maintain_order=True).filter(_last_of_run("_stream_key"))
     # (tag, rank, step) order, best first within each: the first row of each is kept.
     ordered = latest.sort("_order_key")
-    notes = _conflicts(ordered.filter(~pl.col("_source").is_in(averaged)), scalars, tags)
+    notes = _conflicts(ordered.filter(~pl.col("_source").is_in(averaged)), scalars)
     return ordered.filter(_first_of_run("_step_key"))["_i"], latest["_i"], notes
 
 
@@ -121,18 +121,18 @@ def _packed(codes: list[tuple[pl.Expr, int]]) -> pl.Expr:
     return key
 
 
-def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame, tags: list[str | None]) -> list[Diagnostic]:
+def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]:
     """Steps where two per-step sources disagree on the same quantity (beyond print rounding, or
     for timers beyond what each leaves out: tags.CONFLICT_TOLERANCE).
 
-    `ordered`: the per-step sources' rows (row `_i` of `scalars`, `_source` and `_tag` codes,
-    value) in (tag, rank, step) order, the best source first within each; `tags`: text by code.
+    `ordered`: the per-step sources' rows (row `_i` of `scalars`, `_source` code, value) in
+    (tag, rank, step) order, the best source first within each.
     """
     per_step = ordered.filter(pl.col("value").is_finite())
     # the best row of each (tag, rank, step) is the first one
     best = pl.when(_first_of_run("_step_key")).then(pl.int_range(pl.len())).forward_fill()
-    relative = pl.lit(pl.Series([CONFLICT_TOLERANCE.get(t, DEFAULT_TOLERANCE) for t in tags], dtype=pl.Float64))
-    tolerance = pl.max_horizontal(pl.lit(1e-3), relative.gather(pl.col("_tag")) * pl.col("_best").abs())
+    # The strictest tolerance first (on the narrow frame), then each tag's own on the few rows left.
+    strictest = min(DEFAULT_TOLERANCE, *CONFLICT_TOLERANCE.values())
     bad = (
         per_step.with_columns(best.alias("_best_row"))
         .with_columns(
@@ -140,8 +140,13 @@ def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame, tags: list[str | No
             pl.col("_source").gather(pl.col("_best_row")).alias("_best_source"),
             pl.col("_i").gather(pl.col("_best_row")).alias("_best_i"),
         )
-        .filter((pl.col("_source") != pl.col("_best_source")) & ((pl.col("value") - pl.col("_best")).abs() > tolerance))
+        .filter((pl.col("_source") != pl.col("_best_source"))
+                & ((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), strictest * pl.col("_best").abs())))
     )
+    if not bad.is_empty():
+        tags = scalars["tag"][bad["_i"]].cast(pl.Utf8)
+        relative = tags.replace_strict(CONFLICT_TOLERANCE, default=DEFAULT_TOLERANCE, return_dtype=pl.Float64)
+        bad = bad.filter((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), relative * pl.col("_best").abs()))
     if bad.is_empty():
         return []
     bad = bad.hstack(scalars.select("tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(

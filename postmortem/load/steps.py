@@ -39,7 +39,7 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
     launch winning within a source); `kept`: one value per (tag, rank, step)."""
     columns = ("step", "tag", "value", "wall_time", "rank", "source")
     wanted = kept.select(columns).filter(pl.col("tag").is_in([STEP_TIMER, DATA_TIME]))
-    if wanted.is_empty() and scalars.filter(pl.col("wall_time").is_not_null()).is_empty():
+    if wanted.is_empty() and scalars["wall_time"].null_count() == scalars.height:
         return conform(None, TABLES["steps"])
     streams = _stream_candidates(scalars)
     # Only the rows the table is made of, each source's latest: the timers' and the first candidate
@@ -77,19 +77,15 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
 def _stream_candidates(scalars: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
     """Per rank, the (source, tag) streams that may time the step ends, best first: each
     source's densest timed tag; sources nearly as dense as the densest, the closest stamps first."""
-    # Counted on one integer key of (rank, tag code, source code), the labels looked up by code:
-    # grouping on the categorical columns themselves costs several times more.
-    key = (pl.col("rank").cast(pl.Int64) * (1 << 40) + pl.col("tag").to_physical().cast(pl.Int64) * (1 << 20)
-           + pl.col("source").to_physical().cast(pl.Int64))
-    counts = scalars.filter(pl.col("wall_time").is_not_null()).select(key.alias("_k"))["_k"].value_counts()
-    names = {column: scalars[column].dtype.categories.to_series() for column in ("tag", "source")}
+    # Lazily: only the four columns are read, nothing is materialised (an eager filter would copy
+    # every column of millions of rows).
+    counts = (scalars.lazy().filter(pl.col("wall_time").is_not_null()).group_by("rank", "source", "tag").len()
+              .collect().with_columns(pl.col("source").cast(pl.Utf8), pl.col("tag").cast(pl.Utf8))
+              .filter(~pl.col("source").is_in(AVERAGED_SOURCES)).sort("rank", "source", "tag"))
     best: dict[int, dict[str, tuple[int, str]]] = {}  # rank -> source -> (rows, tag) of its densest tag
-    for k, n in sorted(counts.iter_rows()):
-        rank, tag, source = k >> 40, names["tag"][(k >> 20) & 0xFFFFF], names["source"][k & 0xFFFFF]
-        if source in AVERAGED_SOURCES:
-            continue
+    for rank, source, tag, n in counts.iter_rows():
         mine = best.setdefault(int(rank), {})
-        if source not in mine or n > mine[source][0] or n == mine[source][0] and tag < mine[source][1]:
+        if source not in mine or n > mine[source][0]:
             mine[source] = (n, tag)
     out: dict[int, list[tuple[str, str]]] = {}
     for rank, mine in best.items():
@@ -165,9 +161,9 @@ def _timers(latest: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
     if timers.is_empty():
         return timers
     rows = latest.filter(is_timer)
-    per_source = rows.group_by("source").agg(pl.len().alias("n"), pl.col("value").median().alias("median"))
-    if per_source.height < 2:
+    if rows["source"].n_unique() < 2:
         return timers
+    per_source = rows.group_by("source").agg(pl.len().alias("n"), pl.col("value").median().alias("median"))
     narrowest = (per_source.filter(pl.col("n") >= 0.5 * pl.col("n").max())
                  .sort("median", pl.col("source").cast(pl.Utf8))["source"][0])
     chosen = (rows.filter(pl.col("source") == narrowest).group_by("step")
