@@ -285,7 +285,7 @@ def _load_half(path: Path, half: int):
 
     def run():
         found = discover(path, all_readers())
-        order = load._file_order([c.artifact for c in found.claimed])
+        order = load._file_order(found.claimed)
         groups = load._by_rank(found.claimed)
         mine = groups[: len(groups) // 2] if half == 0 else groups[len(groups) // 2 :]
         parts = load._load_ranks(mine, order, workers=1, pool=None)

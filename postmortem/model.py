@@ -50,14 +50,17 @@ HISTOGRAMS = {
 STEPS = {
     "step": pl.Int64,
     "rank": pl.Int32,
-    "step_time_s": pl.Float64,  # end-to-end: interval between consecutive step ends (wall clock)
+    "step_time_s": pl.Float64,  # end-to-end: interval between consecutive step ends (wall clock); see source
     "in_step_s": pl.Float64,  # the step's own timer as a callback logged it (starts once the batch is there)
     "gap_s": pl.Float64,  # step_time_s - in_step_s: host / data time between steps, where both are known
     "data_time_s": pl.Float64,  # time waiting for data, where a source logs it explicitly
     "device_time_s": pl.Float64,  # device / compute time, where a source gives it
     "wall_time": pl.Float64,  # when the step ended (unix seconds), where known
     "segment": pl.Int32,  # restart segment this step belongs to (0 = first launch)
-    "source": pl.Utf8,  # which source the e2e step time came from ("wall-clock:<source>", or a logged timer)
+    # Where step_time_s came from: "wall-clock:<source>" (e2e, from that source's step-end times),
+    # "timer:<source>" (no wall-clock gap for the step: the callback's own timer stands in), or
+    # "average:<source>" (only a per-epoch average, e.g. TimeMonitor: every step of the epoch gets it).
+    "source": pl.Utf8,
     "in_step_source": pl.Utf8,  # which source in_step_s came from
 }
 
@@ -374,57 +377,8 @@ def _unpack_one(packed_table: PackedTable) -> pl.DataFrame:
 
 # --------------------------------------------------------------------------- canonical names
 
-# Same quantity, different sources: one canonical tag. Values are converted to canonical units by
-# the reader (step_time in seconds, lr as a plain number, throughput in the unit its tag names).
-CANONICAL_TAGS: dict[str, str] = {
-    # MindSpore summary / ScalarSummary
-    "loss/auto": "loss",
-    "loss": "loss",
-    "lr": "lr",
-    "learning_rate": "lr",
-    "learning-rate": "lr",
-    "learning rate": "lr",
-    "grad_norm": "grad_norm",
-    "grad-norm": "grad_norm",
-    "global_norm": "grad_norm",
-    "gradnorm": "grad_norm",
-    "step_time": "step_time",
-    "iteration-time": "step_time",
-    "per_step_time": "step_time",
-    "step_ms": "step_time",  # converted ms -> s by the reader
-    "data_time": "data_time",
-    "data_ms": "data_time",
-    "throughput": "throughput",
-    "samples_per_s": "samples_per_s",
-    "tokens_per_s": "tokens_per_s",
-    "model-flops-throughput-per-npu": "tflops_per_device",
-    "train_throughput_per_npu": "tflops_per_device",
-    "loss_scale": "loss_scale",
-    "loss-scale": "loss_scale",
-    "overflow": "overflow",
-    "overflow cond": "overflow",
-    "mfu": "mfu",
-    "hfu": "hfu",
-    "lm_loss": "lm_loss",
-    "load_balancing_loss": "load_balancing_loss",
-    "mtp_loss": "mtp_loss",
-    "eval_loss": "eval_loss",
-    "smooth_loss": "smooth_loss",
-}
-
-
-def canonical_tag(raw: str) -> str:
-    """The canonical name of a tag; unknown tags keep their own (lower-cased, trimmed) name."""
-    key = raw.strip()
-    hit = CANONICAL_TAGS.get(key) or CANONICAL_TAGS.get(key.lower())
-    if hit:
-        return hit
-    # tensorboard-style prefixes: "train/loss", "Loss/train"
-    for part in reversed(key.replace("\\", "/").split("/")):
-        hit = CANONICAL_TAGS.get(part.lower())
-        if hit:
-            return hit
-    return key
+# Tag names and units live in tags.py; these names stay here for the readers that import them.
+from .tags import CANONICAL_TAGS, canonical_tag  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- metadata
@@ -521,6 +475,10 @@ class Run:
     segments: tuple[Segment, ...]
     ranks: tuple[int, ...]
     diagnostics: tuple[Diagnostic, ...]
+    # "utc": every wall time is unix time. "local": some are a log's clock times without a zone
+    # that no zoned source could settle (a diagnostic names the files): gaps are right, the
+    # offset from UTC is unknown, so such times must not be written out as UTC.
+    clock: str = "utc"
 
     def __getattr__(self, item: str) -> pl.DataFrame:
         # run.scalars, run.steps, ... read as tables

@@ -502,7 +502,10 @@ def _read(artifact: Artifact) -> ReadResult:
     result = ReadResult(reader="checkpoint")
     name = PurePosixPath(artifact.rel).name
     if name.endswith("-graph.meta") or name == "train_metadata.json":
-        return result  # claimed so it is not listed as unknown; nothing to tabulate
+        # claimed so it is not listed as unknown; nothing to tabulate
+        what = "the graph ModelCheckpoint saves once" if name.endswith("-graph.meta") else "SummaryCollector's loss-landscape metadata"
+        result.diagnostics.append(info("checkpoint-companion", f"{what}: kept beside the checkpoints, not read", artifact.rel))
+        return result
     if name == "meta.json":
         return _read_meta(artifact, result)
 

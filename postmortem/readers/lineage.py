@@ -29,7 +29,7 @@ from ..diagnostics import warning
 from ..model import EVENTS, Artifact, ReadResult, Setting, frame
 from .base import Reader
 from .framing import read_file, scan
-from .mindspore_summary import file_rank
+from .mindspore_summary import file_rank, locate
 from .protowire import Message, WireError, parse
 
 NAME = "lineage"
@@ -173,4 +173,4 @@ def _short_float(value: float) -> float:
     return value
 
 
-READER = Reader(name=NAME, claims=claims, read=read)
+READER = Reader(name=NAME, claims=claims, read=read, locate=locate)

@@ -1,8 +1,8 @@
 """MindSpore summary files (``SummaryRecord`` / ``SummaryCollector``): scalars and histograms.
 
 Claims ``...summary.{stamp}[.{device_id}.{host}]..._MS``; the ``_lineage`` files beside them belong
-to lineage.py. One call reads one file; ordering files and detecting restarts is load.py's job
-(``summary_stamp`` gives it the launch stamp from the name).
+to lineage.py. One call reads one file; ordering files and detecting restarts is loading's job
+(``locate`` gives it the rank and the launch stamp from the name).
 
 What becomes data (formats.md section 1 has the field numbers):
 * every ``scalar_value`` (float32 widened to float64, NaN/Inf kept) -> SCALARS;
@@ -32,7 +32,7 @@ import polars as pl
 
 from ..diagnostics import Diagnostic, info, warning
 from ..model import HISTOGRAMS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, frame
-from .base import Reader
+from .base import Location, Reader
 from .framing import FOOTER, HEADER, read_file, spans
 from .protowire import Message, WireError, parse, to_int64, varint
 
@@ -68,6 +68,11 @@ def device_id(name: str) -> int | None:
 def file_rank(artifact: Artifact) -> int | None:
     """A summary or lineage file's rank: from its path (rank_N/), else the device id in its name."""
     return artifact.rank if artifact.rank is not None else device_id(artifact.rel.rsplit("/", 1)[-1])
+
+
+def locate(artifact: Artifact) -> Location:
+    """Rank from the path or the device id; launch order from the stamp (one file per launch)."""
+    return Location(file_rank(artifact), summary_stamp(artifact.rel.rsplit("/", 1)[-1]))
 
 
 def claims(artifact: Artifact) -> bool:
@@ -426,4 +431,4 @@ def _histograms_frame(cols: ScalarColumns, rank: int | None, rel: str) -> pl.Dat
     return frame(columns, HISTOGRAMS)
 
 
-READER = Reader(name=NAME, claims=claims, read=read)
+READER = Reader(name=NAME, claims=claims, read=read, locate=locate)

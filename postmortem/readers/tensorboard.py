@@ -12,13 +12,15 @@ Field numbers (tensorboardX/TF ``event.proto``, ``summary.proto``, ``tensor.prot
 int_val=7, int64_val=10, half_val=13}``; ``HistogramProto{min=1, max=2, num=3, sum=4}``.
 
 Scalars come from ``simple_value`` and from one-element tensors (tensorboardX ``new_style=True`` and
-TF2 write scalars that way). Tags go through ``model.canonical_tag`` plus the MindFormers spellings
-below. Units: MindFormers' MFLossMonitor computes ``per_step_seconds = (time.time() - start) * 1000``
-(milliseconds despite the name) and writes ``add_scalar('iteration-time', int(per_step_seconds))``,
-so ``iteration-time`` is integer milliseconds and is divided by 1000 to give ``step_time`` in
-seconds. ``throughput`` is samples/s per device; ``model-flops-throughput-per-npu`` is TFLOPS
-(``full_model_flops / per_step_ms / 1e9``). The ``... vs samples`` tags (x axis = samples) keep
-their own names and values.
+TF2 write scalars that way). Tags go through ``tags.canonical_tag`` (MindFormers' and Megatron's
+names are there). Units (``tags.UNIT_CHOICES``): a TensorBoard scalar has none, so a duration is
+read in its tag's default unit and loading settles each file's unit by evidence. MindFormers'
+MFLossMonitor computes ``per_step_seconds = (time.time() - start) * 1000`` (milliseconds despite
+the name, timed from step begin: the step's own timer) and writes
+``add_scalar('iteration-time', int(per_step_seconds))``: the default, milliseconds. Megatron-LM
+writes ``iteration-time`` in seconds (its interval timer). ``throughput`` is samples/s per device
+(MindFormers); ``model-flops-throughput-per-npu`` is TFLOPS (``full_model_flops / per_step_ms /
+1e9``). The ``... vs samples`` tags (x axis = samples) keep their own names and values.
 
 Diagnostic slugs: ``tensorboard-truncated``, ``tensorboard-record-crc``, ``tensorboard-file-empty``
 (framing.py), ``tensorboard-bad-record`` (CRC good, protobuf not), ``tensorboard-skipped`` (info).
@@ -30,19 +32,21 @@ import struct
 
 import polars as pl
 
+import re
+
 from ..diagnostics import info, warning
-from ..model import HISTOGRAMS, Artifact, ReadResult, canonical_tag, frame
-from .base import Reader
+from ..model import HISTOGRAMS, Artifact, ReadResult, frame
+from ..tags import UNIT_CHOICES, canonical_tag, default_divisor
+from .base import Location, Reader
 from .framing import read_file, spans
 from .mindspore_summary import ScalarColumns, decode_records, scalars_frame
 from .protowire import Message, WireError, parse
 
 NAME = "tensorboard"
 _SIMPLE_VALUE_KEY = 0x15  # field 2, wire type 5
-
-# MindFormers' dashed names that model.CANONICAL_TAGS does not cover.
-_ALIASES = {"lm-loss": "lm_loss", "mtp-loss": "mtp_loss", "aux-loss": "load_balancing_loss"}
-_MS_TO_S = {"iteration-time"}  # raw tags written in milliseconds
+_STAMP_RE = re.compile(r"tfevents\.(\d+)")  # events.out.tfevents.{unix seconds}.{host}
+# Raw tags whose default unit is not the canonical one (iteration-time: ms, divided by 1000).
+_SCALED = {raw: default_divisor(NAME, raw) for source, raw in UNIT_CHOICES if source == NAME and default_divisor(NAME, raw) != 1.0}
 
 # TF DataType -> struct format of tensor_content (bfloat16 = 14 handled apart)
 _CONTENT_FORMATS = {1: "f", 2: "d", 3: "i", 4: "B", 5: "h", 6: "b", 9: "q", 10: "?", 19: "e"}
@@ -50,6 +54,12 @@ _CONTENT_FORMATS = {1: "f", 2: "d", 3: "i", 4: "B", 5: "h", 6: "b", 9: "q", 10: 
 
 def claims(artifact: Artifact) -> bool:
     return "events.out.tfevents." in artifact.rel.rsplit("/", 1)[-1]
+
+
+def locate(artifact: Artifact) -> Location:
+    """Rank from the path (MindFormers' rank_N/); launch order from the writer's stamp in the name."""
+    m = _STAMP_RE.search(artifact.rel.rsplit("/", 1)[-1])
+    return Location(artifact.rank, int(m.group(1)) if m else None)
 
 
 def _tensor_scalar(t: Message) -> float | None:
@@ -139,7 +149,7 @@ def read(artifact: Artifact) -> ReadResult:
         what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
         result.diagnostics.append(info("tensorboard-skipped", f"counted, not decoded: {what}", artifact.rel))
     scalars = scalars_frame(cols, artifact.rank, "tensorboard", artifact.rel)
-    result.tables["scalars"] = _mindformers_units(scalars)
+    result.tables["scalars"] = _default_units(scalars)
     result.tables["histograms"] = frame({
         "step": [h[0] for h in hist], "tag": [h[1] for h in hist], "count": [h[2] for h in hist],
         "min": [h[3] for h in hist], "max": [h[4] for h in hist], "sum": [h[5] for h in hist],
@@ -148,18 +158,16 @@ def read(artifact: Artifact) -> ReadResult:
     return result
 
 
-def _mindformers_units(df: pl.DataFrame) -> pl.DataFrame:
+def _default_units(df: pl.DataFrame) -> pl.DataFrame:
+    """Durations in seconds under their tag's default unit (loading may rescale a file later)."""
     raw = pl.col("raw_tag")
-    return df.with_columns(
-        tag=pl.when(raw.is_in(list(_ALIASES))).then(raw.replace_strict(_ALIASES, default=None, return_dtype=pl.Categorical))
-        .otherwise(pl.col("tag")),
-        value=pl.when(raw.is_in(list(_MS_TO_S))).then(pl.col("value") / 1000.0).otherwise(pl.col("value")),
-    )
+    divisor = raw.cast(pl.Utf8).replace_strict(_SCALED, default=1.0, return_dtype=pl.Float64)
+    return df.with_columns(value=pl.when(raw.is_in(list(_SCALED))).then(pl.col("value") / divisor).otherwise(pl.col("value")))
 
 
 def canonical(raw: str) -> str:
     """The canonical tag this reader gives a raw TensorBoard tag (for callers and tests)."""
-    return _ALIASES.get(raw) or canonical_tag(raw)
+    return canonical_tag(raw)
 
 
-READER = Reader(name=NAME, claims=claims, read=read)
+READER = Reader(name=NAME, claims=claims, read=read, locate=locate)

@@ -255,7 +255,9 @@ def test_graph_meta_and_landscape_metadata_are_claimed_without_rows() -> None:
     for root, rel in ((FIXTURES / "modelcheckpoint", "net-graph.meta"),
                       (FIXTURES / "landscape", "summary/ckpt_dir/train_metadata.json")):
         result = read(root, rel)
-        assert result.rows() == 0 and result.diagnostics == [] and result.settings == {}
+        # nothing to tabulate, and an info saying so (a claimed file is never silent)
+        assert result.rows() == 0 and result.settings == {}
+        assert [(d.severity, d.slug) for d in result.diagnostics] == [("info", "checkpoint-companion")]
 
 
 def test_landscape_checkpoints_are_not_saves() -> None:

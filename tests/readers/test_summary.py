@@ -191,3 +191,9 @@ def test_claims_and_names():
     assert summary_stamp("events.out.events.summary.1700000123.3.host_MS") == 1700000123
     assert summary_stamp("train.log") is None
     assert ms_reader.device_id("events.out.events.summary.1700000123.3.host_MS") == 3
+
+
+def test_locate_gives_the_rank_from_path_or_device_id_and_the_stamp():
+    name = "events.out.events.summary.1796116804.3.vm_MS"
+    assert READER.locate(Artifact("/x/" + name, f"summary/{name}", 0, 0.0)) == ms_reader.Location(3, 1796116804)
+    assert READER.locate(Artifact("/x/" + name, f"rank_5/summary/{name}", 0, 0.0, rank=5)).rank == 5

@@ -145,3 +145,14 @@ def test_grouped_numpy_decoding_equals_record_by_record(monkeypatch):
     assert grouped.height > 100
     assert_frame_equal(grouped, one_by_one)
     assert grouped["step"].is_sorted() or grouped.group_by("tag").agg(pl.col("step").is_sorted()).get_column("step").all()
+
+
+def test_locate_gives_the_path_rank_and_the_writers_stamp():
+    """The reader contract (readers/base.py): loading orders a stream's files by the stamp
+    tensorboardX puts in the name (events.out.tfevents.{unix seconds}.{host})."""
+    truth = Path(__file__).resolve().parent.parent / "fixtures" / "truth" / "mf-tb-ms" / "tensorboard" / "rank_0"
+    path = next(truth.iterdir())
+    rel = f"tensorboard/rank_0/{path.name}"
+    where = READER.locate(Artifact(str(path), rel, path.stat().st_size, 0.0, rank=0))
+    assert where.rank == 0 and where.launch == int(path.name.split(".")[3])
+    assert READER.locate(Artifact(str(path), "events.out.tfevents.x", 0, 0.0)).launch is None

@@ -1,0 +1,142 @@
+"""The global step of each checkpoint.
+
+1. What the file states: append_info's ``step_num`` (MindSpore's cur_step_num) or the optimizer's
+   ``global_step``; where the name's (epoch, step in epoch) with the steps per epoch gives a later
+   step, the name (append_info counts from 1 again in a resumed launch that kept its epochs).
+2. Which launch saved it: the launch whose wall-clock span holds the file's mtime (when the save
+   finished). A launch that counted its steps from 1 again (a restarted counter) saved local
+   steps: the step becomes ``local + first global step of the launch - 1`` where the stated step
+   lies outside the launch's global steps and the shifted one inside.
+   Mtimes only count where the files kept them: a copied folder has every mtime after the run;
+   then the stated steps stand and a note says so.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
+from ..model import TABLES, Setting, conform
+from .settings import positive_int
+
+# An mtime counts as the run's own when it lies between the first step end (minus this: a save
+# cannot come before its launch's first step, but clocks of a shared filesystem may differ a little)
+# and the last step end plus this (the final save of a big model can take minutes).
+_BEFORE_S = 60.0
+_AFTER_S = 1800.0
+
+
+def resolve_checkpoints(
+    checkpoints: pl.DataFrame, events: pl.DataFrame, settings: dict[str, Setting], steps: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, list[Diagnostic]]:
+    """Checkpoints with global steps (and launches); their save events get the same step and,
+    where the mtime is not the run's own, no wall time."""
+    if checkpoints.is_empty():
+        return checkpoints, events, []
+    checkpoints = _from_names(checkpoints, settings)
+    checkpoints, notes = _by_launch(checkpoints, steps)
+    by_file = checkpoints.select(pl.col("path").alias("file"), pl.col("step").alias("_ckpt_step"),
+                                 pl.col("_mtime_ok"))
+    saves = pl.col("kind").is_in(["checkpoint_save", "checkpoint_interrupted"])
+    events = (
+        events.join(by_file, on="file", how="left")
+        .with_columns(
+            pl.when(saves).then(pl.coalesce("_ckpt_step", "step")).otherwise(pl.col("step")).alias("step"),
+            pl.when(saves & (pl.col("_mtime_ok") == False)).then(None).otherwise(pl.col("wall_time")).alias("wall_time"),  # noqa: E712
+        )
+    )
+    checkpoints = checkpoints.drop("_mtime_ok").sort("rank", "step", "path", nulls_last=True)
+    return checkpoints, conform(events, TABLES["events"]), notes
+
+
+def steps_per_epoch(checkpoints: pl.DataFrame, settings: dict[str, Setting]) -> int | None:
+    """Steps per epoch: a setting, else dataset size / batch, else what checkpoint names imply."""
+    for key in ("steps_per_epoch", "sink_size"):
+        s = settings.get(key)
+        if s is not None and positive_int(s.value):
+            return int(s.value)
+    size, batch = settings.get("train_dataset_size"), settings.get("batch_size")
+    if size is not None and batch is not None and positive_int(size.value) and positive_int(batch.value):
+        return int(size.value) // int(batch.value)
+    # A checkpoint whose global step is known and whose name gives (epoch, step in epoch).
+    known = checkpoints.filter(
+        pl.col("step").is_not_null() & (pl.col("epoch") > 1) & pl.col("step_in_epoch").is_not_null()
+    ).select(((pl.col("step") - pl.col("step_in_epoch")) / (pl.col("epoch") - 1)).alias("spe"))
+    known = known.filter((pl.col("spe") > 0) & (pl.col("spe") == pl.col("spe").round()))
+    if known.is_empty():
+        return None
+    return int(known["spe"].mode().sort()[-1])
+
+
+def _from_names(checkpoints: pl.DataFrame, settings: dict[str, Setting]) -> pl.DataFrame:
+    per_epoch = steps_per_epoch(checkpoints, settings)
+    if not per_epoch:
+        return checkpoints
+    from_name = (pl.col("epoch") - 1) * per_epoch + pl.col("step_in_epoch")
+    use_name = from_name.is_not_null() & (pl.col("step").is_null() | (from_name > pl.col("step")))
+    return checkpoints.with_columns(
+        pl.when(use_name).then(from_name).otherwise(pl.col("step")).alias("step"),
+        pl.when(use_name).then(pl.lit(f"name ({per_epoch} steps per epoch)")).otherwise(pl.col("step_source")).alias("step_source"),
+    )
+
+
+def _launch_spans(steps: pl.DataFrame) -> pl.DataFrame:
+    """(segment, first/last step, first/last step-end wall time) of the lowest rank's launches."""
+    timed = steps.filter(pl.col("wall_time").is_not_null())
+    if timed.is_empty():
+        return pl.DataFrame()
+    timed = timed.filter(pl.col("rank") == timed["rank"].min())
+    return timed.group_by("segment").agg(
+        pl.col("step").min().alias("first_step"), pl.col("step").max().alias("last_step"),
+        pl.col("wall_time").min().alias("first_wall"), pl.col("wall_time").max().alias("last_wall"),
+    ).sort("segment")
+
+
+def _by_launch(checkpoints: pl.DataFrame, steps: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]:
+    spans = _launch_spans(steps)
+    if spans.is_empty():
+        return checkpoints.with_columns(pl.lit(None, pl.Boolean).alias("_mtime_ok")), []
+    lo, hi = spans["first_wall"].min() - _BEFORE_S, spans["last_wall"].max() + _AFTER_S
+    rows = []
+    notes: list[Diagnostic] = []
+    outside, ambiguous = [], []
+    for row in checkpoints.iter_rows(named=True):
+        mtime, step = row["mtime"], row["step"]
+        ok = mtime is not None and lo <= mtime <= hi
+        if not ok:
+            outside.append(row["path"])
+            if row["kind"] == "train" and step is not None and _could_be_local(step, spans):
+                ambiguous.append(row["path"])
+        elif step is not None and spans.height > 1:
+            launch = spans.filter(pl.col("first_wall") <= mtime).tail(1)
+            launch = launch if launch.height else spans.head(1)
+            first, last, index = launch["first_step"][0], launch["last_step"][0], launch["segment"][0]
+            shifted = step + first - 1
+            if not first <= step <= last and first <= shifted <= last:
+                row["step"] = shifted
+                row["step_source"] = (f"{row['step_source']} + {first - 1}: saved by launch {index + 1} "
+                                      f"(its mtime), which counted its steps from 1 again")
+        row["_mtime_ok"] = ok
+        rows.append(row)
+    if outside:
+        what = (f"{len(outside)} of {checkpoints.height} checkpoint files have an mtime outside the run's wall-clock span "
+                "(copied files keep no save times)")
+        if ambiguous:
+            notes.append(diag.warning(
+                "checkpoint-launch-unknown",
+                f"{what}, so which launch saved them is unknown; {len(ambiguous)} of them state a step that a later launch "
+                f"counting from 1 again would also have saved under another global step: they are kept at the steps they "
+                f"state", ambiguous[0]))
+        else:
+            notes.append(diag.info(
+                "checkpoint-mtime-outside", f"{what}: their save times are estimated from the step times", outside[0]))
+    schema = {**checkpoints.schema, "_mtime_ok": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema), notes
+
+
+def _could_be_local(step: int, spans: pl.DataFrame) -> bool:
+    """Whether a later launch counting from 1 again would have saved this stated step as another
+    global step of its own."""
+    return any(first > 1 and step < first and step + first - 1 <= last
+               for first, last in spans.select("first_step", "last_step").iter_rows())

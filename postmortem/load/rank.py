@@ -1,0 +1,132 @@
+"""One rank: its files read, then joined (every join rule works within a rank).
+
+Order of the joins, each in its own module:
+clock.py (zone-less log times onto UTC) -> launches.py (restarted counters onto global steps)
+-> units.py (each file's unit by evidence) -> launches.py (where launches start)
+-> one_value.py (one value per step) -> steps.py (the per-step table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
+from ..model import TABLES, Artifact, InventoryEntry, ReadResult, Segment, Setting, conform, empty
+from ..readers import all_readers
+from ..readers.base import Reader
+from .clock import align_local_clocks
+from .launches import launches, renumber_restarted_counters
+from .one_value import one_value_per_step
+from .steps import steps_table
+from .units import settle_units
+
+_ORDERED = ("scalars", "events")  # tables whose rows carry (_file_order, _row) until load is done
+
+
+@dataclass
+class RankPart:
+    """What one rank's files give once read and joined."""
+
+    tables: dict[str, pl.DataFrame]
+    settings_found: list[tuple[str, Setting]]
+    inventory: list[InventoryEntry]
+    diagnostics: list[Diagnostic]
+    segments: list[Segment]
+    restart_notes: list[Diagnostic]
+    local_clock: list[str] = field(default_factory=list)  # files whose wall times stay local (no zone, not aligned)
+
+
+def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) -> RankPart:
+    """Read one rank's files and join them: clocks, launches, units, one value per step, steps."""
+    results = [_read_one(job) for job in jobs]
+    tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, order)
+    scalars, events, clock_notes, unaligned = align_local_clocks(tables["scalars"], tables["events"], local)
+    scalars, _, renumber_notes = renumber_restarted_counters(scalars)
+    scalars, unit_notes = settle_units(scalars)
+    segments, restart_notes = launches(scalars)
+    keep, latest, conflict_notes = one_value_per_step(scalars)
+    tables["scalars"] = scalars[keep].drop("_file_order", "_row")
+    tables["events"] = events
+    tables["steps"] = steps_table(scalars, latest, tables["scalars"], segments)
+    notes = clock_notes + renumber_notes + unit_notes + conflict_notes
+    return RankPart(tables, settings_found, inventory, diagnostics + notes, segments, restart_notes, unaligned)
+
+
+def _gather(
+    jobs: list[tuple[Reader | str, Artifact]], results: list[ReadResult], order: dict[str, int]
+) -> tuple[dict[str, pl.DataFrame], list[tuple[str, Setting]], list[InventoryEntry], list[Diagnostic], list[str]]:
+    """Concatenate what the readers returned: tables (scalars and events tagged with their launch
+    order), settings as found, the inventory of the files, the readers' diagnostics (and a warning
+    for a file that gave nothing and said nothing), and the files whose clock is local."""
+    diagnostics: list[Diagnostic] = []
+    inventory: list[InventoryEntry] = []
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
+    settings_found: list[tuple[str, Setting]] = []
+    local: list[str] = []
+    for (reader, art), result in zip(jobs, results):
+        name = reader if isinstance(reader, str) else reader.name
+        diagnostics.extend(result.diagnostics or _nothing_taken(name, art, result))
+        inventory.append(InventoryEntry(art.rel, name, art.size, result.rows(), art.rank))
+        settings_found.extend(result.settings.items())
+        if result.clock == "local":
+            local.append(art.rel)
+        for table_name, table in result.tables.items():
+            if table_name not in TABLES or table is None or table.is_empty():
+                continue
+            table = conform(table, TABLES[table_name])
+            if table_name in _ORDERED:
+                table = table.with_columns(
+                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
+                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+                )
+            parts[table_name].append(table)
+
+    tables = {name: _fill_rank(concat(parts[name], TABLES[name])) for name in TABLES}
+    for name in _ORDERED:  # an empty table has no launch-order columns yet
+        if "_file_order" not in tables[name].columns:
+            tables[name] = tables[name].with_columns(
+                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+            )
+    return tables, settings_found, inventory, diagnostics, local
+
+
+def _nothing_taken(reader: str, art: Artifact, result: ReadResult) -> list[Diagnostic]:
+    """A claimed file that gave no rows and no settings, and whose reader said nothing why."""
+    if result.rows() or result.settings:
+        return []
+    why = "the file is empty" if art.size == 0 else "no rows, no settings, and the reader gave no reason"
+    return [diag.warning(f"{reader}-nothing-read", f"claimed by the {reader} reader, but nothing was taken from it: {why}",
+                         art.rel)]
+
+
+def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
+    if not frames:
+        return empty(schema)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
+    """Files without a rank in their path belong to a single-rank run: rank 0."""
+    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns and table.height else table
+
+
+def _read_one(job: tuple[Reader | str, Artifact]) -> ReadResult:
+    reader, artifact = job
+    if isinstance(reader, str):
+        reader = next(r for r in all_readers() if r.name == reader)
+    return _safe_read(reader, artifact)
+
+
+def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
+    try:
+        return reader.read(artifact)
+    except OSError as exc:
+        slug = "file-unreadable"
+        message = f"cannot read: {exc.strerror or exc}"
+    except Exception as exc:  # a reader bug must not lose the rest of the run
+        slug = "reader-failed"
+        message = f"{reader.name} reader failed: {type(exc).__name__}: {exc}"
+    return ReadResult(reader=reader.name, diagnostics=[diag.error(slug, message, artifact.rel)])
