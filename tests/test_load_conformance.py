@@ -10,20 +10,12 @@ import pytest
 
 from postmortem.load import load_run
 from postmortem.model import ReadResult
-from postmortem.readers import all_readers, textlog
+from postmortem.readers import textlog
 from postmortem.readers.base import Reader
 
 CONFORMANCE = Path(__file__).resolve().parent / "fixtures" / "conformance"
 
 
-def _local_clock_read(artifact):
-    result = textlog.READER.read(artifact)
-    result.clock = "local"  # the reader's contract for zone-less times (model.ReadResult.clock)
-    return result
-
-
-LOCAL_LOGS = tuple(Reader("textlog", textlog.READER.claims, _local_clock_read) if r.name == "textlog" else r
-                   for r in all_readers())
 
 
 def test_mindformers_log_e2e_from_its_timestamps_beside_per_step_time():
@@ -46,7 +38,7 @@ def test_mindformers_log_e2e_from_its_timestamps_beside_per_step_time():
 
 
 def test_zone_less_times_without_a_zoned_source_stay_local():
-    run = load_run(CONFORMANCE / "mf-docs-llama2-13b-log", readers=LOCAL_LOGS)
+    run = load_run(CONFORMANCE / "mf-docs-llama2-13b-log")
     assert run.clock == "local"
     notes = [d for d in run.diagnostics if d.slug == "log-clock-local"]
     assert [n.path for n in notes] == ["msrun_log/worker_0.log"]
@@ -91,3 +83,14 @@ def test_nothing_taken_and_nothing_said_gets_a_warning_naming_the_reader(tmp_pat
     assert set(notes) == {"notes.log", "empty.log"} and all(n.severity == "warning" for n in notes.values())
     assert "the file is empty" in notes["empty.log"].message
     assert "the reader gave no reason" in notes["notes.log"].message
+
+
+def test_every_log_source_has_a_trust():
+    """A log shape's source missing from SOURCE_PRIORITY would rank below every known one."""
+    from postmortem.load.sources import SOURCE_PRIORITY
+    from postmortem.readers.logshapes import SHAPES
+
+    # "log" is the settings-only shapes' (parameter counts, printed config): they give no values
+    sources = {s.source for s in SHAPES if s.source != "log"}
+    sources |= {f.source for s in SHAPES for f in getattr(s, "fields", ()) if getattr(f, "source", None)}
+    assert sources <= set(SOURCE_PRIORITY), sorted(sources - set(SOURCE_PRIORITY))

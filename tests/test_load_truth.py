@@ -25,8 +25,6 @@ import polars as pl
 import pytest
 
 from postmortem.load import load_run
-from postmortem.readers import all_readers, textlog
-from postmortem.readers.base import Reader
 
 TRUTH = Path(__file__).resolve().parent / "fixtures" / "truth"
 LOG_RESOLUTION_S = 0.002  # two stamps of 1 ms each
@@ -36,16 +34,6 @@ def expected(name: str) -> dict:
     return json.loads((TRUTH / f"{name}.expected.json").read_text())
 
 
-def _local_clock_read(artifact):
-    """The text-log reader as its contract has it (model.ReadResult.clock): these logs print
-    local time without a zone."""
-    result = textlog.READER.read(artifact)
-    result.clock = "local"
-    return result
-
-
-LOCAL_LOGS = tuple(Reader("textlog", textlog.READER.claims, _local_clock_read) if r.name == "textlog" else r
-                   for r in all_readers())
 
 
 def with_save_times(name: str, tmp_path: Path) -> Path:
@@ -104,7 +92,7 @@ def slugs(run) -> dict[str, list]:
 
 @pytest.fixture(scope="module")
 def mf(tmp_path_factory):
-    return load_run(with_save_times("mf-tb-ms", tmp_path_factory.mktemp("mf")), readers=LOCAL_LOGS)
+    return load_run(with_save_times("mf-tb-ms", tmp_path_factory.mktemp("mf")))
 
 
 def test_mf_step_times_are_end_to_end_from_the_wall_clock(mf):
@@ -198,7 +186,7 @@ def test_mf_log_times_are_local_time_aligned_to_utc(mf):
 
 @pytest.fixture(scope="module")
 def megatron():
-    return load_run(TRUTH / "megatron-tb-s", readers=LOCAL_LOGS)
+    return load_run(TRUTH / "megatron-tb-s")
 
 
 def test_megatron_iteration_time_is_read_as_seconds_by_the_wall_clock(megatron):
@@ -249,7 +237,7 @@ def test_megatron_evaluations_are_pauses_at_the_step_after(megatron):
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    return load_run(with_save_times("two-ranks", tmp_path_factory.mktemp("two")), readers=LOCAL_LOGS)
+    return load_run(with_save_times("two-ranks", tmp_path_factory.mktemp("two")))
 
 
 def test_two_ranks_each_timed_by_its_own_wall_clock(two):
@@ -280,7 +268,7 @@ def test_two_ranks_checkpoints_stay_with_their_rank(two):
 
 @pytest.fixture(scope="module")
 def resumed(tmp_path_factory):
-    return load_run(with_save_times("resume", tmp_path_factory.mktemp("resume")), readers=LOCAL_LOGS)
+    return load_run(with_save_times("resume", tmp_path_factory.mktemp("resume")))
 
 
 def test_resume_launches_and_the_later_launch_wins(resumed):
@@ -323,7 +311,7 @@ def test_resume_without_save_times_says_the_launch_is_unknown(tmp_path):
     later = expected("resume")["launches"][-1]["end"] + 86400
     for path in run.rglob("*.ckpt"):
         os.utime(path, (later, later))
-    loaded = load_run(run, readers=LOCAL_LOGS)
+    loaded = load_run(run)
     assert sorted(loaded.checkpoints["step"].to_list()) == [150, 150, 200, 200]
     notes = slugs(loaded)["checkpoint-launch-unknown"]
     assert len(notes) == 1 and notes[0].severity == "warning" and "4 of them" in notes[0].message
@@ -340,7 +328,7 @@ def test_a_run_with_only_local_times_stays_local(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(TRUTH / "resume" / "train.log", run / "train.log")
-    loaded = load_run(run, readers=LOCAL_LOGS)
+    loaded = load_run(run)
     assert loaded.clock == "local"
     notes = slugs(loaded)["log-clock-local"]
     assert len(notes) == 1 and "kept as local time" in notes[0].message

@@ -12,9 +12,12 @@ SOURCE_PRIORITY = (
     "log:json",
     "log:mindformers",
     "log:pynative",
+    "log:modelzoo",
+    "log:mindyolo",
     "log:flops",
     "log:lossmonitor",
     "log:timemonitor",
+    "log:eval",
 )
 # Per-epoch averages: usable when nothing per-step exists, never compared against per-step values.
 AVERAGED_SOURCES = ("log:timemonitor",)
