@@ -303,22 +303,41 @@ def test_resume_checkpoints_of_the_later_launch_take_its_offset(resumed):
     assert {saves[n]["local_step"] for n in ("tiny_lm_1-1_150.ckpt", "tiny_lm_1-1_200.ckpt")} == {150, 200}
 
 
-def test_resume_without_save_times_says_the_launch_is_unknown(tmp_path):
-    """A copy made a day later keeps no save times: nothing tells which launch saved a file, so
-    the stated steps stay, and a warning names the files a restarted counter may have saved."""
+def test_resume_without_save_times_takes_the_launch_from_the_prefix(tmp_path):
+    """A copy made a day later keeps no save times; the file names still tell: the second launch's
+    ModelCheckpoint found tiny_lm-* in its folder and saved as tiny_lm_1-*."""
+    facts = expected("resume")
+    saves = {s["file"]: s for launch in facts["launches"] for s in launch["checkpoints"]}
+    run = tmp_path / "resume"
+    shutil.copytree(TRUTH / "resume", run)
+    later = facts["launches"][-1]["end"] + 86400
+    for path in run.rglob("*.ckpt"):
+        os.utime(path, (later, later))
+    loaded = load_run(run)
+    got = {Path(p).name: s for p, s in loaded.checkpoints.select("path", "step").iter_rows()}
+    assert got == {name: saves[name]["step"] for name in facts["checkpoints_left"]}
+    assert "checkpoint-launch-unknown" not in slugs(loaded)
+    assert "checkpoint-mtime-outside" in slugs(loaded)
+    # their saves are still put at a step, timed by the step times
+    events = loaded.events.filter(pl.col("kind") == "checkpoint_save")
+    assert events.height == 4 and events["wall_time"].null_count() == 4
+    assert all("from the step time" in d for d in events["detail"])
+
+
+def test_resume_without_save_times_or_prefixes_says_the_launch_is_unknown(tmp_path):
+    """Renamed files (no prefix family) and no save times: nothing tells which launch saved a
+    file, so the stated steps stay, and a warning names the files a restarted counter may have saved."""
     run = tmp_path / "resume"
     shutil.copytree(TRUTH / "resume", run)
     later = expected("resume")["launches"][-1]["end"] + 86400
-    for path in run.rglob("*.ckpt"):
-        os.utime(path, (later, later))
+    for path in list(run.rglob("*.ckpt")):
+        renamed = path.with_name(path.name.replace("tiny_lm_1-", "second-"))
+        path.rename(renamed)
+        os.utime(renamed, (later, later))
     loaded = load_run(run)
     assert sorted(loaded.checkpoints["step"].to_list()) == [150, 150, 200, 200]
     notes = slugs(loaded)["checkpoint-launch-unknown"]
     assert len(notes) == 1 and notes[0].severity == "warning" and "4 of them" in notes[0].message
-    # their saves are still put at a step, timed by the step times
-    saves = loaded.events.filter(pl.col("kind") == "checkpoint_save")
-    assert saves.height == 4 and saves["wall_time"].null_count() == 4
-    assert all("from the step time" in d for d in saves["detail"])
 
 
 # --------------------------------------------------------------------------- clocks without a zone

@@ -7,11 +7,16 @@
    finished). A launch that counted its steps from 1 again (a restarted counter) saved local
    steps: the step becomes ``local + first global step of the launch - 1`` where the stated step
    lies outside the launch's global steps and the shifted one inside.
-   Mtimes only count where the files kept them: a copied folder has every mtime after the run;
-   then the stated steps stand and a note says so.
+   Mtimes only count where the files kept them: a copied folder has every mtime after the run.
+   Then the file's prefix tells: ModelCheckpoint saves under ``{prefix}_{n}`` when files of
+   ``{prefix}`` are already in its folder, so the n-th variant of a prefix is the (n+1)-th launch
+   that saved there. Where neither tells, the stated steps stand and a note says so.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
 
 import polars as pl
 
@@ -101,22 +106,30 @@ def _by_launch(checkpoints: pl.DataFrame, steps: pl.DataFrame) -> tuple[pl.DataF
     rows = []
     notes: list[Diagnostic] = []
     outside, ambiguous = [], []
+    variants = _prefix_variants(checkpoints["path"].to_list())
     for row in checkpoints.iter_rows(named=True):
         mtime, step = row["mtime"], row["step"]
         ok = mtime is not None and lo <= mtime <= hi
+        launch, how = None, ""
+        if ok and step is not None and spans.height > 1:
+            launch = spans.filter(pl.col("first_wall") <= mtime).tail(1)
+            launch, how = (launch if launch.height else spans.head(1)), "its mtime"
+        elif not ok and step is not None and spans.height > 1 and row["kind"] == "train":
+            n, prefix = variants.get(row["path"], (-1, ""))
+            if 0 <= n < spans.height:
+                launch, how = spans.slice(n, 1), (f"its prefix {prefix}: ModelCheckpoint's new prefix number {n}" if n
+                                                  else f"its prefix {prefix}, which later launches renamed")
         if not ok:
             outside.append(row["path"])
-            if row["kind"] == "train" and step is not None and _could_be_local(step, spans):
-                ambiguous.append(row["path"])
-        elif step is not None and spans.height > 1:
-            launch = spans.filter(pl.col("first_wall") <= mtime).tail(1)
-            launch = launch if launch.height else spans.head(1)
+        if launch is not None:
             first, last, index = launch["first_step"][0], launch["last_step"][0], launch["segment"][0]
             shifted = step + first - 1
             if not first <= step <= last and first <= shifted <= last:
                 row["step"] = shifted
                 row["step_source"] = (f"{row['step_source']} + {first - 1}: saved by launch {index + 1} "
-                                      f"(its mtime), which counted its steps from 1 again")
+                                      f"({how}), which counted its steps from 1 again")
+        elif not ok and row["kind"] == "train" and step is not None and _could_be_local(step, spans):
+            ambiguous.append(row["path"])
         row["_mtime_ok"] = ok
         rows.append(row)
     if outside:
@@ -140,3 +153,22 @@ def _could_be_local(step: int, spans: pl.DataFrame) -> bool:
     global step of its own."""
     return any(first > 1 and step < first and step + first - 1 <= last
                for first, last in spans.select("first_step", "last_step").iter_rows())
+
+
+_NAME = re.compile(r"^(?P<prefix>.+?)(?:_(?P<n>\d+))?-\d+_\d+\.(?:ckpt|safetensors)$")
+
+
+def _prefix_variants(paths: list[str]) -> dict[str, tuple[int, str]]:
+    """path -> (n, prefix) for the files of a prefix that has variants in its folder: ``{prefix}``
+    (n = 0) and ``{prefix}_{n}`` (without the bare prefix beside it, an ``_n`` is just part of the
+    user's own prefix)."""
+    parsed = {}
+    for path in paths:
+        p = PurePosixPath(path)
+        m = _NAME.match(p.name)
+        if m:
+            parsed[path] = (str(p.parent), m["prefix"], int(m["n"]) if m["n"] else 0)
+    bare = {(folder, prefix) for folder, prefix, n in parsed.values() if n == 0}
+    varied = {(folder, prefix) for folder, prefix, n in parsed.values() if n and (folder, prefix) in bare}
+    return {path: (n, f"{prefix}_{n}" if n else prefix) for path, (folder, prefix, n) in parsed.items()
+            if (folder, prefix) in varied}
