@@ -63,6 +63,15 @@ def _implausible(a: Analysis) -> list[Finding]:
     return out
 
 
+def _stall_time(steps: pl.DataFrame) -> tuple[float, float | None]:
+    """Seconds the stall steps waited beyond the usual wait, and their share of all e2e step time."""
+    wait = pl.max_horizontal("gap_s", "data_time_s")
+    usual = steps.select(wait.median()).item()
+    lost = steps.filter(pl.col("excluded") == "data_stall").select((wait - (usual or 0.0)).clip(0).sum()).item() or 0.0
+    total = steps["step_time_s"].sum()
+    return float(lost), (float(lost / total) if total else None)
+
+
 def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
     out: list[Finding] = _implausible(a)
     W, C, I = FindingSeverity.WARNING, FindingSeverity.CRITICAL, FindingSeverity.INFO
@@ -111,10 +120,12 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         evidence.update(verdict=str(tri.verdict), reason=str(tri.reason))
         out.append(Finding(FindingKind.TRIAGE, I, f"{tri.verdict}: {tri.reason}", evidence))
     stalls = a.throughput.window.excluded_counts.get("data_stall", 0)
-    timed = a.steps.filter(pl.col("step_time_s").is_not_null()).height
-    if timed and stalls / timed > STALL_SHARE:
-        out.append(Finding(FindingKind.DATA_STALLS, W, f"{_count(stalls, 'data-stall step')} ({stalls / timed:.1%})",
-                           {"count": stalls, "share": stalls / timed}))
+    if stalls:
+        lost, share = _stall_time(a.steps)
+        out.append(Finding(FindingKind.DATA_STALLS, W if share is not None and share > STALL_SHARE else I,
+                           f"{_count(stalls, 'data-stall step')}, {lost:.3g} s of waiting"
+                           + (f" ({share:.1%} of the run's step time)" if share is not None else ""),
+                           {"count": stalls, "lost_s": lost, "share": share}))
     tax = ph.checkpoint_tax.value
     if tax is not None and tax > CKPT_TAX:
         out.append(Finding(FindingKind.CHECKPOINT_TAX, W, f"checkpoint saves take {tax:.1%} of wall time",

@@ -59,27 +59,36 @@ def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> li
 
 def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.ndarray, t: np.ndarray,
                      reasons: np.ndarray, median: float | None, timing: str) -> tuple[CheckpointSave, ...]:
-    """One row per save: its duration from the save event, else the excess of the e2e step time
-    over the median at the save step and at the next step when the save spilled into it. A
-    callback's own timer leaves the save out, so with only a timer the time is unknown."""
-    ev = events.filter(pl.col("kind") == "checkpoint_save")
+    """One row per save, at the step it saved: its duration from its save event (matched by file:
+    the event sits at the step whose e2e time holds the save, the saved step or the next), else the
+    excess of the e2e step time over the median at that step and at the next one when the save
+    spilled into it. A callback's own timer leaves the save out, so with only a timer the time is
+    unknown. Save events without a checkpoint file (removed by keep_checkpoint_max) are kept too."""
+    ev = events.filter(pl.col("kind") == "checkpoint_save").sort(["step", "rank"], nulls_last=True)
     ck = (checkpoints.filter(pl.col("kind") == "train").sort(["step", "rank", "path"], nulls_last=True)
           .unique(subset="step", keep="first", maintain_order=True))
-    info = {s: (p, b) for s, p, b in ck.select("step", "path", "bytes").iter_rows() if s is not None}
-    rows: dict[int | None, float | None] = {}
-    if not ev.is_empty():
-        for s, dur in ev.sort(["step", "rank"], nulls_last=True).unique(subset="step", keep="first",
-                                                                          maintain_order=True).select("step", "duration_s").iter_rows():
-            rows[s] = dur
-    for s in info:
-        rows.setdefault(s, None)
+    event_of: dict[str, tuple[int | None, float | None]] = {}
+    for file, step, dur in ev.select("file", "step", "duration_s").iter_rows():
+        if file is not None:
+            event_of.setdefault(file, (step, dur))
+    # (saved step, path, bytes, step the save landed in, duration from the event)
+    entries = []
+    for step, path, size in ck.select("step", "path", "bytes").iter_rows():
+        if step is not None:
+            landed, dur = event_of.get(path, (step, None))
+            entries.append((step, path, size, landed, dur))
+    files = set(checkpoints["path"].to_list())  # every rank's: another rank's save of a step is that step's
+    seen_steps = {e[0] for e in entries}
+    for file, step, dur in ev.select("file", "step", "duration_s").iter_rows():
+        if file not in files and step not in seen_steps:
+            seen_steps.add(step)
+            entries.append((step, file, None, step, dur))
+    landed_steps = {e[3] for e in entries}
     what = "logged step time" if timing == "logged" else "e2e step time"
     saves = []
-    for s in sorted(rows, key=lambda k: (k is None, k or 0)):
-        dur = rows[s]
-        path, size = info.get(s, (None, None)) if s is not None else (None, None)
-        i = int(np.searchsorted(steps, s)) if s is not None and steps.size else -1
-        at_step = 0 <= i < steps.size and steps[i] == s and np.isfinite(t[i])
+    for step, path, size, landed, dur in sorted(entries, key=lambda e: (e[0] is None, e[0] or 0)):
+        i = int(np.searchsorted(steps, landed)) if landed is not None and steps.size else -1
+        at_step = 0 <= i < steps.size and steps[i] == landed and np.isfinite(t[i])
         if dur is not None and np.isfinite(dur):
             save_s, method = float(dur), "event duration"
         elif timing == "timer":
@@ -87,15 +96,15 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
                                     "wall-clock gap between steps was found")
         elif at_step and median is not None:
             span = [i]
-            if i + 1 < steps.size and reasons[i + 1] == "checkpoint" and int(steps[i + 1]) not in rows:
+            if i + 1 < steps.size and reasons[i + 1] == "checkpoint" and int(steps[i + 1]) not in landed_steps:
                 span.append(i + 1)
             save_s = float(sum(max(0.0, t[j] - median) for j in span if np.isfinite(t[j])))
-            method = (f"{what} of step {s} minus the median step time" if len(span) == 1 else
-                      f"{what} of steps {s} and {int(steps[span[-1]])} (the save spilled into the next step) "
+            method = (f"{what} of step {landed} minus the median step time" if len(span) == 1 else
+                      f"{what} of steps {landed} and {int(steps[span[-1]])} (the save spilled into the next step) "
                       "minus the median")
         else:
             save_s, method = None, "no duration and no step time at the save step"
-        saves.append(CheckpointSave(step=s, path=path, bytes=size, save_s=save_s, method=method))
+        saves.append(CheckpointSave(step=step, path=path, bytes=size, save_s=save_s, method=method))
     return tuple(saves)
 
 

@@ -21,6 +21,9 @@ from .types import EXCLUDED, SteadyWindow
 
 WARMUP_RUN = 5  # consecutive in-band steps that end warm-up
 STALL_K = 5.0  # data-time excess over its median, in scaled MADs, that makes a data stall
+# ... and at least this share of the median step: a wait that adds less than half a step is the
+# pipeline's ordinary jitter (the samples' baseline has 3-5 ms waits in 15 ms steps), not a stall
+STALL_FLOOR = 0.5
 OUTLIER_K = 6.0  # slow-side step time outliers left after all other rules
 
 ORDER = ("compile", "missing", "nan", "overflow", "skip", "checkpoint", "eval", "pause", "resume",
@@ -41,7 +44,7 @@ RULES = {
     "warmup": "first launch: steps before the first run of 5 consecutive steps within "
               "median +- tolerance (tolerance = max(3 x scaled MAD, 5% of median))",
     "data_stall": "gap between steps (e2e - in-step timer) or logged data time above its median by "
-                  "more than max(5 x scaled MAD, 10% of the median step time)",
+                  "more than max(5 x scaled MAD, 50% of the median step time)",
     "outlier": "remaining steps slower than median + max(6 x scaled MAD, 10% of median) "
                "(slow side only; fast steps are kept)",
 }
@@ -114,7 +117,7 @@ def exclusion_reasons(
             target = resume if seg[start] > 0 else warmup
             target[begin : begin + settled] = True
 
-    floor = 0.10 * m if np.isfinite(m) else 0.0
+    floor = STALL_FLOOR * m if np.isfinite(m) else 0.0
     stall = _excess(d, floor) | _excess(gap, floor)
     outlier = np.isfinite(t) & (t > m + max(OUTLIER_K * s, 0.10 * m))
 
