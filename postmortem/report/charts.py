@@ -123,7 +123,9 @@ def _finish(chart: alt.TopLevelMixin, title: str, height: int = HEIGHT) -> dict:
 
 
 def _x(field: str, title: str) -> alt.X:
-    return alt.X(f"{field}:Q", title=title, axis=alt.Axis(format="~s" if field == "tokens" else ",d"))
+    # steps are whole: a short run would otherwise get ticks at 0.5, 1.5, ... printed as "0 1 1 2"
+    axis = alt.Axis(format="~s") if field == "tokens" else alt.Axis(format=",d", tickMinStep=1)
+    return alt.X(f"{field}:Q", title=title, axis=axis)
 
 
 # --------------------------------------------------------------------------- charts
