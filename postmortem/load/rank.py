@@ -14,8 +14,8 @@ import polars as pl
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
+from ..discover import Claimed
 from ..model import TABLES, Artifact, InventoryEntry, ReadResult, Segment, Setting, conform, empty
-from ..readers import all_readers
 from ..readers.base import Reader
 from .clock import align_local_clocks
 from .launches import launches, renumber_restarted_counters
@@ -39,10 +39,24 @@ class RankPart:
     local_clock: list[str] = field(default_factory=list)  # files whose wall times stay local (no zone, not aligned)
 
 
-def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) -> RankPart:
+@dataclass(frozen=True)
+class RankFiles:
+    """One rank's files, each with its reader, and their launch order (files.file_order): a job
+    that a helper process can do (it pickles: readers are module-level functions)."""
+
+    files: tuple[Claimed, ...]
+    order: dict[str, int]
+
+
+def rank_files(group: list[Claimed], order: dict[str, int]) -> RankFiles:
+    return RankFiles(tuple(group), {c.artifact.rel: order[c.artifact.rel] for c in group})
+
+
+def load_rank(rank: RankFiles) -> RankPart:
     """Read one rank's files and join them: clocks, launches, units, one value per step, steps."""
-    results = [_read_one(job) for job in jobs]
-    tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, order)
+    jobs = [(c.reader, c.artifact) for c in rank.files]
+    results = [_safe_read(reader, artifact) for reader, artifact in jobs]
+    tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, rank.order)
     scalars, events, clock_notes, unaligned = align_local_clocks(tables["scalars"], tables["events"], local)
     scalars, _, renumber_notes = renumber_restarted_counters(scalars)
     scalars, unit_notes = settle_units(scalars)
@@ -56,7 +70,7 @@ def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) 
 
 
 def _gather(
-    jobs: list[tuple[Reader | str, Artifact]], results: list[ReadResult], order: dict[str, int]
+    jobs: list[tuple[Reader, Artifact]], results: list[ReadResult], order: dict[str, int]
 ) -> tuple[dict[str, pl.DataFrame], list[tuple[str, Setting]], list[InventoryEntry], list[Diagnostic], list[str]]:
     """Concatenate what the readers returned: tables (scalars and events tagged with their launch
     order), settings as found, the inventory of the files, the readers' diagnostics (and a warning
@@ -67,7 +81,7 @@ def _gather(
     settings_found: list[tuple[str, Setting]] = []
     local: list[str] = []
     for (reader, art), result in zip(jobs, results):
-        name = reader if isinstance(reader, str) else reader.name
+        name = reader.name
         diagnostics.extend(result.diagnostics or _nothing_taken(name, art, result))
         inventory.append(InventoryEntry(art.rel, name, art.size, result.rows(), art.rank))
         settings_found.extend(result.settings.items())
@@ -111,13 +125,6 @@ def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
 def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
     """Files without a rank in their path belong to a single-rank run: rank 0."""
     return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns and table.height else table
-
-
-def _read_one(job: tuple[Reader | str, Artifact]) -> ReadResult:
-    reader, artifact = job
-    if isinstance(reader, str):
-        reader = next(r for r in all_readers() if r.name == reader)
-    return _safe_read(reader, artifact)
 
 
 def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
