@@ -161,6 +161,61 @@ def test_one_value_per_step_when_steps_are_far_apart(tmp_path):
     assert loss["step"].to_list() == steps and set(loss["source"]) == {"log:kv"}
 
 
+_RUNS = REPO / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize("folder", [
+    SAMPLES / "gpt-tiny-base", SAMPLES / "gpt-tiny-lr2x", SAMPLES / "profiler-cpu",  # summary + log: loss twice
+    *sorted(p for p in (_RUNS / "truth").iterdir() if p.is_dir()),  # a resume, TensorBoard + summary, two ranks
+    _RUNS / "runs" / "nan", _RUNS / "summary" / "train", _RUNS / "tensorboard", _RUNS / "logs",
+    *sorted(p for p in (_RUNS / "conformance").iterdir() if p.name.endswith("-log")),
+], ids=lambda p: p.name)
+def test_one_pass_keeps_what_the_rules_keep(folder, monkeypatch):
+    """The series that hold each step once are kept as they are, in one pass; the rules run on the
+    others: the same rows in the same order, the same latest rows and notes as the rules run on
+    every series (one_value_per_step's reference)."""
+    import postmortem.load.rank as rank
+
+    compared = []
+
+    def both(scalars):
+        fast = rank_one_value(scalars)
+        keep, latest, notes = rank_one_value(scalars, rules_everywhere=True)
+        assert fast[0].to_list() == keep.to_list()
+        assert set((fast[1] if fast[1] is not None else pl.Series(range(scalars.height))).to_list()) == set(latest.to_list())
+        assert fast[2] == notes
+        compared.append(fast[1] is None)
+        return fast
+
+    rank_one_value = rank.one_value_per_step
+    monkeypatch.setattr(rank, "one_value_per_step", both)
+    load_run(folder)
+    assert compared
+
+
+def test_one_pass_and_the_rules_on_series_of_both_kinds():
+    """A series written once (plain) next to one that two sources and a resumed launch repeat."""
+    from postmortem.load.one_value import one_value_per_step
+
+    rows = [  # (tag, step, source, value, file order): lr once per step; loss from the summary and a log, step 2 twice
+        ("lr", 1, "summary", 0.1, 0), ("loss", 1, "summary", 2.0, 0), ("lr", 2, "summary", 0.2, 0), ("loss", 2, "summary", 1.9, 0),
+        ("loss", 2, "summary", 1.8, 1), ("loss", 1, "log:kv", 2.0, 2), ("loss", 2, "log:kv", 1.5, 2), ("lr", 3, "summary", 0.3, 1),
+    ]
+    scalars = pl.DataFrame({
+        "tag": pl.Series([r[0] for r in rows], dtype=pl.Categorical()), "rank": pl.Series([0] * len(rows), dtype=pl.Int32),
+        "step": [r[1] for r in rows], "source": pl.Series([r[2] for r in rows], dtype=pl.Categorical()),
+        "value": [r[3] for r in rows], "_file_order": [r[4] for r in rows], "_row": list(range(len(rows))),
+        "file": pl.Series([f"f{r[4]}" for r in rows], dtype=pl.Categorical()),
+    })
+    keep, latest, notes = one_value_per_step(scalars)
+    # (tag, step) order: loss 1 (summary), loss 2 (the later summary file's 1.8), lr 1, 2, 3
+    assert keep.to_list() == [1, 4, 0, 2, 7]
+    assert sorted(latest.to_list()) == [0, 1, 2, 4, 5, 6, 7]  # the first summary file's step 2 was replaced
+    assert [n.slug for n in notes] == ["source-conflict"]  # the log's 1.5 against the summary's 1.8
+    reference = one_value_per_step(scalars, rules_everywhere=True)
+    assert reference[0].to_list() == keep.to_list() and sorted(reference[1].to_list()) == sorted(latest.to_list())
+
+
 def test_packed_keys_group_and_sort_like_their_columns():
     from postmortem.load.one_value import _packed
 

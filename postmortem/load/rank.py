@@ -62,7 +62,7 @@ def load_rank(rank: RankFiles) -> RankPart:
     scalars, unit_notes = settle_units(scalars)
     segments, restart_notes = launches(scalars)
     keep, latest, conflict_notes = one_value_per_step(scalars)
-    tables["scalars"] = scalars[keep].drop("_file_order", "_row")
+    tables["scalars"] = scalars.drop("_file_order", "_row")[keep]
     tables["events"] = events
     tables["steps"] = steps_table(scalars, latest, tables["scalars"], segments)
     notes = clock_notes + renumber_notes + unit_notes + conflict_notes
@@ -93,8 +93,8 @@ def _gather(
             table = conform(table, TABLES[table_name])
             if table_name in _ORDERED:
                 table = table.with_columns(
-                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
-                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+                    pl.lit(order[art.rel], dtype=pl.Int32).alias("_file_order"),
+                    pl.int_range(pl.len(), dtype=pl.Int32).alias("_row"),
                 )
             parts[table_name].append(table)
 
@@ -102,7 +102,7 @@ def _gather(
     for name in _ORDERED:  # an empty table has no launch-order columns yet
         if "_file_order" not in tables[name].columns:
             tables[name] = tables[name].with_columns(
-                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+                pl.lit(None, pl.Int32).alias("_file_order"), pl.lit(None, pl.Int32).alias("_row")
             )
     return tables, settings_found, inventory, diagnostics, local
 
@@ -124,7 +124,9 @@ def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
 
 def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
     """Files without a rank in their path belong to a single-rank run: rank 0."""
-    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns and table.height else table
+    if "rank" in table.columns and table["rank"].null_count():
+        return table.with_columns(pl.col("rank").fill_null(0))
+    return table
 
 
 def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
