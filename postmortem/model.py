@@ -374,13 +374,6 @@ class Run:
     # offset from UTC is unknown, so such times must not be written out as UTC.
     clock: str = "utc"
 
-    def __getattr__(self, item: str) -> pl.DataFrame:
-        # run.scalars, run.steps, ... read as tables
-        tables = object.__getattribute__(self, "tables")
-        if item in tables:
-            return tables[item]
-        raise AttributeError(item)
-
     def setting(self, key: str, default: Any = None) -> Any:
         s = self.settings.get(key)
         return s.value if s is not None else default

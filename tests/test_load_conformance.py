@@ -22,7 +22,7 @@ def test_mindformers_log_e2e_from_its_timestamps_beside_per_step_time():
     """worker_0.log, MindFormers r1.4+ lines at 15:34:27,308 / 29,173 / 30,941 / 32,704 / 34,469
     with per_step_time 103328 / 1752 / 1754 / 1756 / 1758 ms."""
     run = load_run(CONFORMANCE / "mf-docs-llama2-13b-log")
-    steps = run.steps.sort("step")
+    steps = run.tables["steps"].sort("step")
     assert steps["step"].to_list() == [1, 2, 3, 4, 5]
     e2e = [29.173 - 27.308, 30.941 - 29.173, 32.704 - 30.941, 34.469 - 32.704]  # 1.865, 1.768, 1.763, 1.765
     timer = [1.752, 1.754, 1.756, 1.758]
@@ -43,7 +43,7 @@ def test_zone_less_times_without_a_zoned_source_stay_local():
     notes = [d for d in run.diagnostics if d.slug == "log-clock-local"]
     assert [n.path for n in notes] == ["msrun_log/worker_0.log"]
     # the gaps do not depend on the offset
-    assert run.steps.filter(pl.col("step") == 2)["step_time_s"][0] == pytest.approx(1.865, abs=1e-6)
+    assert run.tables["steps"].filter(pl.col("step") == 2)["step_time_s"][0] == pytest.approx(1.865, abs=1e-6)
 
 
 def test_mindformers_lines_without_timestamps_give_only_the_timer():
