@@ -50,7 +50,7 @@ def test_resumed_run_has_two_launches_with_the_replaced_span(lr2x):
     assert (first.first_step, first.last_step) == (1, EVENTS["lr2x"]["crash"]["after_step"])
     assert (second.first_step, second.last_step) == (resume["first_step"], 300)
     assert second.discarded == tuple(resume["repeated_steps"])
-    restarts = lr2x.events.filter(pl.col("kind") == "restart")
+    restarts = lr2x.tables["events"].filter(pl.col("kind") == "restart")
     assert restarts["step"].to_list() == [resume["first_step"]]
 
 
@@ -71,15 +71,15 @@ def test_later_launch_wins_on_repeated_steps(lr2x):
 
 
 def test_one_value_per_tag_and_step(lr2x):
-    dupes = lr2x.scalars.group_by("tag", "rank", "step").len().filter(pl.col("len") > 1)
+    dupes = lr2x.tables["scalars"].group_by("tag", "rank", "step").len().filter(pl.col("len") > 1)
     assert dupes.is_empty()
     # the summary is preferred for loss; the sources agree elsewhere, so no conflict is reported
-    assert set(lr2x.scalars.filter(pl.col("tag") == "loss")["source"].unique()) == {"summary"}
+    assert set(lr2x.tables["scalars"].filter(pl.col("tag") == "loss")["source"].unique()) == {"summary"}
     assert not [d for d in lr2x.diagnostics if d.slug == "source-conflict"]
 
 
 def test_step_times_are_end_to_end_per_step(lr2x):
-    steps = lr2x.steps
+    steps = lr2x.tables["steps"]
     assert steps["step"].to_list() == list(range(1, 301))
     stall = EVENTS["lr2x"]["data_stall"]
     row = steps.filter(pl.col("step") == stall["step"]).row(0, named=True)
@@ -90,11 +90,11 @@ def test_step_times_are_end_to_end_per_step(lr2x):
 
 def test_checkpoint_steps_are_global_even_when_append_info_counts_from_the_resume(lr2x):
     expected = {c["file"]: c["global_step"] for c in EVENTS["lr2x"]["checkpoints"]}
-    got = dict(lr2x.checkpoints.select("path", "step").iter_rows())
+    got = dict(lr2x.tables["checkpoints"].select("path", "step").iter_rows())
     assert got == expected
     # A save lengthens the step it ran in (the saved step or the next, by the callbacks' order):
     # the event is at that step, its detail names the checkpoint's own.
-    saves = lr2x.events.filter(pl.col("kind") == "checkpoint_save")
+    saves = lr2x.tables["events"].filter(pl.col("kind") == "checkpoint_save")
     for file, step, detail in saves.select("file", "step", "detail").iter_rows():
         assert step in (expected[file], expected[file] + 1) and f": step {expected[file]};" in detail
 

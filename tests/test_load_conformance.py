@@ -48,7 +48,7 @@ def test_zone_less_times_without_a_zoned_source_stay_local():
 
 def test_mindformers_lines_without_timestamps_give_only_the_timer():
     """worker_0.log of the skip-data page: per_step_time 166756 and 7637 ms, no timestamps."""
-    steps = load_run(CONFORMANCE / "mf-docs-skipdata-log").steps.sort("step")
+    steps = load_run(CONFORMANCE / "mf-docs-skipdata-log").tables["steps"].sort("step")
     assert steps.select("step", "step_time_s", "source").rows() == [
         (1, pytest.approx(166.756), "timer:log:mindformers"), (2, pytest.approx(7.637), "timer:log:mindformers")]
     assert steps["gap_s"].null_count() == 2
@@ -57,7 +57,7 @@ def test_mindformers_lines_without_timestamps_give_only_the_timer():
 def test_time_monitor_epoch_averages_are_marked_as_averages():
     """C3D train.log: TimeMonitor per step time 332.464, 269.439, 273.972, 271.018, 269.644 ms at
     the ends of epochs 1, 2, 3, 29, 30 (223 steps per epoch)."""
-    steps = load_run(CONFORMANCE / "ms-models-c3d-lossmonitor-log").steps.sort("step")
+    steps = load_run(CONFORMANCE / "ms-models-c3d-lossmonitor-log").tables["steps"].sort("step")
     assert steps["step"].to_list() == [223, 446, 669, 6467, 6690]
     assert steps["step_time_s"].to_list() == pytest.approx([0.332464, 0.269439, 0.273972, 0.271018, 0.269644])
     assert set(steps["source"]) == {"average:log:timemonitor"} and steps["in_step_s"].null_count() == 5
