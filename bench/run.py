@@ -22,6 +22,7 @@ import argparse
 import compileall
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -389,6 +390,19 @@ def _approach(name: str) -> str:
     return APPROACH.get(suffix, "load_run, 1 core" if name.startswith("ranks") and suffix == "w1" else "postmortem")
 
 
+def _set_up_as_the_cli() -> None:
+    """This process set up as postmortem's commands set theirs: a parallel.Session made before
+    polars is imported (polars' allocator keeps the pages it frees). The code before the seam did
+    the same on `import postmortem`. A library call without a session gets polars' defaults:
+    10-20 % slower on these inputs (bench/README.md)."""
+    if importlib.util.find_spec("postmortem.parallel") is not None:
+        from postmortem import parallel
+
+        parallel.Session(workers=0)
+    else:
+        import postmortem  # noqa: F401  (its import set the allocator up)
+
+
 def measure(name: str, repeat: int) -> dict:
     """Runs inside the child process."""
     group, label, path, factory, slow = MEASUREMENTS[name]
@@ -652,6 +666,7 @@ def main(argv: list[str] | None = None) -> int:
             cores = sorted(os.sched_getaffinity(0))
             half = args.measure.startswith("ranks64-half")
             os.sched_setaffinity(0, {cores[int(args.measure[-1]) % len(cores)] if half else cores[0]})
+        _set_up_as_the_cli()
         print(json.dumps(measure(args.measure, args.repeat)))
         return 0
 
