@@ -22,6 +22,7 @@ import argparse
 import compileall
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -35,6 +36,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+CODE = REPO  # the checkout of postmortem measured (--code: another commit's, first on PYTHONPATH)
 sys.path.insert(0, str(HERE))
 import generate as gen  # noqa: E402  (bench/generate.py)
 
@@ -237,11 +239,33 @@ def _tbparse(path: Path):
     return run
 
 
-def _load(path: Path, workers: int):
+def _new_api() -> bool:
+    """Whether the code measured has load_run(session=...) (parallel.Session) or the older
+    load_run(workers=, pool=) (workers.Pool): `--code` runs the code of another commit."""
+    import inspect
+
     from postmortem.load import load_run
 
+    return "session" in inspect.signature(load_run).parameters
+
+
+def _load(path: Path, workers: int):
+    """load_run as a library call from cold: with workers > 1, a session of workers - 1 helper
+    processes started inside the measured time."""
+    from postmortem.load import load_run
+
+    def read():
+        if not _new_api():
+            return load_run(path, workers=workers)
+        if workers == 1:
+            return load_run(path)
+        from postmortem import parallel
+
+        with parallel.Session(workers=workers - 1) as session:
+            return load_run(path, session=session)
+
     def run():
-        r = load_run(path, workers=workers)
+        r = read()
         diags = {}
         for d in r.diagnostics:
             if d.severity != "info":
@@ -254,21 +278,35 @@ def _load(path: Path, workers: int):
 
 
 def _load_ready(path: Path):
-    """load_run sharing the ranks with a worker already started, as `postmortem build` does: the
-    CLI starts its helper process before its own imports, so by the time the run is read the
-    helper has imported what it needs; and with a PDF to make (the default) it leaves the
-    helper's core to it (workers.leave_cores_to)."""
-    from postmortem import workers
+    """load_run sharing the ranks with a helper already started, as `postmortem build` does: the
+    CLI starts its session before its own imports, so by the time the run is read the helper has
+    imported what it needs; and with a PDF to make (the default) this process's polars leaves the
+    helper's core to it."""
+    if _new_api():
+        from postmortem import parallel
 
-    pool = workers.Pool(1)
-    pool.warm_up()
-    workers.leave_cores_to(pool)
-    from postmortem.load import load_run  # imports polars: after leave_cores_to
+        session = parallel.Session(workers=1, helpers_busy=True, warm_up="postmortem.load:warm_up")
+        from postmortem.load import load_run  # imports polars: after the session set this process up
 
-    pool.submit(int).result()  # queued after the warm-up: the worker is ready
+        session.submit(int).result()  # queued after the warm-up: the helper is ready
+
+        def read():
+            return load_run(path, session=session)
+    else:
+        from postmortem import workers
+
+        pool = workers.Pool(1)
+        pool.warm_up()
+        workers.leave_cores_to(pool)
+        from postmortem.load import load_run  # imports polars: after leave_cores_to
+
+        pool.submit(int).result()
+
+        def read():
+            return load_run(path, pool=pool)
 
     def run():
-        r = load_run(path, pool=pool)
+        r = read()
         return {"rows": r.tables["scalars"].height, "steps_rows": r.tables["steps"].height, "ranks": len(r.ranks)}
 
     return run
@@ -277,18 +315,23 @@ def _load_ready(path: Path):
 def _load_half(path: Path, half: int):
     """Half of the ranks (0: the first, 1: the second) read and joined as load_run reads a rank,
     in this process only: run next to the other half in another process (`_run_halves`), it is
-    what two cores give with no worker start, no parts to send and no merge, a ceiling for
-    `load_run(workers=2)`."""
+    what two cores give with no helper start, no parts to send and no merge, a ceiling for
+    load_run with one helper."""
     from postmortem import load
     from postmortem.discover import discover
     from postmortem.readers import all_readers
 
     def run():
         found = discover(path, all_readers())
-        order = load._file_order(found.claimed)
-        groups = load._by_rank(found.claimed)
+        order = load.file_order(found.claimed)
+        groups = load.by_rank(found.claimed)
         mine = groups[: len(groups) // 2] if half == 0 else groups[len(groups) // 2 :]
-        parts = load._load_ranks(mine, order, workers=1, pool=None)
+        if _new_api():
+            from postmortem.load.rank import load_rank, rank_files
+
+            parts = [load_rank(rank_files(group, order)) for group in mine]
+        else:
+            parts = load._load_ranks(mine, order, workers=1, pool=None)
         return {"rows": sum(p.tables["scalars"].height for p in parts), "ranks": len(parts)}
 
     return run
@@ -323,6 +366,7 @@ MEASUREMENTS = {
     "ckpt-10G": ("ckpt", "checkpoint 10 GB (sparse)", C_BIG, lambda: _reader("checkpoints", C_BIG), False),
     "ckpt-1G": ("ckpt", "checkpoint 1 GB (sparse)", C_SMALL, lambda: _reader("checkpoints", C_SMALL), False),
     "ckpt-1G-plain": ("ckpt", "checkpoint 1 GB (sparse)", C_SMALL, lambda: lambda: {"rows": plain_ckpt_parse(str(C_SMALL))}, False),
+    "load-summary-250k": ("load", "MS summary 250k steps x 6", S_BIG.parent, lambda: _load(S_BIG.parent, 1), False),
     "ranks64-w1": ("ranks", "64 ranks x 20k steps (log+summary)", R64, lambda: _load(R64, 1), False),
     "ranks64-w2": ("ranks", "64 ranks x 20k steps (log+summary)", R64, lambda: _load(R64, 2), False),
     "ranks64-ready": ("ranks", "64 ranks x 20k steps (log+summary)", R64, lambda: _load_ready(R64), False),
@@ -334,14 +378,29 @@ MEASUREMENTS = {
 # Measured in a fresh process per repetition: postmortem keeps the memory polars frees for reuse
 # (postmortem/__init__.py), so a second load_run in the same process would run on warm pages,
 # which no `postmortem build` ever sees (and a worker process is new in every repetition anyway).
-COLD = {"ranks64-w1", "ranks64-w2", "ranks64-ready", "ranks8-w1"}
+COLD = {"load-summary-250k", "ranks64-w1", "ranks64-w2", "ranks64-ready", "ranks8-w1"}
 APPROACH = {"plain": "straightforward", "tbparse": "tbparse", "w1": "load_run, 1 core", "w2": "load_run workers=2",
             "ready": "w=2, worker ready"}
 
 
 def _approach(name: str) -> str:
     suffix = name.rsplit("-", 1)[-1]
+    if name.startswith("load-"):
+        return "load_run, 1 core"
     return APPROACH.get(suffix, "load_run, 1 core" if name.startswith("ranks") and suffix == "w1" else "postmortem")
+
+
+def _set_up_as_the_cli() -> None:
+    """This process set up as postmortem's commands set theirs: a parallel.Session made before
+    polars is imported (polars' allocator keeps the pages it frees). The code before the seam did
+    the same on `import postmortem`. A library call without a session gets polars' defaults:
+    10-20 % slower on these inputs (bench/README.md)."""
+    if importlib.util.find_spec("postmortem.parallel") is not None:
+        from postmortem import parallel
+
+        parallel.Session(workers=0)
+    else:
+        import postmortem  # noqa: F401  (its import set the allocator up)
 
 
 def measure(name: str, repeat: int) -> dict:
@@ -415,7 +474,7 @@ def build_measure(repeat: int, keep: Path | None = None) -> dict:
             cmd = ["/usr/bin/time", "-v", *cmd]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out)  # not REPO: `-m` puts the working folder first on sys.path
         wall = time.perf_counter() - t
         if proc.returncode != 0:
             errors.append(f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] if proc.stderr else ''}")
@@ -449,13 +508,13 @@ def code_fingerprint() -> dict:
     """Which reader code was measured: the readers are being changed while benchmarks run."""
     import hashlib
 
-    files = sorted((REPO / "postmortem").rglob("*.py"))
+    files = sorted((CODE / "postmortem").rglob("*.py"))
     h = hashlib.sha256()
     for p in files:
         h.update(p.read_bytes())
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=CODE).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "postmortem"], capture_output=True, text=True,
-                                cwd=REPO).stdout.strip())
+                                cwd=CODE).stdout.strip())
     return {"git_head": head, "postmortem_dirty": dirty, "postmortem_sha256": h.hexdigest()[:16]}
 
 
@@ -490,7 +549,7 @@ def _fmt_bytes(n: float) -> str:
 def summarize(results: dict[str, dict]) -> tuple[list[dict], list[dict]]:
     rows = []
     base_of = {"summary-250k": "summary-250k-plain", "tb-250k": "tb-250k-plain", "log-1M": "log-1M-plain",
-               "ckpt-1G": "ckpt-1G-plain", "ranks64-w2": "ranks64-w1", "ranks64-ready": "ranks64-w1",
+               "ckpt-1G": "ckpt-1G-plain", "load-summary-250k": "summary-250k-plain", "ranks64-w2": "ranks64-w1", "ranks64-ready": "ranks64-w1",
                "ranks64-halves": "ranks64-w1"}
     for name, r in results.items():
         size = _size(name)
@@ -527,6 +586,9 @@ def summarize(results: dict[str, dict]) -> tuple[list[dict], list[dict]]:
             if best(key + "-plain"):
                 ratio = best(key + "-plain") / best(key)
                 target(f"{label} vs straightforward loop", f"{ratio:.1f}x", ratio >= 5, ">= 5x")
+    if best("load-summary-250k") and best("summary-250k-plain"):
+        ratio = best("summary-250k-plain") / best("load-summary-250k")
+        target("load_run of the summary vs straightforward loop", f"{ratio:.1f}x", ratio >= 5, ">= 5x")
     if best("log-1M"):
         mbps = _size("log-1M") / best("log-1M") / 1e6
         target("text log MB/s", f"{mbps:.0f} MB/s", mbps >= 200, ">= 200 MB/s")
@@ -590,7 +652,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="groups: summary,tb,log,ckpt,ranks,build (or measurement names)")
     ap.add_argument("--measure", help=argparse.SUPPRESS)
     ap.add_argument("--keep-build", help="copy the first build's archive here")
+    ap.add_argument("--code", help="measure another checkout of postmortem (e.g. an earlier commit's, with its C extensions built)")
     args = ap.parse_args(argv)
+    if args.code:
+        global CODE
+        CODE = Path(args.code).resolve()
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(CODE), os.environ.get("PYTHONPATH")) if p)
 
     if args.measure:
         if not args.measure.endswith(("-w2", "-ready")) and hasattr(os, "sched_setaffinity"):
@@ -599,6 +666,7 @@ def main(argv: list[str] | None = None) -> int:
             cores = sorted(os.sched_getaffinity(0))
             half = args.measure.startswith("ranks64-half")
             os.sched_setaffinity(0, {cores[int(args.measure[-1]) % len(cores)] if half else cores[0]})
+        _set_up_as_the_cli()
         print(json.dumps(measure(args.measure, args.repeat)))
         return 0
 
@@ -607,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         gen.main([])
     # Bytecode for postmortem's modules, as an installed package has: no measured process (or
     # worker) then compiles them at import, which it would under PYTHONDONTWRITEBYTECODE.
-    compileall.compile_dir(REPO / "postmortem", quiet=1)
+    compileall.compile_dir(CODE / "postmortem", quiet=1)
     wanted = [w for w in args.only.split(",") if w]
 
     def selected(name: str, group: str) -> bool:

@@ -32,6 +32,7 @@ app.add_typer(archive_app, name="archive")
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+_WARM_UP = "postmortem.load:warm_up"  # what a helper imports and sets up when it starts (parallel.Session)
 
 
 def _version(value: bool) -> None:
@@ -53,10 +54,13 @@ def inspect(
     as_json: Annotated[bool, typer.Option("--json", help="Print the inventory as JSON.")] = False,
 ) -> None:
     """Show what postmortem finds in a run folder: files per reader, steps, tags, ranks, checkpoints."""
-    from .inventory import describe
-    from .load import load_run
+    from .parallel import Session
 
-    info = describe(load_run(run_dir))
+    with Session(warm_up=_WARM_UP) as session:  # before the imports below: they import polars
+        from .inventory import describe
+        from .load import load_run
+
+        info = describe(load_run(run_dir, session=session))
     if as_json:
         sys.stdout.write(_json(info) + "\n")
         return
@@ -82,23 +86,16 @@ def build(
     fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline.")] = False,
 ) -> None:
     """Build the report (HTML, PDF, metrics.json, summary.md) into OUT/<experiment>/<run_id>/."""
-    from . import workers
-    from .config import load_settings
+    from .config import flag_values, load_settings
+    from .parallel import Session
 
-    flags = dict(
-        baseline=baseline, out=out_dir, experiment=experiment, run_id=run_id, formats=formats, device=device,
-        peak_tflops=peak_tflops, devices=devices, global_batch_size=global_batch_size, seq_length=seq_length,
-        target_loss=target_loss, lang=lang, fail_on_regression=fail_on_regression or None,
-    )
-    settings = load_settings(config, flags)
-    with workers.helper() as helper:
-        if helper:
-            helper.warm_up()  # its start (~0.4 s of imports) overlaps the imports below
-            if "pdf" in settings.formats:  # then the helper is busy to the end
-                workers.leave_cores_to(helper)
+    settings = load_settings(config, flag_values(locals()))
+    # Made before the imports below (they import polars); its helpers' start (~0.4 s of imports)
+    # overlaps them. With a PDF to lay out, a helper is busy to the end.
+    with Session(helpers_busy="pdf" in settings.formats, warm_up=_WARM_UP) as session:
         from .pipeline import build_report
 
-        result = build_report(run_dir, settings, progress=_progress(), helper=helper)
+        result = build_report(run_dir, settings, progress=_progress(), session=session)
     _print_written(result.files, settings.lang)
     out.print(result.headline, markup=False)
     if settings.fail_on_regression and result.regressed:
@@ -120,12 +117,15 @@ def rebuild(
 
     from . import archive
     from .config import load_settings
-    from .pipeline import rebuild_report
+    from .parallel import Session
 
     path = Path(run)
     found = path if archive.is_archived_run(path) else archive.find_run(Path(archive_dir), run, experiment).path
     settings = load_settings(config, dict(out=str(found.parent.parent), formats=formats, lang=lang))
-    result = rebuild_report(found, settings, progress=_progress())
+    with Session(workers=1 if "pdf" in settings.formats else 0, helpers_busy=True) as session:  # for the PDF
+        from .pipeline import rebuild_report
+
+        result = rebuild_report(found, settings, progress=_progress(), session=session)
     _print_written(result.files, settings.lang)
     out.print(result.headline, markup=False)
 

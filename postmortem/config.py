@@ -1,7 +1,12 @@
 """Settings for a build: postmortem.toml or [tool.postmortem] in pyproject.toml, then CLI flags.
 
 Precedence (later wins): built-in defaults < project file found from the working directory <
---config FILE < command-line flags. The result is one frozen BuildSettings.
+--config FILE < command-line flags. The result is one frozen BuildSettings, whose `analysis` is
+the AnalysisOptions the analysis gets. A key (or flag) is the name of a field of either, with
+`-` or `_`: the keys are the dataclasses' fields, nothing is listed twice.
+
+This module imports no polars: the CLI reads the settings before it sets up its processes
+(parallel.Session), which must happen before polars is imported.
 """
 
 from __future__ import annotations
@@ -16,6 +21,31 @@ from .errors import InputError
 FORMATS = ("html", "pdf", "json", "md")
 
 
+@dataclass(frozen=True, slots=True)
+class AnalysisOptions:
+    """Knobs of the analysis. None means "take it from the run's settings, else unknown"."""
+
+    run_id: str | None = None  # the build's (not a setting of its own: see _NOT_KEYS)
+    experiment: str | None = None
+    device: str | None = None  # e.g. "910B2", "H100 SXM": selects the peak from peaks.py
+    peak_tflops: float | None = None  # dense peak per device in TFLOPS; overrides the table
+    precision: str = "bf16"  # "bf16" | "fp16" | "fp32" | "tf32" | "fp8" | "int8"
+    global_batch_size: int | None = None  # samples per optimizer step
+    seq_length: int | None = None
+    devices: int | None = None
+    num_layers: int | None = None
+    hidden_size: int | None = None
+    num_heads: int | None = None
+    vocab_size: int | None = None
+    target_loss: float | None = None
+    smoothing_window: int = 50  # trailing mean of the loss over this many steps (not logged values)
+    convergence_tolerance: float = 0.02  # relative band around the final loss level
+    spike_z: float = 6.0  # robust z (scaled MAD) above which a value is a spike
+    spike_window: int = 100  # previous finite values the spike rule looks at (causal)
+    bootstrap_resamples: int = 1000
+    seed: int = 0  # all resampling is seeded: the output is deterministic
+
+
 @dataclass(frozen=True)
 class BuildSettings:
     out: str = "out"
@@ -24,22 +54,23 @@ class BuildSettings:
     baseline: str | None = None
     formats: tuple[str, ...] = FORMATS
     lang: str = "en"
-    device: str | None = None
-    peak_tflops: float | None = None
-    precision: str = "bf16"
-    devices: int | None = None
-    global_batch_size: int | None = None
-    seq_length: int | None = None
-    num_layers: int | None = None
-    hidden_size: int | None = None
-    num_heads: int | None = None
-    vocab_size: int | None = None
-    target_loss: float | None = None
     fail_on_regression: bool = False
+    analysis: AnalysisOptions = AnalysisOptions()
     sources: tuple[str, ...] = field(default=(), compare=False)  # where settings came from, for the report
 
 
-_KEYS = {f.name for f in fields(BuildSettings)} - {"sources"}
+_NOT_KEYS = {"analysis", "sources"}  # BuildSettings' fields that are not settings
+_BUILD_FIELDS = {f.name: f for f in fields(BuildSettings) if f.name not in _NOT_KEYS}
+# The analysis' run id and experiment are the build's (BuildSettings.run_id / experiment).
+_ANALYSIS_FIELDS = {f.name: f for f in fields(AnalysisOptions) if f.name not in _BUILD_FIELDS}
+_ALIASES = {"format": "formats"}  # the --format flag's name
+
+
+def flag_values(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The settings among a command's parameters (the CLI passes its locals()): a flag not given
+    is None, or False for a switch."""
+    named = {{"out_dir": "out"}.get(k, k): v for k, v in parameters.items()}  # --out is out_dir in the CLI
+    return {k: v for k, v in named.items() if (k in _BUILD_FIELDS or k in _ANALYSIS_FIELDS) and v is not None and v is not False}
 
 
 def load_settings(config_file: str | None = None, flags: dict[str, Any] | None = None, cwd: Path | None = None) -> BuildSettings:
@@ -59,7 +90,7 @@ def load_settings(config_file: str | None = None, flags: dict[str, Any] | None =
     unknown = [f for f in settings.formats if f not in FORMATS]
     if unknown:
         raise InputError("bad-option", f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
-    if settings.device and settings.peak_tflops:
+    if settings.analysis.device and settings.analysis.peak_tflops:
         raise InputError("bad-option", "give --device or --peak-tflops, not both")
     return settings
 
@@ -92,23 +123,24 @@ def _read_toml(path: Path, table: str | None) -> dict:
 
 
 def _apply(settings: BuildSettings, values: dict, source: str) -> BuildSettings:
-    changes: dict[str, Any] = {}
+    build: dict[str, Any] = {}
+    analysis: dict[str, Any] = {}
     for key, value in values.items():
-        name = key.replace("-", "_")
-        if name == "format":
-            name = "formats"
-        if name not in _KEYS:
-            raise InputError("config-unknown-key", f"unknown setting {key!r}", source)
+        name = _ALIASES.get(key.replace("-", "_"), key.replace("-", "_"))
         if name == "formats" and isinstance(value, str):
             value = tuple(v.strip() for v in value.split(",") if v.strip())
         elif name == "formats":
             value = tuple(value)
-        changes[name] = _typed(name, value, source)
-    return replace(settings, sources=settings.sources + (source,), **changes)
+        if name in _BUILD_FIELDS:
+            build[name] = _typed(name, _BUILD_FIELDS[name].type, value, source)
+        elif name in _ANALYSIS_FIELDS:
+            analysis[name] = _typed(name, _ANALYSIS_FIELDS[name].type, value, source)
+        else:
+            raise InputError("config-unknown-key", f"unknown setting {key!r}", source)
+    return replace(settings, sources=settings.sources + (source,), analysis=replace(settings.analysis, **analysis), **build)
 
 
-def _typed(name: str, value: Any, source: str) -> Any:
-    kind = {f.name: f.type for f in fields(BuildSettings)}[name]
+def _typed(name: str, kind: str, value: Any, source: str) -> Any:
     try:
         if "int" in kind and value is not None and not isinstance(value, bool):
             return int(value)

@@ -8,10 +8,7 @@ Units: times in seconds, wall times as unix seconds (float), sizes in bytes, fra
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,109 +269,6 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
     return df.select(exprs)
 
 
-@dataclass(frozen=True)
-class PackedTable:
-    """A table on its way to another process: written as Arrow IPC files into a folder both
-    processes see, so only the files' names travel through the pipe. A pipe carries a few MB per
-    table no faster than the receiving process reads it, and that process is busy: the sender
-    waited ~20 ms per table (0.6 s of 64 ranks). Where a file cannot be written (a full disk),
-    the table itself travels.
-
-    The receiver maps the file of the plain columns rather than reading it: they are used where
-    they lie, in the page cache, instead of being copied into new memory (~6 MB a rank, whose page
-    faults were most of the cost). Categorical columns travel in a file of their own as the
-    sender's category ids plus its labels (`labels`), because ids are per process: the receiver
-    turns them into its own categories and deletes that file (mapped, it would stay as long as the
-    plain columns). Arrow dictionaries instead cost the sender more than the rest of the table."""
-
-    schema: dict[str, pl.DataType]
-    path: str | None = None  # the plain columns' file; none for an empty table (most tables of a rank are)
-    ids_path: str | None = None  # the categorical columns' ids, if the table has such columns
-    labels: dict[str, list[str | None]] = field(default_factory=dict)  # categorical column -> label of each id
-    table: pl.DataFrame | None = None  # the table itself, when no file could be written
-
-
-def packed(tables: dict[str, pl.DataFrame], folder: str) -> dict[str, PackedTable]:
-    """`folder`: where to write the files; "" for none (the tables then travel themselves)."""
-    out = {}
-    for name, table in tables.items():
-        schema = dict(table.schema)
-        if table.is_empty():
-            out[name] = PackedTable(schema)
-            continue
-        categorical = [column for column, dtype in schema.items() if isinstance(dtype, pl.Categorical)]
-        paths = [_ipc_file(table.drop(categorical), folder, name)]
-        if categorical:
-            paths.append(_ipc_file(table.select(pl.col(categorical).to_physical()), folder, name + ".ids"))
-        if all(paths):
-            labels = {column: _labels(table[column]) for column in categorical}
-            out[name] = PackedTable(schema, paths[0], paths[1] if categorical else None, labels)
-        else:
-            _delete([p for p in paths if p])
-            out[name] = PackedTable(schema, table=table)
-    return out
-
-
-def _labels(column: pl.Series) -> list[str | None]:
-    """The label of each category id up to the highest one `column` uses (from its dtype's
-    categories, which may hold many more)."""
-    highest = column.to_physical().max()
-    if highest is None:
-        return []
-    return column.dtype.categories.to_series().head(int(highest) + 1).to_list()
-
-
-def _ipc_file(table: pl.DataFrame, folder: str, name: str) -> str | None:
-    """The path of a new Arrow IPC file in `folder` holding `table`; None when none can be written."""
-    if not folder:
-        return None
-    path = None
-    try:
-        fd, path = tempfile.mkstemp(suffix=f".{name}.arrow", dir=folder)
-        with os.fdopen(fd, "wb") as f:
-            table.write_ipc(f, compression="uncompressed")
-        return path
-    except OSError:
-        if path is not None:
-            _delete([path])
-        return None
-
-
-def _delete(paths: list[str]) -> None:
-    for path in paths:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-
-
-def unpacked(tables: dict[str, PackedTable]) -> dict[str, pl.DataFrame]:
-    """The tables back, their files deleted (a mapped file's pages stay while they are used)."""
-    out = {}
-    for name, packed_table in tables.items():
-        if packed_table.table is not None:
-            out[name] = packed_table.table
-        elif packed_table.path is None:
-            out[name] = empty(packed_table.schema)
-        else:
-            out[name] = _unpack_one(packed_table)
-            _delete([p for p in (packed_table.path, packed_table.ids_path) if p])
-    return out
-
-
-def _unpack_one(packed_table: PackedTable) -> pl.DataFrame:
-    import pyarrow as pa  # only where worker processes send tables: its import takes ~0.1 s
-    import pyarrow.ipc
-
-    table = pl.from_arrow(pyarrow.ipc.open_file(pa.memory_map(packed_table.path)).read_all())
-    if packed_table.ids_path:
-        ids = pl.read_ipc(packed_table.ids_path)
-        # Each id becomes the label it stands for in the sender, as a category of this process.
-        table = table.with_columns(
-            pl.Series(labels, dtype=packed_table.schema[column]).gather(ids[column]).alias(column)
-            for column, labels in packed_table.labels.items()
-        )
-    return table.select(list(packed_table.schema))
-
-
 # --------------------------------------------------------------------------- canonical names
 
 # Tag names and units live in tags.py; these names stay here for the readers that import them.
@@ -479,13 +373,6 @@ class Run:
     # that no zoned source could settle (a diagnostic names the files): gaps are right, the
     # offset from UTC is unknown, so such times must not be written out as UTC.
     clock: str = "utc"
-
-    def __getattr__(self, item: str) -> pl.DataFrame:
-        # run.scalars, run.steps, ... read as tables
-        tables = object.__getattribute__(self, "tables")
-        if item in tables:
-            return tables[item]
-        raise AttributeError(item)
 
     def setting(self, key: str, default: Any = None) -> Any:
         s = self.settings.get(key)

@@ -7,31 +7,33 @@
     files = render_*(view)                  # content only
     archive.write_run(...)                  # report + run_data, staged, swapped into place; indexes under a lock
 
-A helper process (the second core) takes the work that need not wait for this one: it reads and
-analyses a baseline folder while the run is read here (or else reads ranks of the run with this
-process), and lays out the PDF while the HTML, JSON and markdown are made here.
+The session's helper processes (parallel.Session; the second core) take the work that need not
+wait for this one: one reads and analyses a baseline folder while the run is read here (the others,
+or else that one, read ranks of the run with this process), and one lays out the PDF while the
+HTML, JSON and markdown are made here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, archive, workers
+from . import __version__, archive
 from . import diagnostics as diag
-from .config import BuildSettings
+from .config import AnalysisOptions, BuildSettings
 from .errors import InputError, OutputError
 from .load import load_run
 from .model import Run
+from .parallel import Session
 
 if TYPE_CHECKING:
-    from .analysis.types import AnalysisOptions, BaselineAnalysis
+    from .analysis.types import BaselineAnalysis
 
 
 @dataclass(frozen=True)
@@ -51,36 +53,29 @@ def now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: workers.Pool | None = None) -> BuildResult:
-    """helper: a worker pool already started (the CLI starts it before importing this module);
-    by default one is made here."""
+def build_report(run_dir: str, settings: BuildSettings, progress=None, session: Session | None = None) -> BuildResult:
+    """session: the processes to work with (the CLI makes one before its imports, parallel.py);
+    without one, everything is done here, in order."""
+    session = session or Session(workers=0)
     archive_root = Path(settings.out)
     baseline_folder = raw_run_folder(settings.baseline)
-    with nullcontext(helper) if helper else workers.helper() as helper:
-        # A baseline folder is read and analysed in the helper while this process reads the run;
-        # otherwise the helper reads ranks of the run with this process, if it has several.
-        baseline_job, run_pool, run_workers = None, helper, None
-        if helper and baseline_folder:
-            # On 4+ cores each gets half of them: the helper starts workers of its own, so does this process.
-            cores = workers.cores()
-            options = analysis_options(settings, None, None)
-            baseline_job = helper.submit(_analyzed_baseline, baseline_folder, options, max(1, cores // 2))
-            if cores >= 4:
-                run_pool, run_workers = None, cores - cores // 2
-        with _status(progress, "reading run folder"):
-            run = load_run(run_dir, pool=run_pool, workers=run_workers)
-        if helper and "pdf" in settings.formats:
-            helper.submit(_prepare_pdf)  # after the ranks: they are needed first
-        run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
-        experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
-        _refuse_inside_run(archive_root, Path(run_dir))
-        with _status(progress, "loading baseline"):
-            if baseline_job is not None:
-                _import_renderers()  # while the helper finishes the baseline
-                baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
-            else:
-                baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
-        return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)
+    # A baseline folder is read and analysed by a helper while the run is read here (with the
+    # other helpers, if any); without a baseline the helpers read ranks of the run with this process.
+    baseline_job = session.submit(_analyzed_baseline, baseline_folder, settings.analysis) if baseline_folder else None
+    with _status(progress, "reading run folder"):
+        run = load_run(run_dir, session=session)
+    if "pdf" in settings.formats:
+        session.submit(_prepare_pdf)  # after the ranks: they are needed first
+    run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
+    experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
+    _refuse_inside_run(archive_root, Path(run_dir))
+    with _status(progress, "loading baseline"):
+        if baseline_job is not None:
+            _import_renderers()  # while the helper finishes the baseline
+            baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
+        else:
+            baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
+    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, session)
 
 
 def _import_renderers() -> None:
@@ -88,16 +83,15 @@ def _import_renderers() -> None:
     from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
 
 
-def _analyzed_baseline(folder: Path, options: AnalysisOptions, processes: int) -> BaselineAnalysis:
-    """In the helper: what the comparison needs of a baseline folder (a small fraction of its
-    tables), read by up to `processes` processes (the helper and workers it starts)."""
+def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
+    """In a helper: what the comparison needs of a baseline folder (a small fraction of its tables)."""
     from .analysis import analyze_baseline
 
-    return analyze_baseline(load_run(folder, workers=processes), options)
+    return analyze_baseline(load_run(folder), options)
 
 
 def _prepare_pdf() -> None:
-    """In the helper, while this process analyses: import weasyprint and start vl-convert's
+    """In a helper, while this process analyses: import weasyprint and start vl-convert's
     JavaScript engine (about a second) before the PDF is asked for."""
     from .report import charts, pdf  # noqa: F401
 
@@ -110,25 +104,15 @@ def _render_pdf(view) -> bytes:
     return render_pdf(view)
 
 
-def analysis_options(settings: BuildSettings, run_id: str | None, experiment: str | None) -> AnalysisOptions:
-    from .analysis.types import AnalysisOptions
-
-    return AnalysisOptions(
-        run_id=run_id, experiment=experiment, device=settings.device, peak_tflops=settings.peak_tflops,
-        precision=settings.precision, global_batch_size=settings.global_batch_size, seq_length=settings.seq_length,
-        devices=settings.devices, num_layers=settings.num_layers, hidden_size=settings.hidden_size,
-        num_heads=settings.num_heads, vocab_size=settings.vocab_size, target_loss=settings.target_loss,
-    )
-
-
 def render_and_archive(
     run: Run, baseline: Run | BaselineAnalysis | None, baseline_id: str | None, settings: BuildSettings, run_id: str,
-    experiment: str, progress=None, helper: Executor | None = None,
+    experiment: str, progress=None, session: Session | None = None,
 ) -> BuildResult:
     from .analysis import analyze
     from .analysis.metrics_json import to_metrics
 
-    options = analysis_options(settings, run_id, experiment)
+    session = session or Session(workers=0)
+    options = replace(settings.analysis, run_id=run_id, experiment=experiment)
     with _status(progress, "analysing"):
         analysis = analyze(run, baseline, options)
     generated_at = now()
@@ -144,8 +128,8 @@ def render_and_archive(
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
         try:
-            rendered = _render(analysis, run, settings, generated_at, helper)
-            data = archive.run_data(run, meta)  # while the helper may still lay out the PDF
+            rendered = _render(analysis, run, settings, generated_at, session)
+            data = archive.run_data(run, meta)  # while a helper may still lay out the PDF
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
@@ -168,26 +152,22 @@ def render_and_archive(
     )
 
 
-def _render(
-    analysis, run: Run, settings: BuildSettings, generated_at: datetime, helper: Executor | None = None
-) -> dict[str, bytes | str | Future]:
-    """The report's files; the PDF as a Future while the helper lays it out."""
+def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime, session: Session) -> dict[str, bytes | str | Future]:
+    """The report's files; the PDF as a Future while a helper lays it out."""
     from .report.viewmodel import build_view
 
     view = build_view(
         analysis, lang=settings.lang, generated_at=generated_at, version=__version__, inventory=run.inventory
     )
-    # The PDF (seconds of weasyprint layout) is laid out in the helper while the rest is rendered here.
-    pdf: Future | None = None
-    if "pdf" in settings.formats and helper is not None:
-        pdf = helper.submit(_render_pdf, view)
-    out: dict[str, bytes | str] = {}
+    # The PDF (seconds of weasyprint layout) is laid out in a helper while the rest is rendered here.
+    pdf = session.submit(_render_pdf, view) if "pdf" in settings.formats else None
+    out: dict[str, bytes | str | Future] = {}
     if "html" in settings.formats:
         from .report.html import render_html
 
         out["report.html"] = render_html(view)
-    if "pdf" in settings.formats:
-        out["report.pdf"] = pdf if pdf is not None else _render_pdf(view)
+    if pdf is not None:
+        out["report.pdf"] = pdf
     if "md" in settings.formats:
         from .report.markdown import render_markdown
 
@@ -285,8 +265,9 @@ def _status(progress, what: str):
     return progress.status(what + "…")
 
 
-def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> BuildResult:
+def rebuild_report(folder: Path, settings: BuildSettings, progress=None, session: Session | None = None) -> BuildResult:
     """Re-render an archived run from its archived tables, with the baseline it was built against."""
+    session = session or Session(workers=0)
     run, meta = archive.load_archived_run(folder)
     run_id, experiment = meta.get("run_id") or folder.name, meta.get("experiment") or folder.parent.name
     baseline, baseline_id = None, meta.get("baseline_id")
@@ -297,7 +278,6 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> Buil
             note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
-    with workers.helper("pdf" in settings.formats) as helper:
-        if helper:
-            helper.submit(_prepare_pdf)
-        return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, helper)
+    if "pdf" in settings.formats:
+        session.submit(_prepare_pdf)
+    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, session)

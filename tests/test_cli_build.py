@@ -102,11 +102,9 @@ def test_same_inputs_give_the_same_files(archive, tmp_path, monkeypatch):
 
 
 def test_helper_process_gives_the_same_files(tmp_path, monkeypatch):
-    """A baseline folder is read, and the PDF laid out, in a helper process: the same bytes as
-    here, and as on a many-core host (the run and the baseline each read with half of the cores)."""
-    from contextlib import nullcontext
-
-    from postmortem import workers
+    """A baseline folder is read, and the PDF laid out, in a helper process (parallel.Session):
+    the same bytes as when everything is done here (one core)."""
+    from postmortem import parallel
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     runs = tmp_path / "runs"
@@ -114,14 +112,11 @@ def test_helper_process_gives_the_same_files(tmp_path, monkeypatch):
         shutil.copytree(SAMPLES / name, runs / name)
     args = ["build", str(runs / "gpt-tiny-lr2x"), "--baseline", str(runs / "gpt-tiny-base"), "--experiment", "gpt-tiny"]
     assert main([*args, "--out", str(tmp_path / "helper")]) == 0
-    with monkeypatch.context() as many_cores:
-        many_cores.setattr(workers, "cores", lambda: 8)
-        assert main([*args, "--out", str(tmp_path / "many-cores")]) == 0
-    monkeypatch.setattr(workers, "helper", lambda wanted=True: nullcontext())
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
     assert main([*args, "--out", str(tmp_path / "inline")]) == 0
     for name in ("report.html", "report.pdf", "metrics.json", "summary.md"):
-        helper, many_cores, inline = (tmp_path / out / "gpt-tiny" / "gpt-tiny-lr2x" / name for out in ("helper", "many-cores", "inline"))
-        assert helper.read_bytes() == many_cores.read_bytes() == inline.read_bytes(), name
+        helper, inline = (tmp_path / out / "gpt-tiny" / "gpt-tiny-lr2x" / name for out in ("helper", "inline"))
+        assert helper.read_bytes() == inline.read_bytes(), name
     metrics = json.loads((tmp_path / "helper" / "gpt-tiny" / "gpt-tiny-lr2x" / "metrics.json").read_text())
     assert metrics["baseline"]["run"]["id"] == "gpt-tiny-base"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import polars as pl
@@ -49,7 +50,7 @@ def test_resumed_run_has_two_launches_with_the_replaced_span(lr2x):
     assert (first.first_step, first.last_step) == (1, EVENTS["lr2x"]["crash"]["after_step"])
     assert (second.first_step, second.last_step) == (resume["first_step"], 300)
     assert second.discarded == tuple(resume["repeated_steps"])
-    restarts = lr2x.events.filter(pl.col("kind") == "restart")
+    restarts = lr2x.tables["events"].filter(pl.col("kind") == "restart")
     assert restarts["step"].to_list() == [resume["first_step"]]
 
 
@@ -70,15 +71,15 @@ def test_later_launch_wins_on_repeated_steps(lr2x):
 
 
 def test_one_value_per_tag_and_step(lr2x):
-    dupes = lr2x.scalars.group_by("tag", "rank", "step").len().filter(pl.col("len") > 1)
+    dupes = lr2x.tables["scalars"].group_by("tag", "rank", "step").len().filter(pl.col("len") > 1)
     assert dupes.is_empty()
     # the summary is preferred for loss; the sources agree elsewhere, so no conflict is reported
-    assert set(lr2x.scalars.filter(pl.col("tag") == "loss")["source"].unique()) == {"summary"}
+    assert set(lr2x.tables["scalars"].filter(pl.col("tag") == "loss")["source"].unique()) == {"summary"}
     assert not [d for d in lr2x.diagnostics if d.slug == "source-conflict"]
 
 
 def test_step_times_are_end_to_end_per_step(lr2x):
-    steps = lr2x.steps
+    steps = lr2x.tables["steps"]
     assert steps["step"].to_list() == list(range(1, 301))
     stall = EVENTS["lr2x"]["data_stall"]
     row = steps.filter(pl.col("step") == stall["step"]).row(0, named=True)
@@ -89,11 +90,11 @@ def test_step_times_are_end_to_end_per_step(lr2x):
 
 def test_checkpoint_steps_are_global_even_when_append_info_counts_from_the_resume(lr2x):
     expected = {c["file"]: c["global_step"] for c in EVENTS["lr2x"]["checkpoints"]}
-    got = dict(lr2x.checkpoints.select("path", "step").iter_rows())
+    got = dict(lr2x.tables["checkpoints"].select("path", "step").iter_rows())
     assert got == expected
     # A save lengthens the step it ran in (the saved step or the next, by the callbacks' order):
     # the event is at that step, its detail names the checkpoint's own.
-    saves = lr2x.events.filter(pl.col("kind") == "checkpoint_save")
+    saves = lr2x.tables["events"].filter(pl.col("kind") == "checkpoint_save")
     for file, step, detail in saves.select("file", "step", "detail").iter_rows():
         assert step in (expected[file], expected[file] + 1) and f": step {expected[file]};" in detail
 
@@ -160,6 +161,61 @@ def test_one_value_per_step_when_steps_are_far_apart(tmp_path):
     assert loss["step"].to_list() == steps and set(loss["source"]) == {"log:kv"}
 
 
+_RUNS = REPO / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize("folder", [
+    SAMPLES / "gpt-tiny-base", SAMPLES / "gpt-tiny-lr2x", SAMPLES / "profiler-cpu",  # summary + log: loss twice
+    *sorted(p for p in (_RUNS / "truth").iterdir() if p.is_dir()),  # a resume, TensorBoard + summary, two ranks
+    _RUNS / "runs" / "nan", _RUNS / "summary" / "train", _RUNS / "tensorboard", _RUNS / "logs",
+    *sorted(p for p in (_RUNS / "conformance").iterdir() if p.name.endswith("-log")),
+], ids=lambda p: p.name)
+def test_one_pass_keeps_what_the_rules_keep(folder, monkeypatch):
+    """The series that hold each step once are kept as they are, in one pass; the rules run on the
+    others: the same rows in the same order, the same latest rows and notes as the rules run on
+    every series (one_value_per_step's reference)."""
+    import postmortem.load.rank as rank
+
+    compared = []
+
+    def both(scalars):
+        fast = rank_one_value(scalars)
+        keep, latest, notes = rank_one_value(scalars, rules_everywhere=True)
+        assert fast[0].to_list() == keep.to_list()
+        assert set((fast[1] if fast[1] is not None else pl.Series(range(scalars.height))).to_list()) == set(latest.to_list())
+        assert fast[2] == notes
+        compared.append(fast[1] is None)
+        return fast
+
+    rank_one_value = rank.one_value_per_step
+    monkeypatch.setattr(rank, "one_value_per_step", both)
+    load_run(folder)
+    assert compared
+
+
+def test_one_pass_and_the_rules_on_series_of_both_kinds():
+    """A series written once (plain) next to one that two sources and a resumed launch repeat."""
+    from postmortem.load.one_value import one_value_per_step
+
+    rows = [  # (tag, step, source, value, file order): lr once per step; loss from the summary and a log, step 2 twice
+        ("lr", 1, "summary", 0.1, 0), ("loss", 1, "summary", 2.0, 0), ("lr", 2, "summary", 0.2, 0), ("loss", 2, "summary", 1.9, 0),
+        ("loss", 2, "summary", 1.8, 1), ("loss", 1, "log:kv", 2.0, 2), ("loss", 2, "log:kv", 1.5, 2), ("lr", 3, "summary", 0.3, 1),
+    ]
+    scalars = pl.DataFrame({
+        "tag": pl.Series([r[0] for r in rows], dtype=pl.Categorical()), "rank": pl.Series([0] * len(rows), dtype=pl.Int32),
+        "step": [r[1] for r in rows], "source": pl.Series([r[2] for r in rows], dtype=pl.Categorical()),
+        "value": [r[3] for r in rows], "_file_order": [r[4] for r in rows], "_row": list(range(len(rows))),
+        "file": pl.Series([f"f{r[4]}" for r in rows], dtype=pl.Categorical()),
+    })
+    keep, latest, notes = one_value_per_step(scalars)
+    # (tag, step) order: loss 1 (summary), loss 2 (the later summary file's 1.8), lr 1, 2, 3
+    assert keep.to_list() == [1, 4, 0, 2, 7]
+    assert sorted(latest.to_list()) == [0, 1, 2, 4, 5, 6, 7]  # the first summary file's step 2 was replaced
+    assert [n.slug for n in notes] == ["source-conflict"]  # the log's 1.5 against the summary's 1.8
+    reference = one_value_per_step(scalars, rules_everywhere=True)
+    assert reference[0].to_list() == keep.to_list() and sorted(reference[1].to_list()) == sorted(latest.to_list())
+
+
 def test_packed_keys_group_and_sort_like_their_columns():
     from postmortem.load.one_value import _packed
 
@@ -171,239 +227,52 @@ def test_packed_keys_group_and_sort_like_their_columns():
         assert df.with_columns(key)["k"].is_first_distinct().to_list() == [True, True, True, True, False]
 
 
-def test_ranks_in_worker_processes_give_the_same_run(tmp_path, monkeypatch):
-    """Ranks are read and joined in worker processes when there is enough work; same result."""
-    import shutil
-    import tempfile
+_READ_HERE: list[int] = []  # logs this process read in the test below
+
+
+def _slow_read_here(artifact):
+    """The text-log reader, slow in this process (so that a helper surely starts in time to take ranks)."""
+    import multiprocessing
     import time
 
-    import postmortem.load.parallel as load
+    from postmortem.readers import textlog
 
+    if multiprocessing.parent_process() is None:
+        _READ_HERE.append(1)
+        time.sleep(1)
+    return textlog.READER.read(artifact)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a helper needs a second core")
+def test_ranks_read_with_a_helper_give_the_same_run(tmp_path, monkeypatch):
+    """Ranks are read and joined by this process and a helper process (parallel.Session) when
+    there is enough work: the same run as read here alone, dtypes and all. Readers travel to the
+    helper themselves: one that is not among all_readers() is shared too. (The helper's own tests
+    are in test_parallel.py.)"""
+    import dataclasses
+    import shutil
+
+    from postmortem import parallel
+    from postmortem.readers import all_readers
+
+    slow = tuple(dataclasses.replace(r, read=_slow_read_here) if r.name == "textlog" else r for r in all_readers())
     run = tmp_path / "run"
-    for rank in range(5):  # this process reads some ranks (from the back), the worker the others
+    for rank in range(5):  # this process reads some ranks (from the back), the helper the others
         shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
-    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)  # decided in this process, so it applies
-    shared = tmp_path / "tmp"  # where the workers leave their tables
-    shared.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(shared))
-    serial = load_run(run, workers=1)
-    # This process reads slowly, so the worker surely starts in time to take ranks too.
-    monkeypatch.setattr(load, "load_rank", lambda *job, read=load.load_rank: time.sleep(1) or read(*job))
-    from_worker = []
-    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_worker.append(1) or unpack(tables))
-    parallel = load_run(run, workers=2)
-    assert from_worker and not list(shared.iterdir())
-    assert serial.ranks == parallel.ranks == (0, 1, 2, 3, 4)
+    serial = load_run(run)
+    monkeypatch.setattr(parallel, "HELPER_WORTH_BYTES", 0)
+    _READ_HERE.clear()
+    with parallel.Session(workers=1) as session:
+        shared = load_run(run, session=session, readers=slow)
+    assert 0 < len(_READ_HERE) < 5  # both read ranks
+    assert serial.ranks == shared.ranks == (0, 1, 2, 3, 4)
     for name, table in serial.tables.items():
         # equals() ignores dtypes: categoricals must come back as categoricals
-        assert table.schema == parallel.tables[name].schema, name
-        assert table.equals(parallel.tables[name]), name
-    assert serial.segments == parallel.segments and len(serial.segments) == 2
-    assert serial.diagnostics == parallel.diagnostics
-    assert serial.inventory == parallel.inventory
-
-
-def _worker_polars_threads(_: int) -> int:
-    import polars
-
-    return polars.thread_pool_size()
-
-
-def test_worker_processes_run_single_threaded_polars():
-    """Each worker keeps one core busy: polars must not start a thread per core in every worker."""
-    from postmortem import workers
-
-    with workers.Pool(2) as pool:
-        assert set(pool.map(_worker_polars_threads, range(4))) == {1}
-
-
-def test_tables_survive_the_trip_between_processes(tmp_path):
-    """Rank parts travel as Arrow IPC files and come back equal, dtypes too; the files are gone after."""
-    import pickle
-
-    from postmortem.model import packed, unpacked
-
-    tables = {
-        "mixed": pl.DataFrame({
-            "s": ["b", "b", None, "a", "b"], "n": [1, 2, None, 4, 5], "f": [1.0, None, float("nan"), float("inf"), 2.0],
-            "l": [[1], [], None, [2, 3], [4]], "r": pl.Series([0, 1, 2, 3, 4], dtype=pl.Int32),
-            "c": pl.Series(["x", None, "y", "x", "x"], dtype=pl.Categorical()),
-            "b": [True, None, False, True, True], "u": pl.Series([1, 2, 3, 4, 2**32 - 1], dtype=pl.UInt32),
-            "z": [0.0, -0.0, 1e-320, -1e308, 5.0], "t": ["\u65e5\u5fd7", "", "a\x00b", "x" * 100, "<&>"],
-        }),
-        "chunked": pl.concat([pl.DataFrame({"v": [1.5, 2.5], "k": ["a", "b"]}),
-                              pl.DataFrame({"v": [None, 4.5], "k": ["b", None]})], rechunk=False),
-        "empty": pl.DataFrame(schema={"s": pl.String, "n": pl.Int64}),
-        "all_null": pl.DataFrame({"s": [None, None], "c": [None, None]}, schema={"s": pl.String, "c": pl.Categorical()}),
-        "only_categorical": pl.DataFrame({"c": pl.Series(["a", None, "b"], dtype=pl.Categorical())}),
-    }
-    back = unpacked(packed(tables, str(tmp_path)))
-    for name, table in tables.items():
-        assert back[name].schema == table.schema and back[name].equals(table), name
-    assert str(back["mixed"]["z"][1]) == "-0.0"  # equals() does not tell -0.0 from 0.0
-    assert not list(tmp_path.iterdir())
-    # A folder that cannot be written (full, gone): the tables travel themselves.
-    inline = packed(tables, str(tmp_path / "missing"))
-    assert inline["mixed"].path is None and inline["mixed"].table is not None
-    back = unpacked(pickle.loads(pickle.dumps(inline)))
-    assert unpacked(packed(tables, ""))["mixed"].equals(tables["mixed"])  # no folder at all
-    for name, table in tables.items():
-        assert back[name].schema == table.schema and back[name].equals(table), name
-
-
-def _packed_elsewhere(folder: str):
-    """In a worker: a table packed by a process whose category ids differ from the parent's."""
-    from postmortem.model import packed
-
-    pl.Series([f"only-here-{i}" for i in range(50)] + ["zeta", "alpha"], dtype=pl.Categorical())  # ids the parent lacks
-    table = pl.DataFrame({
-        "tag": pl.Series(["alpha", "zeta", None, "alpha"], dtype=pl.Categorical()),
-        "v": [1.0, 2.0, 3.0, None],
-    })
-    return packed({"t": table}, folder)
-
-
-def test_categories_survive_the_trip_from_another_process(tmp_path):
-    """Category ids are per process: a worker's ids come back as this process's categories."""
-    from postmortem import workers
-    from postmortem.model import unpacked
-
-    pl.Series(["zeta", "beta", "alpha"], dtype=pl.Categorical())  # this process: other ids for the same labels
-    with workers.Pool(1) as pool:
-        sent = pool.submit(_packed_elsewhere, str(tmp_path)).result()
-    assert sent["t"].path is not None  # it came as a file, not as the table itself
-    back = unpacked(sent)["t"]
-    assert back.schema == {"tag": pl.Categorical(), "v": pl.Float64}
-    assert back["tag"].to_list() == ["alpha", "zeta", None, "alpha"]
-    assert back["v"].to_list() == [1.0, 2.0, 3.0, None]
-    assert not list(tmp_path.iterdir())
-
-
-def test_ranks_in_worker_processes_without_a_temp_folder(tmp_path, monkeypatch):
-    """No temp folder to be had (TMPDIR gone): the rank tables come back through the pipe, same run."""
-    import shutil
-    import tempfile
-    import time
-
-    import postmortem.load.parallel as load
-
-    run = tmp_path / "run"
-    for rank in range(4):
-        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
-    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
-    serial = load_run(run, workers=1)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    # This process reads slowly, so the worker surely takes a rank too.
-    monkeypatch.setattr(load, "load_rank", lambda *job, read=load.load_rank: time.sleep(1) or read(*job))
-    from_worker = []
-    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_worker.append(1) or unpack(tables))
-    parallel = load_run(run, workers=2)
-    assert from_worker
-    for name, table in serial.tables.items():
-        assert table.schema == parallel.tables[name].schema and table.equals(parallel.tables[name]), name
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-
-
-def _wait_for(path: str) -> str | None:
-    """In a worker: busy until `path` exists (or a minute passed, so that a wrong wait fails, not hangs)."""
-    import time
-
-    for _ in range(3000):
-        if Path(path).exists():
-            return path
-        time.sleep(0.02)
-    return None
-
-
-def test_ranks_are_not_left_waiting_for_a_busy_pool(tmp_path, monkeypatch):
-    """A pool busy with other work (the build's helper reading a baseline) takes no rank: this
-    process reads them all and returns without waiting for the pool."""
-    import shutil
-
-    import postmortem.load.parallel as load
-    from postmortem import workers
-
-    run = tmp_path / "run"
-    for rank in range(3):
-        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
-    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
-    release = tmp_path / "release"
-    with workers.Pool(1) as pool:
-        busy = pool.submit(_wait_for, str(release))
-        run_here = load_run(run, pool=pool)
-        assert not busy.done()  # load_run did not wait for the pool's queue
-        release.touch()
-        assert busy.result() == str(release)
-    alone = load_run(run, workers=1)
-    assert run_here.ranks == alone.ranks == (0, 1, 2)
-    for name, table in alone.tables.items():
-        assert table.equals(run_here.tables[name]), name
-
-
-def test_more_cores_than_the_pool_has_workers_start_new_workers(tmp_path, monkeypatch):
-    """On a host with more cores than the build's helper uses, the ranks go to new workers, one
-    per core, and the helper is left to its own work (here: busy with another)."""
-    import shutil
-    import time
-
-    import postmortem.load.parallel as load
-    from postmortem import workers
-
-    run = tmp_path / "run"
-    for rank in range(4):
-        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
-    monkeypatch.setattr(load, "_PARALLEL_MIN_BYTES", 0)
-    alone = load_run(run, workers=1)
-    monkeypatch.setattr(load, "load_rank", lambda *job, read=load.load_rank: time.sleep(1) or read(*job))
-    from_workers = []
-    monkeypatch.setattr(load, "unpacked", lambda tables, unpack=load.unpacked: from_workers.append(1) or unpack(tables))
-    release = tmp_path / "release"
-    with workers.Pool(1) as pool:
-        busy = pool.submit(_wait_for, str(release))
-        shared = load_run(run, workers=3, pool=pool)
-        assert not busy.done() and from_workers  # the new workers read ranks, the busy helper none
-        release.touch()
-    for name, table in alone.tables.items():
+        assert table.schema == shared.tables[name].schema, name
         assert table.equals(shared.tables[name]), name
-
-
-def _read_with_workers_of_its_own(run: str) -> tuple[dict[str, pl.DataFrame], int]:
-    """In a worker: the run read with one more worker process, started from here; its tables, and
-    how many ranks came back from that worker."""
-    import postmortem.load.parallel as load
-
-    load._PARALLEL_MIN_BYTES = 0
-    came_back, unpack = [], load.unpacked
-    load.unpacked = lambda tables: came_back.append(1) or unpack(tables)
-    load.load_rank = lambda *job, read=load.load_rank: __import__("time").sleep(1) or read(*job)
-    return load_run(run, workers=2).tables, len(came_back)
-
-
-def test_a_worker_reads_a_run_with_workers_of_its_own(tmp_path):
-    """The build's helper reads a baseline with workers of its own on a many-core host."""
-    import shutil
-
-    from postmortem import workers
-
-    run = tmp_path / "run"
-    for rank in range(3):
-        shutil.copytree(SAMPLES / "gpt-tiny-base", run / f"rank_{rank}")
-    with workers.Pool(1) as pool:
-        tables, from_its_worker = pool.submit(_read_with_workers_of_its_own, str(run)).result()
-    assert from_its_worker
-    for name, table in load_run(run, workers=1).tables.items():
-        assert tables[name].schema == table.schema and tables[name].equals(table), name
-
-
-def test_processes_per_run_grow_with_its_size_up_to_the_cores():
-    from postmortem.load.parallel import _PARALLEL_MIN_BYTES as step
-    from postmortem.load.parallel import _processes
-
-    assert _processes(ranks=64, total_bytes=step - 1, cores=8) == 1  # too little to pay for a worker's start
-    assert _processes(ranks=64, total_bytes=3 * step, cores=8) == 4
-    assert _processes(ranks=64, total_bytes=100 * step, cores=8) == 8
-    assert _processes(ranks=3, total_bytes=100 * step, cores=8) == 3  # a rank per process at most
-    assert _processes(ranks=1, total_bytes=100 * step, cores=1) == 1
+    assert serial.segments == shared.segments and len(serial.segments) == 2
+    assert serial.diagnostics == shared.diagnostics
+    assert serial.inventory == shared.inventory
 
 
 def test_inventory_lists_rank_2_before_rank_10(tmp_path):
@@ -412,7 +281,7 @@ def test_inventory_lists_rank_2_before_rank_10(tmp_path):
 
     for rank in (10, 2):
         shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run" / f"rank_{rank}")
-    run = load_run(tmp_path / "run", workers=1)
+    run = load_run(tmp_path / "run")
     folders = [e.rel.split("/")[0] for e in run.inventory]
     assert folders == sorted(folders, key=lambda f: int(f.split("_")[1])) and folders[0] == "rank_2"
     assert run.ranks == (2, 10)

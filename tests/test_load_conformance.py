@@ -22,7 +22,7 @@ def test_mindformers_log_e2e_from_its_timestamps_beside_per_step_time():
     """worker_0.log, MindFormers r1.4+ lines at 15:34:27,308 / 29,173 / 30,941 / 32,704 / 34,469
     with per_step_time 103328 / 1752 / 1754 / 1756 / 1758 ms."""
     run = load_run(CONFORMANCE / "mf-docs-llama2-13b-log")
-    steps = run.steps.sort("step")
+    steps = run.tables["steps"].sort("step")
     assert steps["step"].to_list() == [1, 2, 3, 4, 5]
     e2e = [29.173 - 27.308, 30.941 - 29.173, 32.704 - 30.941, 34.469 - 32.704]  # 1.865, 1.768, 1.763, 1.765
     timer = [1.752, 1.754, 1.756, 1.758]
@@ -43,12 +43,12 @@ def test_zone_less_times_without_a_zoned_source_stay_local():
     notes = [d for d in run.diagnostics if d.slug == "log-clock-local"]
     assert [n.path for n in notes] == ["msrun_log/worker_0.log"]
     # the gaps do not depend on the offset
-    assert run.steps.filter(pl.col("step") == 2)["step_time_s"][0] == pytest.approx(1.865, abs=1e-6)
+    assert run.tables["steps"].filter(pl.col("step") == 2)["step_time_s"][0] == pytest.approx(1.865, abs=1e-6)
 
 
 def test_mindformers_lines_without_timestamps_give_only_the_timer():
     """worker_0.log of the skip-data page: per_step_time 166756 and 7637 ms, no timestamps."""
-    steps = load_run(CONFORMANCE / "mf-docs-skipdata-log").steps.sort("step")
+    steps = load_run(CONFORMANCE / "mf-docs-skipdata-log").tables["steps"].sort("step")
     assert steps.select("step", "step_time_s", "source").rows() == [
         (1, pytest.approx(166.756), "timer:log:mindformers"), (2, pytest.approx(7.637), "timer:log:mindformers")]
     assert steps["gap_s"].null_count() == 2
@@ -57,7 +57,7 @@ def test_mindformers_lines_without_timestamps_give_only_the_timer():
 def test_time_monitor_epoch_averages_are_marked_as_averages():
     """C3D train.log: TimeMonitor per step time 332.464, 269.439, 273.972, 271.018, 269.644 ms at
     the ends of epochs 1, 2, 3, 29, 30 (223 steps per epoch)."""
-    steps = load_run(CONFORMANCE / "ms-models-c3d-lossmonitor-log").steps.sort("step")
+    steps = load_run(CONFORMANCE / "ms-models-c3d-lossmonitor-log").tables["steps"].sort("step")
     assert steps["step"].to_list() == [223, 446, 669, 6467, 6690]
     assert steps["step_time_s"].to_list() == pytest.approx([0.332464, 0.269439, 0.273972, 0.271018, 0.269644])
     assert set(steps["source"]) == {"average:log:timemonitor"} and steps["in_step_s"].null_count() == 5

@@ -77,7 +77,7 @@ def assert_e2e_is_the_wall_clock(steps: pl.DataFrame, launch: dict, only: set[in
 
 
 def rank_steps(run, rank: int = 0) -> pl.DataFrame:
-    return run.steps.filter(pl.col("rank") == rank).sort("step")
+    return run.tables["steps"].filter(pl.col("rank") == rank).sort("step")
 
 
 def slugs(run) -> dict[str, list]:
@@ -116,7 +116,7 @@ def test_mf_iteration_time_is_int_milliseconds_of_the_steps_own_timer(mf):
     for s in range(2, 301):
         assert -0.006 <= got[s] - in_step[s] <= late[s] + 0.001, s
     assert "unit-by-evidence" not in slugs(mf)  # the default (ms) agreed with the wall clock
-    tb = mf.scalars.filter((pl.col("source") == "tensorboard") & (pl.col("tag") == "step_time"))
+    tb = mf.tables["scalars"].filter((pl.col("source") == "tensorboard") & (pl.col("tag") == "step_time"))
     assert tb.height == 300 and (tb["value"] * 1000 == (tb["value"] * 1000).round()).all()  # whole ms
 
 
@@ -144,10 +144,10 @@ def test_mf_keeps_the_two_checkpoints_left_with_their_save_times(mf):
     facts = expected("mf-tb-ms")
     saves = {s["file"]: s for s in facts["launches"][0]["checkpoints"]}
     ends = {s["step"]: s["end"] for s in facts["launches"][0]["steps"]}
-    assert sorted(Path(p).name for p in mf.checkpoints["path"]) == facts["checkpoints_left"]
-    assert dict(zip((Path(p).name for p in mf.checkpoints["path"]), mf.checkpoints["step"])) == {
+    assert sorted(Path(p).name for p in mf.tables["checkpoints"]["path"]) == facts["checkpoints_left"]
+    assert dict(zip((Path(p).name for p in mf.tables["checkpoints"]["path"]), mf.tables["checkpoints"]["step"])) == {
         name: saves[name]["step"] for name in facts["checkpoints_left"]}
-    events = mf.events.filter(pl.col("kind") == "checkpoint_save")
+    events = mf.tables["events"].filter(pl.col("kind") == "checkpoint_save")
     assert sorted(Path(f).name for f in events["file"]) == facts["checkpoints_left"]
     for file, step, duration, detail in events.select("file", "step", "duration_s", "detail").iter_rows():
         save = saves[Path(file).name]
@@ -174,7 +174,7 @@ def test_mf_log_times_are_local_time_aligned_to_utc(mf):
     launch = expected("mf-tb-ms")["launches"][0]
     assert launch["utc_offset_s"] == 8 * 3600
     # the log's own stamps now sit at the steps' true ends
-    logged = mf.scalars.filter((pl.col("source") == "log:mindformers") & (pl.col("tag") == "loss"))
+    logged = mf.tables["scalars"].filter((pl.col("source") == "log:mindformers") & (pl.col("tag") == "loss"))
     ends = {s["step"]: s["end"] for s in launch["steps"]}
     late = windows(launch)
     for s, w in logged.select("step", "wall_time").iter_rows():
@@ -195,7 +195,7 @@ def test_megatron_iteration_time_is_read_as_seconds_by_the_wall_clock(megatron):
     assert "its values are in s, not ms" in notes[0].message and "reads" in notes[0].message  # both readings
     launch = expected("megatron-tb-s")["launches"][0]
     gaps = truth_gaps(launch)
-    tb = megatron.scalars.filter((pl.col("source") == "tensorboard") & (pl.col("tag") == "step_time"))
+    tb = megatron.tables["scalars"].filter((pl.col("source") == "tensorboard") & (pl.col("tag") == "step_time"))
     late = windows(launch)
     # Megatron's interval timer runs from one of its step-end callbacks to the next
     pairs = [(s, v) for s, v in tb.select("step", "value").iter_rows() if s in gaps]
@@ -223,7 +223,7 @@ def test_megatron_e2e_and_the_mindformers_timer_side_by_side(megatron):
 
 def test_megatron_evaluations_are_pauses_at_the_step_after(megatron):
     facts = expected("megatron-tb-s")
-    evals = megatron.events.filter(pl.col("kind") == "eval").sort("step")
+    evals = megatron.tables["events"].filter(pl.col("kind") == "eval").sort("step")
     truth = facts["launches"][0]["evals"]
     assert [e["after_step"] for e in truth] == facts["injected"]["evals_after"] == [100, 200]
     assert evals["step"].to_list() == [101, 201]
@@ -257,7 +257,7 @@ def test_two_ranks_each_timed_by_its_own_wall_clock(two):
 
 def test_two_ranks_checkpoints_stay_with_their_rank(two):
     facts = expected("two-ranks")
-    got = sorted(two.checkpoints.select("rank", "step", "path").iter_rows())
+    got = sorted(two.tables["checkpoints"].select("rank", "step", "path").iter_rows())
     want = sorted((r, step, f"rank_{r}/checkpoint/{name}") for r in (0, 1)
                   for name, step in zip(facts["checkpoints_left"][f"rank_{r}"], (100, 200)))
     assert got == want
@@ -283,7 +283,7 @@ def test_resume_launches_and_the_later_launch_wins(resumed):
     assert_e2e_is_the_wall_clock(rank_steps(resumed), second, only=set(range(202, 401)))
     assert_e2e_is_the_wall_clock(rank_steps(resumed), first, only=set(range(2, 201)))
     assert max(range(350, 401), key=loss.get) == facts["injected"]["spike"]
-    assert resumed.events.filter(pl.col("kind") == "restart")["step"].to_list() == [201]
+    assert resumed.tables["events"].filter(pl.col("kind") == "restart")["step"].to_list() == [201]
 
 
 def test_resume_restarted_counters_are_moved_onto_global_steps(resumed):
@@ -297,7 +297,7 @@ def test_resume_restarted_counters_are_moved_onto_global_steps(resumed):
 def test_resume_checkpoints_of_the_later_launch_take_its_offset(resumed):
     facts = expected("resume")
     saves = {s["file"]: s for launch in facts["launches"] for s in launch["checkpoints"]}
-    got = {Path(p).name: s for p, s in resumed.checkpoints.select("path", "step").iter_rows()}
+    got = {Path(p).name: s for p, s in resumed.tables["checkpoints"].select("path", "step").iter_rows()}
     assert got == {name: saves[name]["step"] for name in facts["checkpoints_left"]}
     assert got == {"tiny_lm-1_150.ckpt": 150, "tiny_lm-1_200.ckpt": 200, "tiny_lm_1-1_150.ckpt": 350, "tiny_lm_1-1_200.ckpt": 400}
     assert {saves[n]["local_step"] for n in ("tiny_lm_1-1_150.ckpt", "tiny_lm_1-1_200.ckpt")} == {150, 200}
@@ -314,12 +314,12 @@ def test_resume_without_save_times_takes_the_launch_from_the_prefix(tmp_path):
     for path in run.rglob("*.ckpt"):
         os.utime(path, (later, later))
     loaded = load_run(run)
-    got = {Path(p).name: s for p, s in loaded.checkpoints.select("path", "step").iter_rows()}
+    got = {Path(p).name: s for p, s in loaded.tables["checkpoints"].select("path", "step").iter_rows()}
     assert got == {name: saves[name]["step"] for name in facts["checkpoints_left"]}
     assert "checkpoint-launch-unknown" not in slugs(loaded)
     assert "checkpoint-mtime-outside" in slugs(loaded)
     # their saves are still put at a step, timed by the step times
-    events = loaded.events.filter(pl.col("kind") == "checkpoint_save")
+    events = loaded.tables["events"].filter(pl.col("kind") == "checkpoint_save")
     assert events.height == 4 and events["wall_time"].null_count() == 4
     assert all("from the step time" in d for d in events["detail"])
 
@@ -335,7 +335,7 @@ def test_resume_without_save_times_or_prefixes_says_the_launch_is_unknown(tmp_pa
         path.rename(renamed)
         os.utime(renamed, (later, later))
     loaded = load_run(run)
-    assert sorted(loaded.checkpoints["step"].to_list()) == [150, 150, 200, 200]
+    assert sorted(loaded.tables["checkpoints"]["step"].to_list()) == [150, 150, 200, 200]
     notes = slugs(loaded)["checkpoint-launch-unknown"]
     assert len(notes) == 1 and notes[0].severity == "warning" and "4 of them" in notes[0].message
 
@@ -374,8 +374,8 @@ def test_tensorboard_throughput_is_checked_against_the_global_batch(tmp_path, ba
     (run / "config.yaml").write_text(f"runner_config:\n  batch_size: {batch}\nparallel_config:\n  data_parallel: 2\n")
     loaded = load_run(run)
     assert loaded.setting("global_batch_size") == 2 * batch
-    written = load_run(TRUTH / "mf-tb-ms").scalars.filter(pl.col("tag") == "throughput").sort("step")["value"]
-    got = loaded.scalars.filter((pl.col("tag") == "throughput") & (pl.col("rank") == 0)).sort("step")["value"]
+    written = load_run(TRUTH / "mf-tb-ms").tables["scalars"].filter(pl.col("tag") == "throughput").sort("step")["value"]
+    got = loaded.tables["scalars"].filter((pl.col("tag") == "throughput") & (pl.col("rank") == 0)).sort("step")["value"]
     notes = [d for d in loaded.diagnostics if d.slug == "unit-by-evidence" and "devices" in d.message]
     if divided:
         assert (got * 2 - written).abs().max() < 1e-9 and len(notes) == 2  # one per file

@@ -7,7 +7,6 @@ which checks the settings and stands in for a missing sequence length.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -304,10 +303,3 @@ def throughput(
         implied={k: f for k, f in (("samples_per_step", samples), ("tokens_per_step", tokens)) if f is not None},
     )
     return tp, notes
-
-
-def as_int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

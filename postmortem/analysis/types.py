@@ -13,35 +13,8 @@ from typing import Any
 
 import polars as pl
 
+from ..config import AnalysisOptions  # noqa: F401  (defined with the build's settings: config.py imports no polars)
 from ..diagnostics import Diagnostic
-
-# --------------------------------------------------------------------------- options
-
-
-@dataclass(frozen=True, slots=True)
-class AnalysisOptions:
-    """Knobs of the analysis. None means "take it from the run's settings, else unknown"."""
-
-    run_id: str | None = None
-    experiment: str | None = None
-    device: str | None = None  # e.g. "910B2", "H100 SXM": selects the peak from peaks.py
-    peak_tflops: float | None = None  # dense peak per device in TFLOPS; overrides the table
-    precision: str = "bf16"  # "bf16" | "fp16" | "fp32" | "tf32" | "fp8" | "int8"
-    global_batch_size: int | None = None  # samples per optimizer step
-    seq_length: int | None = None
-    devices: int | None = None
-    num_layers: int | None = None
-    hidden_size: int | None = None
-    num_heads: int | None = None
-    vocab_size: int | None = None
-    target_loss: float | None = None
-    smoothing_window: int = 50  # trailing mean of the loss over this many steps (not logged values)
-    convergence_tolerance: float = 0.02  # relative band around the final loss level
-    spike_z: float = 6.0  # robust z (scaled MAD) above which a value is a spike
-    spike_window: int = 100  # previous finite values the spike rule looks at (causal)
-    bootstrap_resamples: int = 1000
-    seed: int = 0  # all resampling is seeded: the output is deterministic
-
 
 # --------------------------------------------------------------------------- building blocks
 

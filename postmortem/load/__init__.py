@@ -1,9 +1,10 @@
 """load_run(path) -> Run: read every artifact, join sources, stitch restarts, one value per step.
 
 The rules, in order (each in its module):
-1. Each claimed file is read by its reader, in parallel processes when there is enough work
-   (parallel.py). Files are grouped by the rank their reader locates them at (files.py); a file
-   that gives nothing and says nothing gets a warning (rank.py).
+1. Each claimed file is read by its reader. Files are grouped by the rank their reader locates
+   them at (files.py), and a rank is read and joined as one job (rank.py), shared with the
+   session's helper processes when there is one (parallel.Session.share); a file that gives
+   nothing and says nothing gets a warning (rank.py).
 2. Zone-less log times are aligned with the sources that know UTC (clock.py).
 3. Within one source stream (source, tag, rank), rows are ordered by launch (files with a launch
    stamp by it, other files by path) and by position in the file. A later file whose step counter
@@ -24,10 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
-from .. import workers as worker_processes
 from ..diagnostics import Diagnostic
 from ..discover import discover
 from ..model import TABLES, InventoryEntry, Run, conform
@@ -37,29 +39,28 @@ from .checkpoints import resolve_checkpoints
 from .events import eval_events, place_pauses, restart_events
 from .files import by_rank, file_order, natural_order
 from .launches import segments_of_steps
-from .parallel import load_ranks, warm_up
-from .rank import concat
+from .rank import concat, load_rank, rank_files
 from .settings import merge_settings
 from .units import settle_per_device
+
+if TYPE_CHECKING:
+    from ..parallel import Session
 
 __all__ = ["load_run", "warm_up", "segments_of_steps"]
 
 
-def load_run(
-    path: str | Path, *, workers: int | None = None, readers: Sequence[Reader] | None = None,
-    pool: worker_processes.Pool | None = None,
-) -> Run:
+def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None) -> Run:
     """Read every artifact of a run folder into one Run (see the module docstring for the rules).
 
-    workers: processes that read ranks at most, this one included (default: one per core this
-    process may use, workers.cores()); fewer for a small run. pool: worker processes already
-    started (the build's helper), used instead of starting new ones if it has enough."""
+    session: the processes to read ranks with (parallel.Session); without one, all are read here."""
     readers = tuple(readers) if readers is not None else all_readers()
     found = discover(path, readers)
     order = file_order(found.claimed)
-    # Worker processes look readers up by name, so custom readers (tests) are read in-process.
-    parallel_ok = readers == all_readers()
-    parts = load_ranks(by_rank(found.claimed), order, *((workers, pool) if parallel_ok else (1, None)))
+    ranks_files = [rank_files(group, order) for group in by_rank(found.claimed)]
+    if session is not None:
+        parts = session.share(load_rank, ranks_files, sizes=[sum(c.artifact.size for c in r.files) for r in ranks_files])
+    else:
+        parts = [load_rank(r) for r in ranks_files]
 
     tables = {name: concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
     settings, setting_notes = merge_settings([kv for p in parts for kv in p.settings_found])
@@ -105,8 +106,13 @@ def _dedupe(items: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-# Names the benchmarks and older callers use.
-_file_order = file_order
-_by_rank = by_rank
-_load_ranks = load_ranks
-_segments = segments_of_steps
+def warm_up() -> None:
+    """In a helper started ahead of its work (parallel.Session's warm_up): the imports and the
+    set-ups that reading the first rank would otherwise pay (~0.1 s): the readers, the text-log
+    result for no handed-back lines, and polars' first numpy series, row selection and sort."""
+    from ..readers.textlog import _nothing_handed_back
+
+    all_readers()
+    _nothing_handed_back()
+    table = pl.DataFrame({"a": [2, 1], "b": [0.5, 1.5]})
+    table[np.array([1, 0])].sort("a", "b")

@@ -24,13 +24,16 @@ def renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, di
     notes: list[Diagnostic] = []
     if scalars.is_empty():
         return scalars, {}, notes
-    files = (
-        scalars.filter(pl.col("source").is_in(FILE_PER_LAUNCH))
-        .group_by("source", "rank", "file")
-        .agg(pl.col("_file_order").first(), pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
+    shifts: dict[str, int] = {}
+    # A file's source and rank are one (one reader per file; per-launch sources are whole files):
+    # grouped by the launch order, one integer per file; with one file there is nothing to shift.
+    files = scalars.head(0) if scalars["_file_order"].n_unique() < 2 else (
+        scalars.group_by("_file_order")
+        .agg(pl.col("source").first(), pl.col("rank").first(), pl.col("file").first(),
+             pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
+        .filter(pl.col("source").is_in(FILE_PER_LAUNCH))
         .sort("source", "rank", "_file_order")
     )
-    shifts: dict[str, int] = {}
     for (source, rank), group in files.group_by(["source", "rank"], maintain_order=True):
         seen_last = None
         for row in group.iter_rows(named=True):

@@ -16,22 +16,27 @@ from ..tags import CONFLICT_TOLERANCE, DEFAULT_TOLERANCE
 from .sources import AVERAGED_SOURCES, source_rank
 
 
-def one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, pl.Series, list[Diagnostic]]:
+def one_value_per_step(scalars: pl.DataFrame, *, rules_everywhere: bool = False
+                       ) -> tuple[pl.Series, pl.Series | None, list[Diagnostic]]:
     """Row numbers of the scalars to keep, in (tag, rank, step) order; row numbers of each
-    stream's latest rows (rule 1 only: every source's own view, for step-end times); conflicts.
+    stream's latest rows (rule 1 only: every source's own view, for step-end times), None when
+    that is every row; conflicts.
 
     1. Later wins within a stream: the last row (in launch order) for every step. A log file is
        one stream whatever its line shapes (a resumed launch may print JSON where the first one
        printed key=value); the per-launch files of one source (summary, tensorboard) are one.
     2. One value per (tag, rank, step): the best source; between two streams of one source, the
        later launch.
-    Both run on a narrow frame of integer codes; the wide table is gathered once. Polars hashes and
-    sorts one Int64 column several times faster than several columns, so (tag, rank, step),
-    (stream, tag, rank, step) and (tag, rank, step, preference) are packed into one each.
+
+    Most (tag, rank) series come from one source and hold each step once, in launch order: their
+    rows are kept as they are, in one pass (a stable sort by the series' small code, a radix sort
+    in numpy). The rules run only on the series where a step does not follow the one before
+    (a repeat, a second source, a resumed launch), on a narrow frame of integer codes.
+    rules_everywhere: run them on every series (the reference the tests compare with).
     """
     if scalars.is_empty():
         none = pl.Series("_i", [], dtype=pl.UInt32)
-        return none, none, []
+        return none, None, []
     keys = scalars.select(
         pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), "tag", "rank", "step", "source", "value", "_file_order", "_row",
     )
@@ -39,10 +44,46 @@ def one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, pl.Series, lis
     if not keys["_file_order"].is_sorted():
         keys = keys.sort("_file_order", "_row", maintain_order=True)
     tag, tags = _category_codes(keys["tag"])  # SCALARS' text columns are categorical
-    source, sources = _category_codes(keys["source"])
-    file, files = _int_codes(keys["_file_order"])  # a file's launch order stands for the file
     rank, ranks = _int_codes(keys["rank"])
     step, steps = _int_codes(keys["step"])
+    series = tag * ranks + rank  # (tag, rank), ordered like them
+    by_series = _stable_order(series, len(tags) * ranks)
+    ordered_series, ordered_steps = series[by_series], step[by_series]
+    repeats = (ordered_steps[1:] <= ordered_steps[:-1]) & (ordered_series[1:] == ordered_series[:-1])
+    row = keys["_i"].to_numpy()
+    if not repeats.any() and not rules_everywhere:
+        return pl.Series("_i", row[by_series]), None, []
+    mixed = np.ones(len(series), dtype=bool) if rules_everywhere else np.isin(series, np.unique(ordered_series[1:][repeats]))
+    plain = by_series[~mixed[by_series]]  # the other series' rows, in (tag, rank, step) order
+    keep, latest, notes = _by_the_rules(keys.filter(pl.Series(mixed)), scalars, (tag[mixed], tags), (rank[mixed], ranks),
+                                        (step[mixed], steps))
+    kept = np.concatenate([row[plain], keep.to_numpy()])
+    # each series is all plain or all mixed, each in step order: ordered by series, stably
+    kept = kept[_stable_order(series_of(kept, row, series), len(tags) * ranks)]
+    return pl.Series("_i", kept), pl.Series("_i", np.concatenate([row[plain], latest.to_numpy()])), notes
+
+
+def series_of(rows: np.ndarray, row: np.ndarray, series: np.ndarray) -> np.ndarray:
+    """The series code of each of `rows` (row numbers of `scalars`; `row`: the row number at each
+    position of `series`)."""
+    at = np.empty(len(row), dtype=np.int64)
+    at[row] = np.arange(len(row))
+    return series[at[rows]]
+
+
+def _stable_order(codes: np.ndarray, count: int) -> np.ndarray:
+    """The positions of `codes` (0 <= code < count) in code order, stably: numpy sorts 16-bit
+    integers stably by radix, in one pass."""
+    return np.argsort(codes.astype(np.uint16) if count <= 1 << 16 else codes, kind="stable")
+
+
+def _by_the_rules(keys: pl.DataFrame, scalars: pl.DataFrame, tag, rank, step) -> tuple[pl.Series, pl.Series, list[Diagnostic]]:
+    """Rules 1 and 2 on `keys` (every row of some (tag, rank) series, in launch order): the rows
+    kept, in (tag, rank, step) order, the streams' latest rows, and the conflicts. `tag`, `rank`,
+    `step`: each row's code and how many codes there are."""
+    (tag, tags), (rank, ranks), (step, steps) = tag, rank, step
+    source, sources = _category_codes(keys["source"])
+    file, files = _int_codes(keys["_file_order"])  # a file's launch order stands for the file
     averaged = [code for code, name in enumerate(sources) if name in AVERAGED_SOURCES]
     logs = [code for code, name in enumerate(sources) if name and name.startswith("log:") and code not in averaged]
     # A stream as (file, source): per-epoch averages in their file, a log file whatever its line
@@ -60,7 +101,8 @@ def one_value_per_step(scalars: pl.DataFrame) -> tuple[pl.Series, pl.Series, lis
     trust = pl.lit(pl.Series(trust_of)).gather(pl.col("_source"))
     preference = (trust * files + (files - 1 - pl.col("_file"))) * len(sources) + pl.col("_source")
     keys = keys.with_columns(
-        tag.alias("_tag"), source.alias("_source"), file.alias("_file"), rank.alias("_rank"), step.alias("_step")
+        pl.Series("_tag", tag), pl.Series("_source", source), pl.Series("_file", file), pl.Series("_rank", rank),
+        pl.Series("_step", step),
     ).select(
         "_i", "_source", "value",
         _packed(tag_rank_step).alias("_step_key"),
@@ -86,25 +128,31 @@ def _last_of_run(key: str) -> pl.Expr:
     return pl.col(key).ne_missing(pl.col(key).shift(-1))
 
 
-def _category_codes(values: pl.Series) -> tuple[pl.Series, list[str | None]]:
+def _category_codes(values: pl.Series) -> tuple[np.ndarray, list[str | None]]:
     """Int64 codes that order like the text of a categorical column (null first, as 0), and the
     text by code: the categories' ids looked up in a table, no string compares."""
-    distinct = values.unique().drop_nulls().sort()  # a categorical sorts by its text
-    ids = values.to_physical()
-    lookup = np.zeros(int(ids.max() or 0) + 1, dtype=np.int64)
-    lookup[distinct.to_physical().to_numpy()] = np.arange(1, distinct.len() + 1)
-    return pl.Series(lookup).gather(ids).fill_null(0), [None, *distinct.to_list()]
+    physical = values.to_physical()
+    null = int(physical.max() or 0) + 1  # a slot of its own for nulls
+    ids = physical.fill_null(null).to_numpy()
+    first = np.full(null + 1, -1, dtype=np.int64)  # id -> its first row
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    present = np.flatnonzero(first[:null] >= 0)
+    names = values.gather(first[present]).to_list()
+    by_name = sorted(range(len(names)), key=names.__getitem__)
+    lookup = np.zeros(null + 1, dtype=np.int64)
+    lookup[present[by_name]] = np.arange(1, len(names) + 1)
+    return lookup[ids], [None, *(names[i] for i in by_name)]
 
 
-def _int_codes(values: pl.Series) -> tuple[pl.Series, int]:
+def _int_codes(values: pl.Series) -> tuple[np.ndarray, int]:
     """Int64 codes that order like the integers (null first, as 0), and how many there can be."""
     lo, hi = values.min(), values.max()
     if lo is None:
-        return pl.zeros(values.len(), pl.Int64, eager=True), 1
+        return np.zeros(values.len(), dtype=np.int64), 1
     if hi - lo < 1 << 31:  # steps, ranks, launch order: an offset is enough
-        return (values.cast(pl.Int64) - lo + 1).fill_null(0), hi - lo + 2
+        return values.cast(pl.Int64).fill_null(lo - 1).to_numpy() - (lo - 1), hi - lo + 2
     dense = values.rank("dense")  # 1..n in value order
-    return dense.cast(pl.Int64).fill_null(0), int(dense.max()) + 1
+    return dense.cast(pl.Int64).fill_null(0).to_numpy(), int(dense.max()) + 1
 
 
 def _packed(codes: list[tuple[pl.Expr, int]]) -> pl.Expr:

@@ -14,8 +14,8 @@ import polars as pl
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
+from ..discover import Claimed
 from ..model import TABLES, Artifact, InventoryEntry, ReadResult, Segment, Setting, conform, empty
-from ..readers import all_readers
 from ..readers.base import Reader
 from .clock import align_local_clocks
 from .launches import launches, renumber_restarted_counters
@@ -39,16 +39,30 @@ class RankPart:
     local_clock: list[str] = field(default_factory=list)  # files whose wall times stay local (no zone, not aligned)
 
 
-def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) -> RankPart:
+@dataclass(frozen=True)
+class RankFiles:
+    """One rank's files, each with its reader, and their launch order (files.file_order): a job
+    that a helper process can do (it pickles: readers are module-level functions)."""
+
+    files: tuple[Claimed, ...]
+    order: dict[str, int]
+
+
+def rank_files(group: list[Claimed], order: dict[str, int]) -> RankFiles:
+    return RankFiles(tuple(group), {c.artifact.rel: order[c.artifact.rel] for c in group})
+
+
+def load_rank(rank: RankFiles) -> RankPart:
     """Read one rank's files and join them: clocks, launches, units, one value per step, steps."""
-    results = [_read_one(job) for job in jobs]
-    tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, order)
+    jobs = [(c.reader, c.artifact) for c in rank.files]
+    results = [_safe_read(reader, artifact) for reader, artifact in jobs]
+    tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, rank.order)
     scalars, events, clock_notes, unaligned = align_local_clocks(tables["scalars"], tables["events"], local)
     scalars, _, renumber_notes = renumber_restarted_counters(scalars)
     scalars, unit_notes = settle_units(scalars)
     segments, restart_notes = launches(scalars)
     keep, latest, conflict_notes = one_value_per_step(scalars)
-    tables["scalars"] = scalars[keep].drop("_file_order", "_row")
+    tables["scalars"] = scalars.drop("_file_order", "_row")[keep]
     tables["events"] = events
     tables["steps"] = steps_table(scalars, latest, tables["scalars"], segments)
     notes = clock_notes + renumber_notes + unit_notes + conflict_notes
@@ -56,7 +70,7 @@ def load_rank(jobs: list[tuple[Reader | str, Artifact]], order: dict[str, int]) 
 
 
 def _gather(
-    jobs: list[tuple[Reader | str, Artifact]], results: list[ReadResult], order: dict[str, int]
+    jobs: list[tuple[Reader, Artifact]], results: list[ReadResult], order: dict[str, int]
 ) -> tuple[dict[str, pl.DataFrame], list[tuple[str, Setting]], list[InventoryEntry], list[Diagnostic], list[str]]:
     """Concatenate what the readers returned: tables (scalars and events tagged with their launch
     order), settings as found, the inventory of the files, the readers' diagnostics (and a warning
@@ -67,7 +81,7 @@ def _gather(
     settings_found: list[tuple[str, Setting]] = []
     local: list[str] = []
     for (reader, art), result in zip(jobs, results):
-        name = reader if isinstance(reader, str) else reader.name
+        name = reader.name
         diagnostics.extend(result.diagnostics or _nothing_taken(name, art, result))
         inventory.append(InventoryEntry(art.rel, name, art.size, result.rows(), art.rank))
         settings_found.extend(result.settings.items())
@@ -79,8 +93,8 @@ def _gather(
             table = conform(table, TABLES[table_name])
             if table_name in _ORDERED:
                 table = table.with_columns(
-                    pl.lit(order[art.rel], dtype=pl.Int64).alias("_file_order"),
-                    pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+                    pl.lit(order[art.rel], dtype=pl.Int32).alias("_file_order"),
+                    pl.int_range(pl.len(), dtype=pl.Int32).alias("_row"),
                 )
             parts[table_name].append(table)
 
@@ -88,7 +102,7 @@ def _gather(
     for name in _ORDERED:  # an empty table has no launch-order columns yet
         if "_file_order" not in tables[name].columns:
             tables[name] = tables[name].with_columns(
-                pl.lit(None, pl.Int64).alias("_file_order"), pl.lit(None, pl.Int64).alias("_row")
+                pl.lit(None, pl.Int32).alias("_file_order"), pl.lit(None, pl.Int32).alias("_row")
             )
     return tables, settings_found, inventory, diagnostics, local
 
@@ -110,14 +124,9 @@ def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
 
 def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
     """Files without a rank in their path belong to a single-rank run: rank 0."""
-    return table.with_columns(pl.col("rank").fill_null(0)) if "rank" in table.columns and table.height else table
-
-
-def _read_one(job: tuple[Reader | str, Artifact]) -> ReadResult:
-    reader, artifact = job
-    if isinstance(reader, str):
-        reader = next(r for r in all_readers() if r.name == reader)
-    return _safe_read(reader, artifact)
+    if "rank" in table.columns and table["rank"].null_count():
+        return table.with_columns(pl.col("rank").fill_null(0))
+    return table
 
 
 def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:

@@ -34,9 +34,9 @@ _DENSE_ENOUGH = 0.9
 _MAX_REPEATED = 0.2
 
 
-def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+def steps_table(scalars: pl.DataFrame, latest: pl.Series | None, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
     """`scalars`: every row; `latest`: the row numbers of every source's own view (the later
-    launch winning within a source); `kept`: one value per (tag, rank, step)."""
+    launch winning within a source), None for all of them; `kept`: one value per (tag, rank, step)."""
     columns = ("step", "tag", "value", "wall_time", "rank", "source")
     wanted = kept.select(columns).filter(pl.col("tag").is_in([STEP_TIMER, DATA_TIME]))
     if wanted.is_empty() and scalars["wall_time"].null_count() == scalars.height:
@@ -44,10 +44,14 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
     streams = _stream_candidates(scalars)
     # Only the rows the table is made of, each source's latest: the timers' and the first candidate
     # streams' in one pass; another candidate's only when tried (the first nearly always times the steps).
-    mask = np.zeros(scalars.height, dtype=bool)
-    mask[latest.to_numpy()] = True
-    in_latest = pl.Series(mask)
     columns_only = scalars.select(columns)
+    if latest is None:
+        in_latest, every_latest = pl.lit(True), columns_only
+    else:
+        mask = np.zeros(scalars.height, dtype=bool)
+        mask[latest.to_numpy()] = True
+        in_latest = pl.Series(mask)
+        every_latest = None
     is_timer = (pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES)
 
     def stream(rank: int, source: str, tag: str) -> pl.Expr:
@@ -61,7 +65,7 @@ def steps_table(scalars: pl.DataFrame, latest: pl.Series, kept: pl.DataFrame, se
 
     def stream_rows(rank: int, source: str, tag: str) -> pl.DataFrame:
         mine = streams.get(rank) or [None]
-        where = rows if (source, tag) == mine[0] else columns_only.filter(in_latest)
+        where = rows if (source, tag) == mine[0] else every_latest if every_latest is not None else columns_only.filter(in_latest)
         return where.filter(stream(rank, source, tag))
 
     timers = rows.filter(is_timer)

@@ -25,6 +25,17 @@ static inline int grow(Buf *b, size_t n) {
     return 0;
 }
 
+/* Room for n more bytes now, so that a column whose size is known (or bounded) is never copied to
+ * grow: untouched room costs address space only, and buf_bytes gives it back. */
+static inline int reserve(Buf *b, size_t n) {
+    if (b->len + n <= b->cap) return 0;
+    if (!b->array && !(b->array = PyByteArray_FromStringAndSize(NULL, 0))) return -1;
+    if (PyByteArray_Resize(b->array, (Py_ssize_t)(b->len + n)) < 0) return -1;
+    b->data = PyByteArray_AS_STRING(b->array);
+    b->cap = b->len + n;
+    return 0;
+}
+
 /* The bytearray holding exactly what was put (a new reference). */
 static inline PyObject *buf_bytes(Buf *b) {
     if (!b->array) return PyByteArray_FromStringAndSize(NULL, 0);

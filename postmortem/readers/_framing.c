@@ -3,12 +3,13 @@
  *
  * Why C: the framing loop is inherently sequential (each length gives the next offset) and does
  * two CRCs per record. In Python that costs ~0.5 us per record, which caps summary and event files
- * at ~40 MB/s; here it runs at memory speed. framing.py keeps the pure-Python loop as the
- * reference and the fallback, and tests check that both give the same records and diagnostics.
+ * at ~40 MB/s; here it runs at memory speed (the CPU's CRC-32C instruction where x86 has it,
+ * else slicing-by-8). framing.py keeps the pure-Python loop as the reference and the fallback,
+ * and tests check that both give the same records and diagnostics.
  *
  * scan(buffer) -> (spans, status, status_offset, bad_offsets)
- *   spans          bytes: int64 triples (record_offset, data_start, data_end), records whose CRCs
- *                  check out, in file order
+ *   spans          bytearray: int64 triples (record_offset, data_start, data_end), records whose
+ *                  CRCs check out, in file order
  *   status         0 = clean end, 1 = truncated last record, 2 = length CRC mismatch (stopped)
  *   status_offset  byte offset of the record where status 1 or 2 happened, else -1
  *   bad_offsets    list of record offsets whose data CRC did not match (those were skipped)
@@ -17,6 +18,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_columns.h" /* Buf: growable byte columns */
 
 static uint32_t table[8][256];
 
@@ -31,7 +34,7 @@ static void init_table(void) {
 }
 
 /* CRC-32C (Castagnoli), slicing-by-8. */
-static uint32_t crc32c(const uint8_t *p, size_t n) {
+static uint32_t crc32c_table(const uint8_t *p, size_t n) {
     uint32_t crc = 0xFFFFFFFFu;
     while (n >= 8) {
         uint32_t lo, hi;
@@ -51,6 +54,27 @@ static uint32_t crc32c(const uint8_t *p, size_t n) {
     return crc ^ 0xFFFFFFFFu;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+/* The same CRC with SSE 4.2's crc32 instruction (the Castagnoli polynomial), 8 bytes at a time. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(const uint8_t *p, size_t n) {
+    uint64_t crc = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        crc = _mm_crc32_u64(crc, v);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c = (uint32_t)crc;
+    while (n--) c = _mm_crc32_u8(c, *p++);
+    return c ^ 0xFFFFFFFFu;
+}
+#define HAVE_SSE42_PATH 1
+#endif
+
+static uint32_t (*crc32c)(const uint8_t *, size_t) = crc32c_table;
+
 static uint32_t masked(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
 
 static uint64_t le64(const uint8_t *p) {
@@ -67,15 +91,16 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     const uint8_t *buf = view.buf;
     const uint64_t size = (uint64_t)view.len;
 
-    /* Spans grow geometrically; a record is at least 16 bytes, which bounds the count. */
-    size_t cap = 1024, count = 0;
-    int64_t *spans = PyMem_Malloc(cap * 3 * sizeof(int64_t));
+    /* A record is at least 16 bytes, which bounds the count: the spans never grow past this. */
+    Buf spans = {0};
     PyObject *bad = PyList_New(0);
-    if (!spans || !bad) goto fail;
+    if (!bad || reserve(&spans, (size_t)(size / 16 + 1) * 3 * sizeof(int64_t))) goto fail;
+    int64_t *row = (int64_t *)spans.data;
 
     int status = 0;
     int64_t status_offset = -1;
     uint64_t pos = 0;
+    size_t count = 0;
     Py_BEGIN_ALLOW_THREADS
     while (pos < size) {
         if (size - pos < 12) { status = 1; status_offset = (int64_t)pos; break; }
@@ -93,17 +118,9 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             Py_UNBLOCK_THREADS
             if (failed) { status = -1; break; }
         } else {
-            if (count == cap) {
-                Py_BLOCK_THREADS
-                int64_t *grown = PyMem_Realloc(spans, cap * 2 * 3 * sizeof(int64_t));
-                Py_UNBLOCK_THREADS
-                if (!grown) { status = -1; break; }
-                spans = grown;
-                cap *= 2;
-            }
-            spans[count * 3] = (int64_t)pos;
-            spans[count * 3 + 1] = (int64_t)start;
-            spans[count * 3 + 2] = (int64_t)end;
+            row[count * 3] = (int64_t)pos;
+            row[count * 3 + 1] = (int64_t)start;
+            row[count * 3 + 2] = (int64_t)end;
             count++;
         }
         pos = end + 4;
@@ -111,31 +128,34 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     if (status == -1) { PyErr_NoMemory(); goto fail; }
 
-    PyObject *packed = PyBytes_FromStringAndSize((const char *)spans, (Py_ssize_t)(count * 3 * sizeof(int64_t)));
-    PyMem_Free(spans);
+    spans.len = count * 3 * sizeof(int64_t);
+    PyObject *packed = buf_bytes(&spans);
+    buf_free(&spans);
     PyBuffer_Release(&view);
     if (!packed) { Py_DECREF(bad); return NULL; }
     return Py_BuildValue("(NiLN)", packed, status, (long long)status_offset, bad);
 
 fail:
-    PyMem_Free(spans);
+    buf_free(&spans);
     Py_XDECREF(bad);
     PyBuffer_Release(&view);
     if (!PyErr_Occurred()) PyErr_NoMemory();
     return NULL;
 }
 
+/* crc32c(buffer, portable=False): for tests against the crc32c package, both ways of computing it. */
 static PyObject *crc(PyObject *self, PyObject *args) {
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
-    uint32_t value = crc32c(view.buf, (size_t)view.len);
+    int portable = 0;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &portable)) return NULL;
+    uint32_t value = (portable ? crc32c_table : crc32c)(view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLong(value);
 }
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Walk TFRecord framing; check every CRC; return spans and status."},
-    {"crc32c", crc, METH_VARARGS, "CRC-32C of a buffer (for tests against the crc32c package)."},
+    {"crc32c", crc, METH_VARARGS, "CRC-32C of a buffer, by the CPU's instruction or (portable=True) slicing-by-8."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -143,5 +163,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_framing", "TFRecord
 
 PyMODINIT_FUNC PyInit__framing(void) {
     init_table();
+#ifdef HAVE_SSE42_PATH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("sse4.2")) crc32c = crc32c_sse42;
+#endif
     return PyModule_Create(&module);
 }

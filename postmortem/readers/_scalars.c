@@ -2,19 +2,18 @@
  * Scalar Events in C: decode the records of a summary / TensorBoard file that have the plain
  * scalar layout, one pass, into columns.
  *
- * Why C: a TensorBoard file holds one small record per scalar (1.5M records for 250k steps of 6
- * tags). mindspore_summary.decode_records groups same-length records and decodes them with numpy
- * (_vector_group), which costs a dozen array passes per group and layout; here each record is
- * read once. Records of any other shape are left to the Python per-record path, so this only has
- * to agree with mindspore_summary.fast_scalars on the records it takes; tests compare both.
+ * Why C: a long run's files hold millions of scalars (a TensorBoard file one small record per
+ * scalar: 1.5M records for 250k steps of 6 tags), and the Python decoder (protowire) takes
+ * microseconds per field. Records of any other shape are left to the Python per-record path,
+ * the reference: tests/readers/test_scalars_fast.py reads every file both ways.
  *
  * decode(buffer, spans, value_key, tags) -> dict
  *   spans      int64 triples (record_offset, data_start, data_end), as framing.spans gives them
  *   value_key  key byte of the float field: 0x1D MindSpore scalar_value = 3, 0x15 TB simple_value = 2
  *   tags       dict bytes -> int: codes of the tags met, extended here
- * returns bytearrays of native arrays, one row per value, in file order:
- *   ord (int64, the record's index in spans), step (int64), tag (int32 code), value (float64),
- *   wall (float64); and undone (int64): indices of the records left to the Python path.
+ * returns bytearrays of native arrays: count (int32, per record: its values decoded here, 0 for a
+ *   record left to Python); one row per value, in file order: step (int64), tag (int32 code),
+ *   value (float64), wall (float64); and undone (int64): indices of the records left to Python.
  *
  * The layout taken: Event{wall_time=1 (fixed64), step=2 (varint of at most 9 bytes: no negative
  * steps), summary=5{value=1{tag=1 (under 128 bytes), <value_key> float}+}}, nothing else.
@@ -74,9 +73,8 @@ static int32_t tag_code(Tags *t, int slot, const uint8_t *p, uint8_t n) {
     return code;
 }
 
-/* One record: 1 decoded (rows added), 0 not this layout (nothing added), -1 error. */
-static int record(const uint8_t *buf, int64_t start, int64_t end, int64_t ord, uint8_t value_key, Tags *tags,
-                  Buf out[5]) {
+/* One record: its values (rows added), 0 not this layout (nothing added), -1 error. */
+static int record(const uint8_t *buf, int64_t start, int64_t end, uint8_t value_key, Tags *tags, Buf out[5]) {
     const uint8_t *p = buf + start, *e = buf + end;
     if (e - p < 12 || p[0] != 0x09 || p[9] != 0x10) return 0;
     double wall = le_f64(p + 1);
@@ -108,12 +106,11 @@ static int record(const uint8_t *buf, int64_t start, int64_t end, int64_t ord, u
         const uint8_t *q = p + 4 + p[3];
         int32_t code = tag_code(tags, slot, p + 4, p[3]);
         double value = le_f32(q + 1);
-        if (code < 0 || put8(&out[0], &ord) || put8(&out[1], &step64) || put4(&out[2], &code) ||
-            put8(&out[3], &value) || put8(&out[4], &wall))
+        if (code < 0 || put8(&out[1], &step64) || put4(&out[2], &code) || put8(&out[3], &value) || put8(&out[4], &wall))
             return -1;
         p += 2 + p[1];
     }
-    return count > 0;
+    return count;
 }
 
 static PyObject *decode(PyObject *self, PyObject *args) {
@@ -128,19 +125,19 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     tags.codes = codes;
     const int64_t *sp = spans.buf;
     int64_t nrec = spans.len / (3 * (Py_ssize_t)sizeof(int64_t));
-    int failed = 0;
+    /* A value takes 9 bytes at least: the columns never need to grow past this. */
+    size_t most = (size_t)data.len / 9 + 1;
+    int failed = reserve(&out[0], 4 * (size_t)nrec) || reserve(&out[1], 8 * most) || reserve(&out[2], 4 * most) ||
+                 reserve(&out[3], 8 * most) || reserve(&out[4], 8 * most);
     for (int64_t i = 0; i < nrec && !failed; i++) {
         int64_t start = sp[3 * i + 1], end = sp[3 * i + 2];
-        if (start < 0 || end > data.len || start > end) {
-            failed = put8(&undone, &i);
-            continue;
-        }
-        int r = record(data.buf, start, end, i, (uint8_t)value_key, &tags, out);
+        int32_t r = 0;
+        if (start >= 0 && end <= data.len && start <= end) r = record(data.buf, start, end, (uint8_t)value_key, &tags, out);
         if (r < 0) failed = 1;
-        else if (r == 0) failed = put8(&undone, &i);
+        else failed = put4(&out[0], &r) || (r == 0 && put8(&undone, &i));
     }
     if (!failed) {
-        static const char *const names[] = {"ord", "step", "tag", "value", "wall"};
+        static const char *const names[] = {"count", "step", "tag", "value", "wall"};
         result = PyDict_New();
         for (int i = 0; result && i < 6; i++) {
             PyObject *column = buf_bytes(i < 5 ? &out[i] : &undone);

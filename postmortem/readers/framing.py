@@ -26,8 +26,8 @@ slugs are ``{prefix}-{kind}`` with the reader's prefix ("summary", "lineage", "t
 Offsets in diagnostics are byte offsets of the record header in the file.
 
 Speed: the loop lives in C (``_framing.c``, built at install; it checks the same CRCs and reports
-the same problems). The Python loop below is the reference and the fallback where no compiler was
-available; tests run both on the same files.
+the same problems). The Python loop below (``reference_spans``) is the reference and the fallback
+where no compiler was available (native.py); tests run both on the same files.
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..diagnostics import Diagnostic, error, warning
+from .native import extension
 
-try:
-    from ._framing import scan as _c_scan
-except ImportError:  # built without a compiler: the Python loop gives the same result, slower
-    _c_scan = None
+_framing = extension("_framing")
+_c_scan = _framing.scan if _framing else None
 
 HEADER = 12  # u64 length + u32 masked CRC of the length
 FOOTER = 4  # u32 masked CRC of the data
@@ -54,10 +53,9 @@ _HEADER = struct.Struct("<QI")
 
 def masked_crc(data: bytes | memoryview) -> int:
     """The masked CRC-32C TFRecord stores after a length and after the data."""
-    from crc32c import crc32c  # see scan
+    from crc32c import crc32c  # see reference_spans
 
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    return _masked(crc32c(data))
 
 
 def frame_record(data: bytes) -> bytes:
@@ -71,14 +69,16 @@ def read_file(path: str) -> bytes:
         return f.read()
 
 
-def spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic], *, use_c: bool = True) -> np.ndarray:
+def spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> np.ndarray:
     """``(record_offset, data_start, data_end)`` rows (int64) of every record whose CRCs check out.
 
     Problems are appended to ``diagnostics`` as described in the module docstring.
     """
-    if _c_scan is None or not use_c or not buf:
-        rows = list(scan(buf, rel, prefix, diagnostics, use_c=False))
-        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+    if not buf:
+        diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
+        return np.zeros((0, 3), dtype=np.int64)
+    if _c_scan is None:
+        return reference_spans(buf, rel, prefix, diagnostics)
     packed, status, at, bad = _c_scan(buf)
     for pos in bad:
         _bad_data(diagnostics, prefix, rel, pos, _U64.unpack_from(buf, pos)[0])
@@ -89,49 +89,47 @@ def spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic], *, u
     return np.frombuffer(packed, dtype=np.int64).reshape(-1, 3)
 
 
-def scan(
-    buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic], *, use_c: bool = True
-) -> Iterator[tuple[int, int, int]]:
-    """Yield ``(record_offset, data_start, data_end)`` for every record whose CRCs check out.
+def scan(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> Iterator[tuple[int, int, int]]:
+    """``spans`` one record at a time, as tuples (for readers of a few records: lineage)."""
+    yield from map(tuple, spans(buf, rel, prefix, diagnostics).tolist())
 
-    Problems are appended to ``diagnostics`` as described in the module docstring.
-    """
-    if use_c and _c_scan is not None:
-        yield from map(tuple, spans(buf, rel, prefix, diagnostics).tolist())
-        return
-    size = len(buf)
-    if size == 0:
+
+def reference_spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> np.ndarray:
+    """``spans`` by a plain Python loop: the reference the C scanner is tested against."""
+    if not buf:
         diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
-        return
+        return np.zeros((0, 3), dtype=np.int64)
     # Imported only on this path: the C scanner checks CRCs itself, and the import (~30 ms, for
-    # importlib.metadata) would be paid by every worker process.
+    # importlib.metadata) would be paid by every helper process.
     from crc32c import crc32c
 
+    rows: list[tuple[int, int, int]] = []
+    size = len(buf)
     view = memoryview(buf)
-    unpack_header = _HEADER.unpack_from
-    unpack_u32 = _U32.unpack_from
-    delta = _MASK_DELTA
     pos = 0
     while pos < size:
         if pos + HEADER > size:
             _truncated(diagnostics, prefix, rel, pos, size - pos)
-            return
-        length, length_crc = unpack_header(buf, pos)
-        crc = crc32c(view[pos:pos + 8])
-        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != length_crc:
+            break
+        length, length_crc = _HEADER.unpack_from(buf, pos)
+        if _masked(crc32c(view[pos:pos + 8])) != length_crc:
             _bad_length(diagnostics, prefix, rel, pos, size - pos)
-            return
+            break
         start = pos + HEADER
         end = start + length
         if end + FOOTER > size:  # also catches absurd lengths: nothing is allocated for them
             _truncated(diagnostics, prefix, rel, pos, size - pos)
-            return
-        crc = crc32c(view[start:end])
-        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != unpack_u32(buf, end)[0]:
+            break
+        if _masked(crc32c(view[start:end])) != _U32.unpack_from(buf, end)[0]:
             _bad_data(diagnostics, prefix, rel, pos, length)
         else:
-            yield pos, start, end
+            rows.append((pos, start, end))
         pos = end + FOOTER
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def _masked(crc: int) -> int:
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 def _bad_length(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:

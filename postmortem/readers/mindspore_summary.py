@@ -11,11 +11,9 @@ What becomes data (formats.md section 1 has the field numbers):
 * images, graphs, loss landscapes and explain events are counted, not decoded (one info diagnostic).
 The same (tag, step) written twice gives two rows; load.py deduplicates.
 
-Speed: most records of a long run are scalar-only Events. ``fast_scalars`` decodes exactly that
-byte layout (fields in number order, short tags, float values) straight from the file buffer and
-gives up (returns False, appending nothing) on anything else, which then goes through the general
-``protowire`` decoder. Both paths give the same result; tests check it against MindSpore's own
-``summary_pb2``.
+Speed: most records of a long run are scalar-only Events, which the C decoder takes
+(scalar_events.py); every other record goes through the general ``protowire`` decoder below, the
+reference. Both paths give the same result; tests check it against MindSpore's own ``summary_pb2``.
 
 Diagnostic slugs: ``summary-truncated``, ``summary-record-crc``, ``summary-file-empty`` (framing.py),
 ``summary-bad-record`` (a record whose CRC is good but whose protobuf does not parse),
@@ -27,26 +25,18 @@ from __future__ import annotations
 import re
 import struct
 
-import numpy as np
 import polars as pl
 
 from ..diagnostics import Diagnostic, info, warning
-from ..model import HISTOGRAMS, SCALARS, Artifact, ReadResult, Setting, canonical_tag, frame
+from ..model import HISTOGRAMS, Artifact, ReadResult, Setting, frame
 from .base import Location, Reader
-from .framing import FOOTER, HEADER, read_file, spans
-from .protowire import Message, WireError, parse, to_int64, varint
-
-try:
-    from ._scalars import decode as _c_decode
-except ImportError:  # built without a compiler: numpy groups and the per-record loop, same rows
-    _c_decode = None
+from .framing import read_file, spans
+from .protowire import Message, WireError, parse
+from .scalar_events import ScalarColumns, decode_records, scalars_frame
 
 NAME = "summary"
 _NAME_RE = re.compile(r"summary\.(\d+)")
 _DEVICE_RE = re.compile(r"summary\.\d+\.(\d+)\.")
-_F64 = struct.Struct("<d").unpack_from
-_F32 = struct.Struct("<f").unpack_from
-
 # anf_ir DataType -> struct format for raw_data (bfloat16 handled apart)
 _RAW_FORMATS = {1: "?", 2: "b", 3: "h", 4: "i", 5: "q", 6: "B", 7: "H", 8: "I", 9: "Q",
                 10: "e", 11: "f", 12: "d"}
@@ -78,239 +68,6 @@ def locate(artifact: Artifact) -> Location:
 def claims(artifact: Artifact) -> bool:
     name = artifact.rel.rsplit("/", 1)[-1]
     return name.endswith("_MS") and _NAME_RE.search(name) is not None
-
-
-class ScalarColumns:
-    """Columnar accumulators: one list per varying column, frames built once at the end.
-
-    Every row remembers the ordinal of the record it came from (``ords``), so records decoded in
-    groups (see ``decode_records``) and one by one can be put back in file order at the end.
-    """
-
-    def __init__(self) -> None:
-        self.ords: list[int] = []
-        self.steps: list[int] = []
-        self.tags: list[str] = []
-        self.values: list[float] = []
-        self.walls: list[float] = []
-        self.h_steps: list[int] = []
-        self.h_tags: list[str] = []
-        self.h_stats: list[tuple[int, float, float, float, int, int, int]] = []
-        self.tag_cache: dict[bytes, str] = {}
-        self.tag_codes: dict[bytes, int] = {}  # tag bytes -> code, for the C decoder
-        self.skipped: dict[str, int] = {}
-        # Finished pieces: the lists above (flushed) or numpy columns of a vectorised group.
-        self.chunks: list[tuple[pl.Series, ...]] = []
-
-    def flush(self) -> None:
-        if self.steps:
-            self.chunks.append((pl.Series(self.ords, dtype=pl.Int64), pl.Series(self.steps, dtype=pl.Int64),
-                                pl.Series(self.tags, dtype=pl.Categorical), pl.Series(self.values, dtype=pl.Float64),
-                                pl.Series(self.walls, dtype=pl.Float64)))
-            self.ords, self.steps, self.tags, self.values, self.walls = [], [], [], [], []
-
-    def columns(self) -> dict[str, pl.Series]:
-        """step, raw_tag, value, wall_time over everything decoded, in file order."""
-        self.flush()
-        names = ("step", "raw_tag", "value", "wall_time")
-        if not self.chunks:
-            return {name: [] for name in names}  # type: ignore[misc]
-        df = pl.DataFrame({name: pl.concat([c[i] for c in self.chunks], rechunk=True)
-                           for i, name in enumerate(("_ord", *names))})
-        if not df["_ord"].is_sorted():
-            df = df.sort("_ord", maintain_order=True)  # stable: values of one record keep their order
-        return {name: df[name] for name in names}
-
-    def skip(self, what: str) -> None:
-        self.skipped[what] = self.skipped.get(what, 0) + 1
-
-
-def fast_scalars(buf: bytes, start: int, end: int, cols: ScalarColumns, value_key: int = 0x1D) -> bool:
-    """Decode ``Event{wall_time=1, step=2, summary=5{value=1{tag=1, <float value>}*}}``.
-
-    ``value_key`` is the key byte of the float field: 0x1D for MindSpore's ``scalar_value = 3``,
-    0x15 for TensorBoard's ``simple_value = 2`` (the two Event layouts are otherwise the same).
-    Returns False, leaving ``cols`` unchanged, when the record has any other shape.
-    """
-    if end - start < 12 or buf[start] != 0x09 or buf[start + 9] != 0x10:
-        return False
-    wall = _F64(buf, start + 1)[0]
-    p = start + 10
-    step = buf[p]
-    if step < 0x80:
-        p += 1
-    else:
-        step, p = varint(buf, p)
-        step = to_int64(step)
-    if p + 2 > end or buf[p] != 0x2A:
-        return False
-    n = buf[p + 1]
-    if n < 0x80:
-        p += 2
-    else:
-        n, p = varint(buf, p + 1)
-    if p + n != end or n == 0:
-        return False
-    steps, tags, values, walls, cache = cols.steps, cols.tags, cols.values, cols.walls, cols.tag_cache
-    mark = len(steps)
-    while p < end:
-        vlen = buf[p + 1] if p + 1 < end else 0x80
-        vend = p + 2 + vlen
-        if buf[p] != 0x0A or vlen >= 0x80 or vlen < 7 or vend > end or buf[p + 2] != 0x0A:
-            break
-        tlen = buf[p + 3]
-        q = p + 4 + tlen
-        if tlen >= 0x80 or q + 5 != vend or buf[q] != value_key:
-            break
-        key = buf[p + 4:q]
-        tag = cache.get(key)
-        if tag is None:
-            tag = cache[key] = key.decode("utf-8", errors="replace")
-        steps.append(step)
-        tags.append(tag)
-        values.append(_F32(buf, q + 1)[0])
-        walls.append(wall)
-        p = vend
-    else:
-        return True
-    del steps[mark:], tags[mark:], values[mark:], walls[mark:]
-    return False
-
-
-_MIN_RUN = 32  # below this a run of same-length records is not worth vectorising
-
-
-def _layout(buf: bytes, start: int, end: int, value_key: int) -> tuple[int, int, list[tuple[str, int]]] | None:
-    """Where a scalar-only Event keeps its step and floats: (step offset, step bytes, [(tag, float offset)]).
-
-    Offsets are relative to the record start; None if the record is not of the fast layout.
-    """
-    probe = ScalarColumns()
-    if not fast_scalars(buf, start, end, probe, value_key):
-        return None
-    p = start + 10
-    while buf[p] >= 0x80:
-        p += 1
-    step_len = p + 1 - (start + 10)
-    offsets = []
-    q = end
-    for tag in reversed(probe.tags):  # each value ends with its 4 float bytes
-        offsets.append((tag, q - 4 - start))
-        q -= 2 + 2 + len(tag.encode("utf-8")) + 5
-    return 10, step_len, offsets[::-1]
-
-
-_MAX_TEMPLATES = 64  # distinct record layouts tried per length (one per tag or tag set, in practice)
-
-
-def _vector_group(buf: bytes, arr: np.ndarray, starts: np.ndarray, ords: np.ndarray, length: int,
-                  cols: ScalarColumns, value_key: int) -> np.ndarray:
-    """Decode same-length records column-wise; return which of them were decoded.
-
-    Records whose bytes equal a template record's everywhere except in the wall time, step and
-    float values parse exactly like the template, so those fields can be read with numpy. Each
-    template is one layout (one tag, or one set of tags); records matching none are left for the
-    per-record path.
-    """
-    stride = length + HEADER + FOOTER
-    if len(starts) > 1 and (np.diff(starts) == stride).all():
-        # back to back (a summary file: one record per step): a zero-copy (records x bytes) view
-        base = arr[int(starts[0]):int(starts[0]) + (len(starts) - 1) * stride + length]
-        rows = np.lib.stride_tricks.as_strided(base, shape=(len(starts), length), strides=(stride, 1), writeable=False)
-    else:  # interleaved with other lengths (TensorBoard: one tag per record): gather them
-        rows = arr[starts[:, None] + np.arange(length)]
-    decoded = np.zeros(len(starts), dtype=bool)
-    open_rows = np.ones(len(starts), dtype=bool)
-    for _ in range(_MAX_TEMPLATES):
-        candidates = np.flatnonzero(open_rows)
-        if candidates.size < _MIN_RUN:
-            break
-        t = int(candidates[0])
-        layout = _layout(buf, int(starts[t]), int(starts[t]) + length, value_key)
-        open_rows[t] = False
-        if layout is None or layout[1] > 9:  # other record kinds; negative / huge steps
-            continue
-        step_at, step_len, floats = layout
-        fixed = np.ones(length, dtype=bool)
-        fixed[1:9] = False
-        fixed[step_at:step_at + step_len] = False
-        for _, at in floats:
-            fixed[at:at + 4] = False
-        pool = rows if candidates.size == len(rows) else rows[candidates]
-        sub = candidates[(pool[:, fixed] == rows[t, fixed]).all(axis=1)]
-        step_bytes = rows[sub, step_at:step_at + step_len].astype(np.uint64)
-        cont = step_bytes >= 0x80
-        sub = sub[cont[:, :-1].all(axis=1) & ~cont[:, -1]]  # the step varint has the template's length
-        open_rows[sub] = False
-        if sub.size == 0:
-            continue
-        mine = rows[sub]
-        steps = np.zeros(len(sub), dtype=np.uint64)
-        for i in range(step_len):
-            steps |= (mine[:, step_at + i].astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * i)
-        walls = np.ascontiguousarray(mine[:, 1:9]).view("<f8")[:, 0]
-        values = np.stack([np.ascontiguousarray(mine[:, at:at + 4]).view("<f4")[:, 0] for _, at in floats], axis=1)
-        k = len(floats)
-        tags = dict(enumerate(tag for tag, _ in floats))
-        cols.flush()
-        cols.chunks.append((
-            pl.Series(np.repeat(ords[sub], k)),
-            pl.Series(np.repeat(steps.astype(np.int64), k)),
-            # tag codes 0..k-1 per record, mapped to the k tag strings in one vectorised step
-            pl.Series(np.tile(np.arange(k), len(sub))).replace_strict(tags, return_dtype=pl.Categorical),
-            pl.Series(values.astype(np.float64).ravel()),
-            pl.Series(np.repeat(walls, k)),
-        ))
-        decoded[sub] = True
-    return decoded
-
-
-def _decode_in_c(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int) -> np.ndarray:
-    """The plain scalar records, decoded by _scalars.c into one chunk; the indices of the others."""
-    out = _c_decode(buf, np.ascontiguousarray(spans, dtype=np.int64), value_key, cols.tag_codes)
-    if out["ord"]:
-        names = pl.Series([tag.decode("utf-8", errors="replace") for tag in cols.tag_codes], dtype=pl.Categorical)
-        cols.flush()
-        cols.chunks.append((
-            pl.Series(np.frombuffer(out["ord"], dtype=np.int64)),
-            pl.Series(np.frombuffer(out["step"], dtype=np.int64)),
-            names.gather(np.frombuffer(out["tag"], dtype=np.int32)),
-            pl.Series(np.frombuffer(out["value"], dtype=np.float64)),
-            pl.Series(np.frombuffer(out["wall"], dtype=np.float64)),
-        ))
-    return np.frombuffer(out["undone"], dtype=np.int64)
-
-
-def decode_records(buf: bytes, spans: np.ndarray, cols: ScalarColumns, value_key: int, general) -> None:
-    """Decode every record: plain scalar Events in C (_scalars.c) or, without it, same-length ones in
-    groups with numpy; the rest one by one with ``fast_scalars`` and, failing that,
-    ``general(offset, start, end)``. Rows end up in file order.
-
-    ``spans`` holds ``(record_offset, data_start, data_end)`` rows from ``framing.spans``. Grouping
-    by length (not only by adjacency) matters for TensorBoard files, where each record holds one
-    scalar and the tags of a step alternate.
-    """
-    n = len(spans)
-    if n == 0:
-        return
-    if _c_decode is not None:
-        rest = _decode_in_c(buf, spans, cols, value_key)
-    else:
-        lengths = spans[:, 2] - spans[:, 1]
-        done = np.zeros(n, dtype=bool)
-        arr = np.frombuffer(buf, dtype=np.uint8)
-        values, counts = np.unique(lengths, return_counts=True)
-        for length in values[counts >= _MIN_RUN].tolist():
-            members = np.flatnonzero(lengths == length)
-            decoded = _vector_group(buf, arr, spans[members, 1], members, int(length), cols, value_key)
-            done[members[decoded]] = True
-        rest = np.flatnonzero(~done)
-    for k in rest.tolist():
-        offset, start, end = spans[k].tolist()
-        before = len(cols.steps)
-        if not fast_scalars(buf, start, end, cols, value_key):
-            general(offset, start, end)
-        cols.ords.extend([k] * (len(cols.steps) - before))
 
 
 def _tensor_scalar(t: Message) -> float | None:
@@ -414,14 +171,6 @@ def read(artifact: Artifact) -> ReadResult:
     if saw_version or result.tables["scalars"].height:
         result.settings["framework"] = Setting("MindSpore", "summary")
     return result
-
-
-def scalars_frame(cols: ScalarColumns, rank: int | None, source: str, rel: str) -> pl.DataFrame:
-    """SCALARS rows from the decoded columns; canonical tags are mapped once per distinct raw tag."""
-    columns = cols.columns()
-    df = frame({**columns, "rank": rank, "source": source, "file": rel}, SCALARS)
-    mapping = {raw: canonical_tag(raw) for raw in df["raw_tag"].unique().to_list()}
-    return df.with_columns(pl.col("raw_tag").replace_strict(mapping, default=None, return_dtype=pl.Categorical).alias("tag"))
 
 
 def _histograms_frame(cols: ScalarColumns, rank: int | None, rel: str) -> pl.DataFrame:

@@ -2,8 +2,9 @@
 under ``tensorboard_dir/rank_{id}/``.
 
 Decoded with the same wire decoder as the summary files rather than ``tensorboardX.proto.event_pb2``:
-the scalar fast path (shared with mindspore_summary.py) is faster than ``Event.FromString`` plus
-Python attribute access per value, and one decoder keeps both readers' behaviour on bad bytes alike.
+the scalar fast path (scalar_events.py, shared with mindspore_summary.py) is faster than
+``Event.FromString`` plus Python attribute access per value, and one decoder keeps both readers'
+behaviour on bad bytes alike.
 
 Field numbers (tensorboardX/TF ``event.proto``, ``summary.proto``, ``tensor.proto``):
 ``Event{wall_time=1, step=2, file_version=3, graph_def=4, summary=5, ...}``;
@@ -28,19 +29,18 @@ Diagnostic slugs: ``tensorboard-truncated``, ``tensorboard-record-crc``, ``tenso
 
 from __future__ import annotations
 
+import re
 import struct
 
 import polars as pl
 
-import re
-
 from ..diagnostics import info, warning
 from ..model import HISTOGRAMS, Artifact, ReadResult, frame
-from ..tags import UNIT_CHOICES, canonical_tag, default_divisor
+from ..tags import UNIT_CHOICES, default_divisor
 from .base import Location, Reader
 from .framing import read_file, spans
-from .mindspore_summary import ScalarColumns, decode_records, scalars_frame
 from .protowire import Message, WireError, parse
+from .scalar_events import ScalarColumns, decode_records, scalars_frame
 
 NAME = "tensorboard"
 _SIMPLE_VALUE_KEY = 0x15  # field 2, wire type 5
@@ -163,11 +163,6 @@ def _default_units(df: pl.DataFrame) -> pl.DataFrame:
     raw = pl.col("raw_tag")
     divisor = raw.cast(pl.Utf8).replace_strict(_SCALED, default=1.0, return_dtype=pl.Float64)
     return df.with_columns(value=pl.when(raw.is_in(list(_SCALED))).then(pl.col("value") / divisor).otherwise(pl.col("value")))
-
-
-def canonical(raw: str) -> str:
-    """The canonical tag this reader gives a raw TensorBoard tag (for callers and tests)."""
-    return canonical_tag(raw)
 
 
 READER = Reader(name=NAME, claims=claims, read=read, locate=locate)

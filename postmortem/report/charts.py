@@ -88,11 +88,36 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
     return df.select(exprs).to_dicts()
 
 
+class _Rows:
+    """Inline rows altair carries without looking inside: it copies and converts every row of a
+    plain list at each layer and to_dict (most of a long run's chart time); _finish puts the list
+    back, so the spec is the same."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def __repr__(self) -> str:  # altair names a layer by a hash of its data's repr
+        return repr(self.rows)
+
+
 def _data(df: pl.DataFrame) -> alt.Data:
     # altair validates a Data against the schema when it is made, walking every inline row (about
     # a second for a long run); these rows are ours, plain numbers and strings (see _finish).
     with debug_mode(False):
-        return alt.Data(values=values(df))
+        return alt.Data(values=_Rows(values(df)))
+
+
+def _unwrap(node: Any) -> Any:
+    """The spec with every _Rows replaced by its list (rows themselves are not walked)."""
+    if isinstance(node, _Rows):
+        return node.rows
+    if isinstance(node, dict):
+        return {key: _unwrap(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_unwrap(value) for value in node]
+    return node
 
 
 def _zoom(name: str) -> alt.Parameter:
@@ -113,7 +138,7 @@ CONFIG = {
 def _finish(chart: alt.TopLevelMixin, title: str, height: int = HEIGHT) -> dict:
     # Schema validation walks every inline data point (seconds for a long run); the specs are
     # fixed by this module and the browser test draws every chart, which catches a bad one.
-    spec = chart.to_dict(validate=False)
+    spec = _unwrap(chart.to_dict(validate=False))
     spec.pop("$schema", None)  # keeps every URL out of the report; vega-embed is told the mode
     spec.update(title=title, width=WIDTH, height=height)
     config = spec.setdefault("config", {})  # altair's theme: view.continuousWidth/Height

@@ -191,12 +191,6 @@ def datetime_(when: datetime | None, now: datetime | None = None, lang: str = "e
     return f"{text} ({ago((now - when).total_seconds(), lang)})"
 
 
-def unix_time(ts: float | None, now: datetime | None = None, lang: str = "en") -> str:
-    if ts is None or not math.isfinite(ts):
-        return MISSING
-    return datetime_(datetime.fromtimestamp(ts, tz=timezone.utc), now, lang)
-
-
 def ago(seconds: float, lang: str = "en") -> str:
     units = ((86400, "day", "天"), (3600, "hour", "小时"), (60, "minute", "分钟"))
     if seconds < 60:

@@ -5,14 +5,25 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from postmortem.readers import framing
 from postmortem.readers.framing import FOOTER, frame_record, masked_crc, scan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SUMMARY = next((FIXTURES / "summary" / "records").glob("*_MS"))
 TFEVENTS = next((FIXTURES / "tensorboard" / "rank_0").glob("events.out.tfevents.*"))
+
+
+@pytest.fixture(autouse=True, params=["c", "reference"])
+def either_path(request, monkeypatch):
+    """Every test here runs on the C scanner and on the Python reference."""
+    if request.param == "reference":
+        monkeypatch.setattr(framing, "_c_scan", None)
+    elif framing._c_scan is None:
+        pytest.skip("built without the C framing helper")
 
 
 def _scan(buf: bytes, prefix: str = "summary"):
@@ -136,31 +147,21 @@ def _damaged_copies(buf: bytes):
 
 
 def test_c_and_python_framing_agree_on_real_and_damaged_files():
-    from postmortem.readers import framing
-
-    if framing._c_scan is None:
-        import pytest
-
-        pytest.skip("C framing helper not built (no compiler at install)")
     for path in (SUMMARY, TFEVENTS):
         for what, buf in _damaged_copies(path.read_bytes()):
             c_diags, py_diags = [], []
-            c = framing.spans(buf, "x/file", "summary", c_diags, use_c=True)
-            py = framing.spans(buf, "x/file", "summary", py_diags, use_c=False)
+            c = framing.spans(buf, "x/file", "summary", c_diags)
+            py = framing.reference_spans(buf, "x/file", "summary", py_diags)
             assert c.tolist() == py.tolist(), what
             assert c_diags == py_diags, what
 
 
 def test_c_crc_matches_the_crc32c_package():
-    from postmortem.readers import framing
-
-    if framing._c_scan is None:
-        import pytest
-
+    if framing._framing is None:
         pytest.skip("C framing helper not built")
     from crc32c import crc32c
 
     from postmortem.readers._framing import crc32c as c_crc32c
 
-    for data in (b"", b"a", b"123456789", bytes(range(256)) * 7, SUMMARY.read_bytes()):
-        assert c_crc32c(data) == crc32c(data)
+    for data in (b"", b"a", b"123456789", bytes(range(256)) * 7, bytes(range(13)), SUMMARY.read_bytes()):
+        assert c_crc32c(data) == c_crc32c(data, True) == crc32c(data)  # the CPU's instruction, slicing-by-8

@@ -484,7 +484,7 @@ def test_trace_view_hostile_nesting_does_not_raise(tmp_path: Path):
 def test_load_run_of_two_ranks_keeps_each_figure_once():
     from postmortem.load import load_run
 
-    run = load_run(IMAGENET / "level1", workers=1)
+    run = load_run(IMAGENET / "level1")
     steps = run.tables["profile_steps"]
     assert sorted(steps["rank"].to_list()) == [0, 1] and set(steps["source"]) == {"step_trace_time"}
     ops = run.tables["profile_ops"]

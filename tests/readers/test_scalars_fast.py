@@ -1,7 +1,7 @@
 """The C scalar-Event decoder (readers/_scalars.c) gives exactly what the Python paths give.
 
-Every summary and TensorBoard file is read twice: with the decoder, and without it (numpy record
-groups plus the per-record loop, the reference). Tables and diagnostics must be identical, floats
+Every summary and TensorBoard file is read twice: with the decoder, and without it (the general
+per-record decoder, the reference). Tables and diagnostics must be identical, floats
 bit for bit. Inputs: the fixtures and sample runs (real MindSpore and tensorboardX writers), and
 files tensorboardX writes here with the layouts the decoder must leave alone: negative steps, long
 and non-ASCII tags, NaN and infinite values, histograms and text between the scalars.
@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 
 from postmortem.model import Artifact
-from postmortem.readers import mindspore_summary, tensorboard
+from postmortem.readers import mindspore_summary, scalar_events, tensorboard
 
-pytestmark = pytest.mark.skipif(mindspore_summary._c_decode is None, reason="built without the C decoder")
+pytestmark = pytest.mark.skipif(scalar_events._c_decode is None, reason="built without the C decoder")
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARIES = sorted(ROOT.glob("tests/fixtures/summary/**/*_MS")) + sorted(ROOT.glob("samples/**/*_MS"))
@@ -33,7 +33,7 @@ def _read(module, path: Path):
 def _both(module, path: Path, monkeypatch):
     fast = _read(module, path)
     with monkeypatch.context() as m:
-        m.setattr(mindspore_summary, "_c_decode", None)
+        m.setattr(scalar_events, "_c_decode", None)
         ref = _read(module, path)
     return fast, ref
 
@@ -77,7 +77,9 @@ def test_decoder_takes_the_plain_records_and_leaves_the_rest():
     from postmortem.readers.framing import spans
 
     records = spans(buf, path.name, "tensorboard", [])
-    out = mindspore_summary._c_decode(buf, np.ascontiguousarray(records), 0x15, {})
+    out = scalar_events._c_decode(buf, np.ascontiguousarray(records), 0x15, {})
     undone = np.frombuffer(out["undone"], dtype=np.int64)
+    counts = np.frombuffer(out["count"], dtype=np.int32)
     assert 0 < len(undone) < len(records) // 10  # the version record and the like, not the scalars
-    assert len(out["ord"]) // 8 == len(records) - len(undone)  # one scalar per tensorboardX record
+    assert len(counts) == len(records) and (counts[undone] == 0).all()
+    assert counts.sum() == len(out["step"]) // 8 == len(records) - len(undone)  # one scalar per tensorboardX record

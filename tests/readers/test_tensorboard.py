@@ -95,9 +95,9 @@ def test_canonical_tags_and_units():
 
 def test_fast_path_and_general_decoder_agree(monkeypatch):
     fast = READER.read(artifact(FILES[0]))
-    from postmortem.readers import mindspore_summary
+    from postmortem.readers import scalar_events
 
-    monkeypatch.setattr(mindspore_summary, "fast_scalars", lambda *a, **k: False)
+    monkeypatch.setattr(scalar_events, "_c_decode", None)
     slow = tb.read(artifact(FILES[0]))
     assert fast.tables["scalars"].equals(slow.tables["scalars"], null_equal=True)
 
@@ -126,25 +126,6 @@ def test_damaged_copies(tmp_path):
 def test_claims():
     assert READER.claims(Artifact(path="/x", rel="tb/rank_0/events.out.tfevents.1700000000.host", size=1, mtime=0))
     assert not READER.claims(Artifact(path="/x", rel="s/events.out.events.summary.1.0.h_MS", size=1, mtime=0))
-
-
-def test_grouped_numpy_decoding_equals_record_by_record(monkeypatch):
-    """TensorBoard writes one scalar per record with the tags of a step interleaved: the numpy path
-    groups records by length and template; it must give exactly the rows of the per-record path."""
-    import polars as pl
-    from polars.testing import assert_frame_equal
-
-    from postmortem.model import Artifact
-    from postmortem.readers import mindspore_summary, tensorboard
-
-    path = next((Path(__file__).resolve().parents[1] / "fixtures" / "tensorboard" / "rank_0").glob("events.out.tfevents.*"))
-    art = Artifact(str(path), "tensorboard/rank_0/x", path.stat().st_size, 0.0, 0)
-    grouped = tensorboard.READER.read(art).tables["scalars"]
-    monkeypatch.setattr(mindspore_summary, "_MIN_RUN", 10**9)  # every record through the per-record path
-    one_by_one = tensorboard.READER.read(art).tables["scalars"]
-    assert grouped.height > 100
-    assert_frame_equal(grouped, one_by_one)
-    assert grouped["step"].is_sorted() or grouped.group_by("tag").agg(pl.col("step").is_sorted()).get_column("step").all()
 
 
 def test_locate_gives_the_path_rank_and_the_writers_stamp():

@@ -76,13 +76,11 @@ def hostile_build(tmp_path_factory):
         fetched.append(url)
         return real_fetch(self, url, headers)
 
-    from contextlib import nullcontext
-
-    from postmortem import workers
+    from postmortem import parallel
 
     mp = pytest.MonkeyPatch()
     mp.setattr(pdf.OfflineFetcher, "fetch", recording_fetch)
-    mp.setattr(workers, "helper", lambda wanted=True: nullcontext())  # the recorder is here: lay the PDF out here
+    mp.setattr(parallel, "cores", lambda: 1)  # the recorder is here: lay the PDF out here
     try:
         code = main(["build", str(run), "--out", str(out), "--run-id", "hostile", "--format", "html,pdf,md,json"])
     finally:
