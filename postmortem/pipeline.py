@@ -294,7 +294,7 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None) -> Buil
         try:
             baseline, baseline_id = resolve_baseline(baseline_id, Path(settings.out), experiment, run_id)
         except InputError as exc:  # the baseline left the archive: report without it, and say so
-            note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
+            note = diag.warning("baseline-missing", baseline=baseline_id, detail=exc.message)
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
     with workers.helper("pdf" in settings.formats) as helper:

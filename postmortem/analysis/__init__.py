@@ -82,9 +82,7 @@ def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
     steps = profile_step_times(run.tables["profile_steps"])
     if steps.is_empty():
         return run, []
-    source = ", ".join(sorted(set(steps["source"].to_list())))
-    note = dg.info("steps-from-profile", f"no training step times were logged: the step times are the profiled "
-                   f"steps' totals ({source}), in the profiler's own step numbering")
+    note = dg.info("steps-from-profile", sources=sorted(set(steps["source"].to_list())))
     return dataclasses.replace(run, tables={**run.tables, "steps": steps}), [note]
 
 

@@ -177,17 +177,17 @@ def read(artifact: Artifact) -> ReadResult:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        result.diagnostics.append(dg.warning("config-unparseable", f"YAML error: {_short(exc)}", rel, line))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, offset=line, variant="yaml", detail=_short(exc)))
         return result
     except RecursionError:  # hostile nesting ([[[[... thousands deep): not a config
-        result.diagnostics.append(dg.warning("config-unparseable", "nested too deeply to parse", rel))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, variant="deep"))
         return result
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        result.diagnostics.append(dg.warning("config-unparseable", f"JSON error: {_short(exc)}", rel, line))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, offset=line, variant="json", detail=_short(exc)))
         return result
     if not isinstance(cfg, dict):
-        result.diagnostics.append(dg.info("config-not-mapping", "top level is not a mapping; nothing read", rel))
+        result.diagnostics.append(dg.info("config-not-mapping", path=rel))
         return result
     result.settings.update(extract_settings(cfg, f"config:{rel}"))
     return result

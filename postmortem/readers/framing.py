@@ -101,7 +101,7 @@ def scan(
         return
     size = len(buf)
     if size == 0:
-        diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
+        diagnostics.append(warning(f"{prefix}-file-empty", path=rel, offset=0))
         return
     # Imported only on this path: the C scanner checks CRCs itself, and the import (~30 ms, for
     # importlib.metadata) would be paid by every worker process.
@@ -135,25 +135,12 @@ def scan(
 
 
 def _bad_length(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:
-    diagnostics.append(error(
-        f"{prefix}-record-crc",
-        f"length CRC mismatch at byte {pos}: the record length cannot be trusted, "
-        f"stopped reading ({left} bytes not read)",
-        rel, pos,
-    ))
+    diagnostics.append(error(f"{prefix}-record-crc", path=rel, offset=pos, variant="length", at=pos, left=left))
 
 
 def _bad_data(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, length: int) -> None:
-    diagnostics.append(error(
-        f"{prefix}-record-crc",
-        f"data CRC mismatch in the {length}-byte record at byte {pos}: record skipped",
-        rel, pos,
-    ))
+    diagnostics.append(error(f"{prefix}-record-crc", path=rel, offset=pos, variant="data", at=pos, length=length))
 
 
 def _truncated(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:
-    diagnostics.append(warning(
-        f"{prefix}-truncated",
-        f"last record is incomplete ({left} bytes at byte {pos}); everything before it was kept",
-        rel, pos,
-    ))
+    diagnostics.append(warning(f"{prefix}-truncated", path=rel, offset=pos, at=pos, left=left))

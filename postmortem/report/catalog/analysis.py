@@ -1,0 +1,4 @@
+"""analysis templates."""
+
+TEMPLATES: dict[str, tuple[str, str]] = {
+}

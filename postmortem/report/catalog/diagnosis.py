@@ -1,0 +1,4 @@
+"""diagnosis templates."""
+
+TEMPLATES: dict[str, tuple[str, str]] = {
+}

@@ -1,0 +1,4 @@
+"""findings templates."""
+
+TEMPLATES: dict[str, tuple[str, str]] = {
+}

@@ -1,0 +1,4 @@
+"""triage templates."""
+
+TEMPLATES: dict[str, tuple[str, str]] = {
+}
