@@ -84,7 +84,7 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, helper: w
 
 
 def _import_renderers() -> None:
-    from .analysis import metrics_json  # noqa: F401
+    from .report import metrics_json  # noqa: F401
     from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
 
 
@@ -126,7 +126,7 @@ def render_and_archive(
     experiment: str, progress=None, helper: Executor | None = None,
 ) -> BuildResult:
     from .analysis import analyze
-    from .analysis.metrics_json import to_metrics
+    from .report.metrics_json import to_metrics
 
     options = analysis_options(settings, run_id, experiment)
     with _status(progress, "analysing"):

@@ -58,7 +58,7 @@ def test_build_lists_the_report_files_it_wrote(tmp_path, capsys):
 
 
 def test_metrics_json_is_valid_and_states_its_figures(archive):
-    from postmortem.analysis.metrics_json import load_schema
+    from postmortem.report.metrics_json import load_schema
 
     metrics = json.loads((run_dir(archive, "gpt-tiny-lr2x") / "metrics.json").read_text())
     jsonschema.validate(metrics, load_schema())

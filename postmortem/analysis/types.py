@@ -1,8 +1,10 @@
 """Result types of the analysis layer: plain frozen data, no markup, no charts.
 
 Every number that can fail to exist is a ``Figure``: ``value`` is None and ``reason`` says why.
-``method`` always says how the value was obtained (formula, window, source). Keep these stable:
-additive changes only (the report layer and metrics.json build on them).
+``method`` always says how the value was obtained (formula, window, source). Every sentence is a
+``Text`` (a key and its parameters), worded per language by the report layer; a ``str`` here is a
+code or the run's own data (a tag, a path, a setting's value). Keep these stable: additive
+changes only (the report layer and metrics.json build on them).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from ..diagnostics import Diagnostic
+from ..text import Text
 
 # --------------------------------------------------------------------------- options
 
@@ -51,17 +54,17 @@ class Figure:
     """One number, how it was obtained, and why it is missing when it is."""
 
     value: float | None
-    method: str = ""
-    reason: str | None = None  # set when value is None
+    method: Text | None = None  # how it was obtained
+    reason: Text | None = None  # set when value is None
     unit: str = ""
-    source: str = ""  # where the inputs came from: "options", "settings:<key> (<source>)", "checkpoint", ...
+    source: Text | None = None  # where the inputs came from: the options, a setting and its source, a checkpoint, ...
 
     @property
     def known(self) -> bool:
         return self.value is not None
 
 
-def missing(reason: str, method: str = "", unit: str = "") -> Figure:
+def missing(reason: Text, method: Text | None = None, unit: str = "") -> Figure:
     return Figure(None, method=method, reason=reason, unit=unit)
 
 
@@ -102,8 +105,8 @@ class SteadyWindow:
     steps_kept: int
     excluded: pl.DataFrame  # EXCLUDED
     excluded_counts: dict[str, int]  # reason -> steps
-    rules: dict[str, str]  # reason -> the rule used, in words
-    reason: str | None = None  # why there is no window
+    rules: dict[str, Text]  # reason -> the rule used
+    reason: Text | None = None  # why there is no window
 
 
 # What the step times in steps.step_time_s are (from steps.source):
@@ -127,8 +130,8 @@ class Throughput:
     logged: dict[str, Figure]  # what the run logged itself (median over the steady steps): tag -> figure
     rank: int | None = None  # the rank whose step times were used
     timing: str = "none"  # TIMING_BASES: what step_time_s is
-    in_step_time_s: Figure = field(default_factory=lambda: missing("no in-step timer", unit="s"))  # median over the window
-    gap_share: Figure = field(default_factory=lambda: missing("no in-step timer", unit="fraction"))  # gap / e2e
+    in_step_time_s: Figure = field(default_factory=lambda: missing(Text("reason.no-in-step-timer"), unit="s"))  # median over the window
+    gap_share: Figure = field(default_factory=lambda: missing(Text("reason.no-in-step-timer"), unit="fraction"))  # gap / e2e
     implied: dict[str, Figure] = field(default_factory=dict)  # "samples_per_step"/"tokens_per_step" by logged rates
 
 
@@ -165,7 +168,7 @@ class Mfu:
 @dataclass(frozen=True)
 class TimeToTarget:
     target: float | None
-    target_source: str  # "options.target_loss", "baseline final smoothed loss"
+    target_source: str  # "options" (options.target_loss) | "baseline" (the baseline's final smoothed loss)
     step: Figure
     tokens: Figure
     hours: Figure  # wall hours from the first step
@@ -190,7 +193,7 @@ CONVERGENCE_STATUSES = ("converged", "not_converged", "unknown")
 
 @dataclass(frozen=True)
 class Convergence:
-    smoothing: str  # how the loss was smoothed
+    smoothing: Text  # how the loss was smoothed
     initial_loss: Figure
     final_smoothed_loss: Figure  # the final loss level: robust statistic of the last 10% of steps
     min_smoothed_loss: Figure
@@ -200,13 +203,13 @@ class Convergence:
     targets: tuple[TimeToTarget, ...]
     aux_losses: tuple[AuxLoss, ...]
     eval_loss_last: Figure
-    final_loss_se: Figure = field(default_factory=lambda: missing("not computed"))  # standard error of the final level
+    final_loss_se: Figure = field(default_factory=lambda: missing(Text("reason.not-computed")))  # standard error of the final level
     # "spike" / "nonfinite" -> the steps kept out of the smoothed loss
     left_out: dict[str, tuple[int, ...]] = field(default_factory=dict)
     status: str = "unknown"  # CONVERGENCE_STATUSES
     status_code: str | None = None  # why not converged (see above); None when converged
     status_evidence: dict[str, float | int | None] = field(default_factory=dict)  # the numbers behind the status
-    rule: str = ""  # the convergence rule, in words
+    rule: Text | None = None  # the convergence rule
 
 
 # --------------------------------------------------------------------------- stability
@@ -234,7 +237,7 @@ class Spike:
 @dataclass(frozen=True)
 class SpikeSeries:
     tag: str
-    rule: str
+    rule: Text
     points: int  # finite values examined
     spikes: tuple[Spike, ...]
     nonfinite_steps: tuple[int, ...]  # NaN/Inf values, never fed to the rolling statistics
@@ -243,7 +246,7 @@ class SpikeSeries:
     height_max: float | None
     spacing_median_steps: float | None
     recovery_counts: dict[str, int]
-    reason: str | None = None  # why the series could not be examined
+    reason: Text | None = None  # why the series could not be examined
 
 
 @dataclass(frozen=True)
@@ -264,7 +267,7 @@ class Phase:
     name: str  # "startup", "warmup", "main", "decay"
     start_step: int
     end_step: int
-    rule: str
+    rule: Text
     events: dict[str, int]  # event kind -> count inside the phase (and "stall" from the window)
     step_time_median_s: float | None
     tokens_per_s: float | None
@@ -279,16 +282,16 @@ class CheckpointSave:
     path: str | None
     bytes: int | None
     save_s: float | None
-    method: str  # "event duration" | "step time minus median step time" | ...
+    method: Text  # how save_s was found: its event's duration, the step time minus the median, ...
 
 
 @dataclass(frozen=True)
 class Phases:
     phases: tuple[Phase, ...]
-    rule: str
+    rule: Text
     checkpoint_saves: tuple[CheckpointSave, ...]
     checkpoint_tax: Figure  # total save time / total wall time, fraction
-    reason: str | None = None
+    reason: Text | None = None
     data_wait_share: float | None = None  # logged data wait / step time over the steady window (all steps if none)
 
 
@@ -630,8 +633,8 @@ class RankStat:
 class Ranks:
     ranks: tuple[RankStat, ...]
     slow_ranks: tuple[int, ...]
-    rule: str
-    reason: str | None = None
+    rule: Text
+    reason: Text | None = None
     spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
     profile: tuple[RankProfile, ...] = ()  # per-rank profiler figures (analysis/profile.py)
     stragglers: Stragglers | None = None  # who waits for whom, from the profiler
@@ -644,36 +647,82 @@ class CheckStatus(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Check(StrEnum):
+    """The configuration checks (analysis/configcheck.py)."""
+
+    GLOBAL_BATCH = "global_batch"  # global batch = micro batch x data parallel x accumulation (x micro-batches)
+    PIPELINE = "pipeline"  # pipeline micro-batches >= stages
+    NUM_HEADS = "num_heads_divisible"  # num_heads divisible by model_parallel
+    HIDDEN_SIZE = "hidden_size_divisible"  # hidden_size divisible by model_parallel
+    CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
+
+
 @dataclass(frozen=True)
 class ConfigCheck:
-    name: str
+    name: Check
     status: CheckStatus
-    message: str
+    detail: Text
     evidence: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- comparison
 
 
+class Family(StrEnum):
+    THROUGHPUT = "throughput"
+    EFFICIENCY = "efficiency"
+    CONVERGENCE = "convergence"
+    STABILITY = "stability"
+
+
+FAMILIES = tuple(Family)
+
+
+class Outcome(StrEnum):
+    """A family's verdict against the baseline."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_CHANGE = "no significant change"
+    MIXED = "mixed"
+    UNKNOWN = "unknown"
+
+
+class Better(StrEnum):
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+class Alignment(StrEnum):
+    """How the two runs' values of a figure were lined up."""
+
+    STEADY_WINDOW = "steady window"
+    WHOLE_RUN = "whole run"
+    BY_STEP = "by step"
+    BY_TOKENS = "by tokens"  # at Delta.aligned_tokens, the last token count both runs reached
+    LAST_TENTH = "each run's last 10%"
+
+
 @dataclass(frozen=True)
 class Delta:
     figure: str  # "step_time_s", "tokens_per_s", "mfu", "final_smoothed_loss", ...
-    family: str  # "throughput" | "efficiency" | "convergence" | "stability"
+    family: Family
     baseline: float | None
     current: float | None
     delta: float | None  # current - baseline
     rel: float | None  # delta / |baseline|
     significant: bool | None  # None: cannot tell
-    better: str  # "higher" | "lower"
-    alignment: str  # "steady window", "by step", "by tokens", "whole run"
-    method: str  # how significance was decided
-    reason: str | None = None
+    better: Better
+    alignment: Alignment
+    method: Text  # how significance was decided
+    reason: Text | None = None
+    aligned_tokens: float | None = None  # Alignment.BY_TOKENS: the token count compared at
 
 
 @dataclass(frozen=True)
 class FamilyVerdict:
-    family: str
-    verdict: str  # "improved" | "regressed" | "no significant change" | "mixed" | "unknown"
+    family: Family
+    verdict: Outcome
     figures: tuple[str, ...]  # the significant figures behind it
     unjudged: tuple[str, ...] = ()  # the family's figures that could not be judged (missing or no test)
 
@@ -738,10 +787,17 @@ class FindingSeverity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
+    """What a reader should look at: a kind (slugs.FINDINGS), its severity and the numbers and
+    names it is worded from (the catalogue's ``finding.<kind>[/<variant>]``)."""
+
     kind: FindingKind
     severity: FindingSeverity
-    message: str
-    evidence: dict[str, float | int | str | bool | None] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    variant: str = ""  # which of the kind's sentences, where it has several
+
+    @property
+    def text(self) -> Text:
+        return Text(f"finding.{self.kind}" + (f"/{self.variant}" if self.variant else ""), **self.params)
 
 
 # --------------------------------------------------------------------------- plausibility
@@ -754,9 +810,9 @@ class Implausible:
     check: str  # "mfu_range", "step_vs_gap", "tokens_vs_logged"
     figures: tuple[str, ...]  # headline figures flagged: "mfu", "step_time_s", "tokens_per_s", ...
     value: float  # the figure, in its unit
-    against: str  # what it is held against: "100%", "wall-clock gap", "logged tokens_per_s"
+    against: str  # what it is held against, a code: "mfu_max", "mfu_min", "wall_gap", "logged_tokens_per_s"
     against_value: float | None
-    rule: str  # the rule, in words
+    rule: Text
 
 
 # --------------------------------------------------------------------------- the whole analysis

@@ -4,7 +4,7 @@ import jsonschema
 import numpy as np
 
 from postmortem.analysis import AnalysisOptions, analyze
-from postmortem.analysis.metrics_json import dumps, load_schema, to_metrics
+from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 
 from .runs import make_run
 

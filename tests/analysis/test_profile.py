@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from postmortem.analysis import analyze
-from postmortem.analysis.metrics_json import dumps, load_schema, to_metrics
+from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 from postmortem.load import load_run
 
 CONF = Path(__file__).resolve().parent.parent / "fixtures" / "conformance"

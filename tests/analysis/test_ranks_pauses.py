@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from postmortem.analysis import analyze
-from postmortem.analysis.metrics_json import load_schema, to_metrics
+from postmortem.report.metrics_json import load_schema, to_metrics
 
 from .runs import make_run
 

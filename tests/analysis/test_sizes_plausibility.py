@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from postmortem.analysis import AnalysisOptions, analyze
-from postmortem.analysis.metrics_json import dumps, load_schema, to_metrics
+from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 from postmortem.analysis.types import FindingSeverity
 from postmortem.model import Setting
 from postmortem.report.viewmodel import build_view

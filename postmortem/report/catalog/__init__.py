@@ -12,9 +12,9 @@ Placeholders are ``str.format`` fields whose format spec names how the value is 
 ``{v:num}`` 3 significant digits (``num4``: 4) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
 ``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{c:@prefix}`` the name of a code (the template or
-label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals).
+label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start).
 Without a spec a number is written with ``format.number`` (integers with separators), a name as
-it is. A list is written element by element and joined; ``None`` is the missing mark; a nested
+it is. A list is written element by element and joined (``{xs:prod}``: with ×, ``{xs:semi}``: with semicolons); ``None`` is the missing mark; a nested
 ``Text`` is worded in the same language.
 """
 
@@ -84,6 +84,19 @@ _SPECS = {
 }
 
 
+_JOINS = {"prod": (" × ", " × "), "semi": ("; ", "；")}
+
+
+def _ranks(value: Any, lang: str, capital: bool = False) -> str:
+    """A rank or ranks: "rank 1", "ranks 0, 2"; "卡 1", "卡 0、2"."""
+    ranks = list(value) if isinstance(value, (list, tuple)) else [value]
+    joined = fmt.labels(lang)["list_sep"].join(str(r) for r in ranks)
+    if lang == "zh":
+        return f"卡 {joined}"
+    word = "rank" if len(ranks) == 1 else "ranks"
+    return f"{word.capitalize() if capital else word} {joined}"
+
+
 def _default(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
@@ -102,10 +115,18 @@ class _Formatter(string.Formatter):
     def format_field(self, value: Any, spec: str) -> str:
         if isinstance(value, Text):
             return render(value, self.lang)
+        if spec in ("ranks", "Ranks"):
+            return _ranks(value, self.lang, spec == "Ranks")
         if isinstance(value, (list, tuple)):
-            return fmt.labels(self.lang)["list_sep"].join(self.format_field(v, spec) for v in value)
+            if spec in _JOINS:  # a list joined another way: a product, clauses
+                sep, spec = _JOINS[spec][self.lang == "zh"], ""
+            else:
+                sep = fmt.labels(self.lang)["list_sep"]
+            return sep.join(self.format_field(v, spec) for v in value)
         if value is None:
-            return fmt.MISSING
+            return "" if spec == "opt" else fmt.MISSING
+        if spec == "opt":
+            spec = ""
         if isinstance(value, Enum):
             value = value.value
         if spec.startswith("@"):

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .types import BESIDE, PARTITION, Analysis, Figure, Profile, ProfileBreakdown, Ranks, SpikeSeries, Triage
-from .window import excluded_ranges
+from ..analysis.types import BESIDE, PARTITION, Analysis, Figure, Profile, ProfileBreakdown, Ranks, SpikeSeries, Triage
+from ..analysis.window import excluded_ranges
 
 SCHEMA_VERSION = "1.1"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
