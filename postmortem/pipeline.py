@@ -14,7 +14,6 @@ process), and lays out the PDF while the HTML, JSON and markdown are made here.
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import Executor, Future
 from contextlib import nullcontext
@@ -126,19 +125,15 @@ def render_and_archive(
     experiment: str, progress=None, helper: Executor | None = None,
 ) -> BuildResult:
     from .analysis import analyze
-    from .report.metrics_json import to_metrics
+    from .report.metrics_json import dumps, to_metrics
 
     options = analysis_options(settings, run_id, experiment)
     with _status(progress, "analysing"):
         analysis = analyze(run, baseline, options)
     generated_at = now()
-    metrics = to_metrics(analysis)
     started, finished = run_times(run)
-    metrics.setdefault("run", {}).update(started_at=started, finished_at=finished)
-    metrics["generated_at"] = generated_at.isoformat()
-    metrics["generator"] = f"postmortem {__version__}"
-    if baseline_id:
-        metrics.setdefault("baseline", {}).setdefault("run", {})["id"] = baseline_id
+    metrics = to_metrics(analysis, started_at=started, finished_at=finished, generated_at=generated_at.isoformat(),
+                         generator=f"postmortem {__version__}", baseline_id=baseline_id)
 
     meta = {"run_id": run_id, "experiment": experiment, "built_at": generated_at.isoformat(), "baseline_id": baseline_id}
     files: dict[str, bytes | str] = {}
@@ -149,10 +144,7 @@ def render_and_archive(
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
-    if "json" in settings.formats:
-        files["metrics.json"] = json.dumps(metrics, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
-    else:  # the archive needs it for indexes and baselines even when not asked for
-        files["metrics.json"] = json.dumps(metrics, ensure_ascii=False, allow_nan=False) + "\n"
+    files["metrics.json"] = dumps(metrics)  # the archive needs it for indexes and baselines even when not asked for
 
     archive_root = Path(settings.out)
     with _status(progress, "writing"), archive.locked(archive_root):

@@ -153,14 +153,16 @@ def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
 def finding_text(f: dict, lang: str) -> str:
     """A metrics.json finding in the digest's language (report/messages.py makes the text)."""
     from .analysis.types import Finding, FindingKind, FindingSeverity
+    from .report.catalog import from_jsonable, render
     from .report.messages import finding_text as text
 
     try:
-        finding = Finding(FindingKind(f.get("kind")), FindingSeverity(f.get("severity", "info")), str(f.get("message", "")),
-                          dict(f.get("evidence") or {}))
+        params = {str(k): from_jsonable(v) for k, v in dict(f.get("evidence") or {}).items()}
+        finding = Finding(FindingKind(f.get("kind")), FindingSeverity(f.get("severity", "info")),
+                          {**params, "message": str(f.get("message", ""))}, str(f.get("variant") or ""))
     except ValueError:  # a kind this version does not know: its message as written
         return str(f.get("message", ""))
-    return text(finding, lang)
+    return render(text(finding), lang)
 
 
 _TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure", "bad"), 3: ("warning", "warning")}

@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from .convergence import tail_start
+from .identity import explaining_order
 from ..text import Text
 from .stats import MAD_SCALE, bootstrap_median_diff_ci
 from .types import (
@@ -97,10 +98,12 @@ def loss_at_tokens(a: Analysis, tokens: float) -> float | None:
 def settings_diff(current: Mapping[str, Setting], baseline: Mapping[str, Setting]) -> SettingsDiff:
     cur = {k: v.value for k, v in current.items()}
     base = {k: v.value for k, v in baseline.items()}
+    # ordered by what can explain a change: hyperparameters and the parallel layout first, per-run values last
+    order = explaining_order
     return SettingsDiff(
-        added=tuple(SettingChange(k, None, cur[k]) for k in sorted(cur.keys() - base.keys())),
-        removed=tuple(SettingChange(k, base[k], None) for k in sorted(base.keys() - cur.keys())),
-        changed=tuple(SettingChange(k, base[k], cur[k]) for k in sorted(cur.keys() & base.keys())
+        added=tuple(SettingChange(k, None, cur[k]) for k in sorted(cur.keys() - base.keys(), key=order)),
+        removed=tuple(SettingChange(k, base[k], None) for k in sorted(base.keys() - cur.keys(), key=order)),
+        changed=tuple(SettingChange(k, base[k], cur[k]) for k in sorted(cur.keys() & base.keys(), key=order)
                       if cur[k] != base[k]),
     )
 

@@ -584,6 +584,16 @@ class Action(StrEnum):
     PARALLEL_STRATEGY = "parallel_strategy"  # tensor / pipeline split
     GRAPH_COMPILE = "graph_compile"  # graph compile options (jit_level O1/O2)
     PROFILE_RUN = "profile_run"  # profile 30-50 steady steps to decide
+    # the diagnosis' playbook beyond the profiler triage (§5: not converging, NaN, grad-norm surges)
+    CHECK_ENVIRONMENT = "check_environment"  # nothing that changed explains it: the host, other jobs, storage, network
+    CHECK_LR = "check_lr"  # the peak learning rate and the warmup (a surge right after warmup: the peak is too high)
+    CHECK_DATA = "check_data"  # the samples of the spike / NaN steps: inf, outliers, very long texts, broken tokens
+    CHECK_LOSS_SCALE = "check_loss_scale"  # FP16: a dynamic loss scale (start 1024-2048), gradient clipping
+    CHECK_PRECISION = "check_precision"  # a few dozen steps in FP32 to compare; FP32 for loss / norm layers
+    CHECK_DATA_ALIGNMENT = "check_data_alignment"  # overfit one batch: labels and tokens aligned?
+    CHECK_PARALLEL_SPLIT = "check_parallel_split"  # model parallelism off on a small run: does it converge then?
+    CHECK_INPUTS = "check_inputs"  # a figure cannot be right: the peak, parameter count, devices, batch, timer unit
+    CHECKPOINT_INTERVAL = "checkpoint_interval"  # save less often (save_checkpoint_steps), keep_checkpoint_max
 
 
 @dataclass(frozen=True, slots=True)
@@ -613,6 +623,83 @@ class Triage:
     evidence: tuple[Evidence, ...]
     actions: tuple[Action, ...]
     also: tuple[Signal, ...] = ()  # other signals past their threshold, weaker than the verdict's
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+class Side(StrEnum):
+    """Where a problem lies (the article §1.1: data side, model side, or the runtime environment)."""
+
+    DATA = "data"
+    MODEL = "model"
+    ENVIRONMENT = "environment"
+    INPUTS = "inputs"  # not the run: the figure's own inputs (a peak, a batch size, a timer's unit)
+
+
+class Symptom(StrEnum):
+    SLOWER = "slower"  # throughput regressed against the baseline
+    FASTER = "faster"
+    LESS_EFFICIENT = "less_efficient"  # efficiency (MFU, checkpoint tax) regressed
+    MORE_EFFICIENT = "more_efficient"
+    LOSS_WORSE = "loss_worse"  # convergence regressed
+    LOSS_BETTER = "loss_better"
+    LESS_STABLE = "less_stable"  # stability regressed (spikes, NaN)
+    MORE_STABLE = "more_stable"
+    IMPLAUSIBLE = "implausible"  # a headline figure cannot be right
+    NAN = "nan"  # NaN/Inf loss or grad norm in the run
+    DIVERGED = "diverged"
+    SPIKES = "spikes"  # loss / grad-norm spikes in the run itself
+    BOTTLENECK = "bottleneck"  # the triage's verdict in the run itself
+    DATA_STALLS = "data_stalls"
+    CHECKPOINT_TAX = "checkpoint_tax"
+    SLOW_RANKS = "slow_ranks"
+    ERRORS = "errors"  # error lines, interrupted saves, restarts
+    NOT_CONVERGED = "not_converged"
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number that decides a verdict, in the run and (where there is one) the baseline."""
+
+    key: str  # a figure (step_time_s, mfu, loss_spikes, ...) or a triage evidence key (data_wait_share, ...)
+    current: float | None
+    baseline: float | None = None
+    threshold: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingLink:
+    """A changed setting and whether a change of it can explain the problem (analysis/identity.py)."""
+
+    key: str
+    baseline: Any
+    current: Any
+    explains: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing the first screen says: what, how sure, the deciding numbers, where it points, what to try."""
+
+    symptom: Symptom
+    severity: FindingSeverity
+    family: Family | None
+    quantities: tuple[Quantity, ...]  # the deciding quantities, current against baseline
+    cause: Quantity | None = None  # the measurement that points at the layer (a triage evidence)
+    side: Side | None = None
+    bottleneck: Verdict | None = None  # memory / compute / communication / host / data
+    actions: tuple[Action, ...] = ()  # the first things to try, in order
+    settings: tuple[SettingLink, ...] = ()  # the changed settings, each: can it explain this?
+    evidence: tuple[str, ...] = ()  # the report sections holding the evidence
+    params: dict[str, Any] = field(default_factory=dict)  # further numbers: first step, count, ...
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    problems: tuple[Problem, ...]  # most severe first
+    baseline_id: str | None = None
+    changed: tuple[SettingChange, ...] = ()  # changed settings that can cause something (per-run values left out)
 
 
 # --------------------------------------------------------------------------- ranks, config
@@ -725,6 +812,36 @@ class FamilyVerdict:
     verdict: Outcome
     figures: tuple[str, ...]  # the significant figures behind it
     unjudged: tuple[str, ...] = ()  # the family's figures that could not be judged (missing or no test)
+
+
+class SettingGroup(StrEnum):
+    """What a setting is about (analysis/identity.py files each key)."""
+
+    FRAMEWORK = "framework"  # framework, versions, device, execution mode
+    MODEL = "model"  # the model's shape
+    DATA = "data"  # dataset and data pipeline
+    PRECISION = "precision"
+    OPTIMIZER = "optimizer"  # optimizer and learning-rate schedule
+    PARALLEL = "parallel"  # parallel layout
+    BATCH = "batch"
+    RUN = "run"  # the run's own values: outcomes, paths, counts derived from other settings
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    key: str
+    value: Any
+    source: str  # where it was read: config:<file>, lineage, log, profiler:<file>, flag, derived ...
+    group: SettingGroup
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The settings that define the run, in reading order, and the versions looked for."""
+
+    settings: tuple[SettingRow, ...] = ()
+    versions: dict[str, str | None] = field(default_factory=dict)  # framework_version, ... -> value, None: not found
 
 
 @dataclass(frozen=True)
@@ -859,6 +976,8 @@ class Analysis:
     profile: Profile | None = None  # None when the run has no profiler data
     triage: Triage = field(default_factory=lambda: Triage(Verdict.UNKNOWN, TriageReason.NO_EVIDENCE, {}, (), ()))
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
+    identity: Identity = field(default_factory=Identity)  # the settings that define the run
+    diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -552,6 +552,21 @@ _LABELS: dict[str, tuple[str, str]] = {
     "left_out_spike": ("spike steps", "尖峰 step"),
     "left_out_nonfinite": ("NaN/Inf steps", "NaN/Inf step"),
     "others_median": ("Median of the other ranks", "其余各卡的中位数"),
+    # the verdict-first block and the identity section
+    "verdict_title": ("Verdict", "结论"),
+    "try_first": ("Try first", "优先尝试"),
+    "evidence_in": ("Evidence", "证据"),
+    "settings": ("Settings of the run", "训练配置"),
+    "settings_note": ("What defines the run (the article: bind the hyperparameters, dataset and framework versions to the "
+                      "results); each value with the file it was read from.",
+                      "定义本次训练的配置（文中：把超参数、数据集版本、框架版本与评估结果绑定存档）；每项注明读取自哪个文件。"),
+    "settings_diff": ("Changed against the baseline, what can explain a change first", "相对基线的改动（按能否解释变化排序）"),
+    "run_values": ("This run's own values (not settings)", "本次训练自身的数值（不是配置）"),
+    "versions": ("Versions", "版本"),
+    "can_explain": ("Can move", "会影响"),
+    "target_options": ("given (--target-loss)", "给定（--target-loss）"),
+    "target_baseline": ("the baseline's final loss", "基线的最终 loss"),
+    "stop": (".", "。"),
     "rank_spread": ("Spread (max − min) / mean", "离散度（最大 − 最小）/ 均值"),
 }
 
@@ -713,6 +728,19 @@ class Labels:
 
     def join(self, items) -> str:
         return self["list_sep"].join(items)
+
+    def text(self, text) -> str:
+        """A ``Text`` (a sentence as data) in this language; "" for None."""
+        if text is None:
+            return ""
+        from .catalog import render
+
+        return render(text, self.lang)
+
+    def sentence(self, text) -> str:
+        """A Text as a sentence of its own: in English its first letter upper case."""
+        s = self.text(text)
+        return s[:1].upper() + s[1:] if self.lang == "en" and s[:1].islower() else s
 
 
 def labels(lang: str) -> Labels:
