@@ -171,7 +171,8 @@ _TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure
 def attention_text(a: Attention, L) -> str:
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
         return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
-    return L["sentence_sep"].join(finding_text(f, L.lang) for f in a.findings)
+    # whole sentences, each with its own full stop: set side by side, not joined by a separator
+    return ("" if L.lang == "zh" else " ").join(finding_text(f, L.lang) for f in a.findings)
 
 
 def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:

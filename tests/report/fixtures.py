@@ -147,7 +147,7 @@ def make_analysis(
                       else Text("check.not-divisible", value=12, by=5), {}),
     )
     findings = (
-        t.Finding(t.FindingKind.LOSS_SPIKES, t.FindingSeverity.WARNING, {"count": 2, "not_fast": 1, "largest_step": n // 2, "tag": name}, "slow"),
+        t.Finding(t.FindingKind.LOSS_SPIKES, t.FindingSeverity.WARNING, {"count": 2, "not_fast": 1, "largest_step": n // 2, "height_max": 1.7, "tag": name}, "slow"),
         t.Finding(t.FindingKind.NAN_LOSS, t.FindingSeverity.CRITICAL, {"count": 1, "first_step": (2 * n) // 3}),
         t.Finding(t.FindingKind.COMM_BOUND, t.FindingSeverity.INFO, {"comm_share": 0.31, "threshold": 0.25}),
     )

@@ -8,7 +8,7 @@ vocabulary of the practitioner's article (稳态吞吐, 显存, 通信占比, �
 checkpoint as it writes them).
 
 Placeholders are ``str.format`` fields whose format spec names how the value is written:
-``{n:int}`` 12,345 · ``{s:step}`` · ``{x:pct}`` 12.3% (``pct0``: 12%) · ``{t:dur}`` 1.20 s ·
+``{n:int}`` 12,345 · ``{s:step}`` · ``{x:pct}`` 12.3% (``pct0``: 12%, ``pctx``: 0.05% below 1%) · ``{t:dur}`` 1.20 s ·
 ``{v:num}`` 3 significant digits (``num4``: 4) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
 ``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{c:@prefix}`` the name of a code (the template or
@@ -66,6 +66,7 @@ _SPECS = {
     "step": lambda v, lang: fmt.step(v),
     "pct": lambda v, lang: fmt.percent(v),
     "pct0": lambda v, lang: fmt.percent(v, 0),
+    "pctx": lambda v, lang: fmt.percent(v, 2 if v is not None and 0 < abs(v) < 0.01 else 1),  # a tiny share keeps its digits
     "dur": lambda v, lang: fmt.duration(v),
     "num": lambda v, lang: fmt.number(v),
     "num4": lambda v, lang: fmt.number(v, 4),

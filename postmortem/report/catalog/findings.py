@@ -58,12 +58,12 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                             "{family:@family_}相对基线 {baseline} 提升：{changes}。"),
     "clause.figure-rel": ("{figure:@fig_} {rel:rel}", "{figure:@fig_} {rel:rel}"),
     "clause.figure-change": ("{figure:@fig_} {baseline:num} → {current:num}", "{figure:@fig_} {baseline:num} → {current:num}"),
-    "finding.implausible/mfu_range": ("MFU {value:pct} is {against:@side.}: {achieved_tflops_per_device:tflops} achieved per "
+    "finding.implausible/mfu_range": ("MFU {value:pctx} is {against:@side.}: {achieved_tflops_per_device:tflops} achieved per "
                                       "device against a peak of {peak_flops:flops}; the MFU is not shown as a result.",
-                                      "MFU {value:pct} {against:@side.}：每卡实际 {achieved_tflops_per_device:tflops}，峰值 "
+                                      "MFU {value:pctx} {against:@side.}：每卡实际 {achieved_tflops_per_device:tflops}，峰值 "
                                       "{peak_flops:flops}；该 MFU 不可信，不作为结果。"),
-    "finding.implausible/mfu_range_bare": ("MFU {value:pct} is {against:@side.}; the MFU is not shown as a result.",
-                                           "MFU {value:pct} {against:@side.}；该 MFU 不可信，不作为结果。"),
+    "finding.implausible/mfu_range_bare": ("MFU {value:pctx} is {against:@side.}; the MFU is not shown as a result.",
+                                           "MFU {value:pctx} {against:@side.}；该 MFU 不可信，不作为结果。"),
     "side.mfu_max": ("above 100%", "高于 100%"),
     "side.mfu_min": ("below 0.1%", "低于 0.1%"),
     "finding.implausible/step_vs_gap": ("The logged in-step time {value:dur} is under a tenth of the wall-clock gap between step "
