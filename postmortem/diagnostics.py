@@ -42,6 +42,13 @@ class Diagnostic:
     def text(self) -> Text:
         return Text(self.key, **self.params)
 
+    @property
+    def message(self) -> str:
+        """The sentence in English (metrics.json's ``message``, logs, tests); the report words ``text`` per language."""
+        from .report.catalog import english
+
+        return english(self.text)
+
     def to_dict(self) -> dict:
         from .report.catalog import english, jsonable
 

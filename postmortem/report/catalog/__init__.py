@@ -200,6 +200,8 @@ def from_jsonable(value: Any) -> Any:
     """The inverse of ``jsonable`` for parameters read back from an archive."""
     if isinstance(value, dict) and set(value) == {"key", "params"} and isinstance(value["params"], dict):
         return Text(str(value["key"]), **{k: from_jsonable(v) for k, v in value["params"].items()})
+    if isinstance(value, dict):
+        return {k: from_jsonable(v) for k, v in value.items()}
     if isinstance(value, list):
         return [from_jsonable(v) for v in value]
     return value
