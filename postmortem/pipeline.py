@@ -126,6 +126,7 @@ def render_and_archive(
 ) -> BuildResult:
     from .analysis import analyze
     from .report.metrics_json import dumps, to_metrics
+    from .report.verdict import verdict_lines
 
     options = analysis_options(settings, run_id, experiment)
     with _status(progress, "analysing"):
@@ -154,7 +155,8 @@ def render_and_archive(
     return BuildResult(
         folder=folder,
         files=tuple(folder / name for name in files),
-        headline=_headline(metrics, run_id, baseline_id, settings.lang),
+        headline="\n".join([_headline(metrics, run_id, baseline_id, settings.lang),
+                            *(f"  {x}" for x in verdict_lines(analysis, settings.lang))]),
         regressed=regressed,
         baseline_id=baseline_id,
     )

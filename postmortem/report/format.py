@@ -414,7 +414,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "ok": ("ok", "通过"),
     "warn": ("warning", "警告"),
     "fail": ("failed", "未通过"),
-    "diff": ("Hyperparameters and versions", "超参数与版本差异"),
+    "diff": ("Changed settings", "配置差异"),
     "setting": ("Setting", "配置项"),
     "no_diff": ("No differences in settings.", "配置无差异。"),
     "added": ("added", "新增"),
@@ -553,7 +553,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "left_out_nonfinite": ("NaN/Inf steps", "NaN/Inf step"),
     "others_median": ("Median of the other ranks", "其余各卡的中位数"),
     # the verdict-first block and the identity section
-    "verdict_title": ("Verdict", "结论"),
+    "verdict_title": ("Verdict", "诊断结论"),
     "try_first": ("Try first", "优先尝试"),
     "evidence_in": ("Evidence", "证据"),
     "settings": ("Settings of the run", "训练配置"),
@@ -567,6 +567,11 @@ _LABELS: dict[str, tuple[str, str]] = {
     "target_options": ("given (--target-loss)", "给定（--target-loss）"),
     "target_baseline": ("the baseline's final loss", "基线的最终 loss"),
     "stop": (".", "。"),
+    "group": ("Group", "类别"),
+    "verdict_more": ("… and {n} more in the report", "……报告中还有 {n} 项"),
+    "nothing": ("nothing", "无"),
+    "no_settings": ("No settings were found in the run's files (config, lineage, logs).", "训练目录的文件（配置、lineage、日志）中没有找到配置。"),
+    "versions_missing": ("Not found", "未找到"),
     "rank_spread": ("Spread (max − min) / mean", "离散度（最大 − 最小）/ 均值"),
 }
 
@@ -652,6 +657,11 @@ _PROFILE_LABELS: dict[str, tuple[str, str]] = {
     "left_out": ("Left out", "未计入"),
     "colon": (": ", "："),
     "stop": (".", "。"),
+    "group": ("Group", "类别"),
+    "verdict_more": ("… and {n} more in the report", "……报告中还有 {n} 项"),
+    "nothing": ("nothing", "无"),
+    "no_settings": ("No settings were found in the run's files (config, lineage, logs).", "训练目录的文件（配置、lineage、日志）中没有找到配置。"),
+    "versions_missing": ("Not found", "未找到"),
     "whole_capture": ("whole capture", "整个采集"),
     "kind_p2p": ("point-to-point", "点对点"),
     "kind_collective": ("collective", "集合通信"),
@@ -740,7 +750,10 @@ class Labels:
     def sentence(self, text) -> str:
         """A Text as a sentence of its own: in English its first letter upper case."""
         s = self.text(text)
-        return s[:1].upper() + s[1:] if self.lang == "en" and s[:1].islower() else s
+        first = s.split(" ", 1)[0]
+        if self.lang != "en" or not s[:1].islower() or any(c in first for c in "_.=/"):  # a name (learning_rate) stays as written
+            return s
+        return s[:1].upper() + s[1:]
 
 
 def labels(lang: str) -> Labels:

@@ -21,7 +21,7 @@ KINDS = {
     "final_smoothed_loss": "loss", "loss_at_equal_tokens": "loss", "convergence_step": "step",
     "loss_spikes": "int", "grad_norm_spikes": "int", "nan_steps": "int", "stall_share": "pct",
 }
-MAX_ACTIONS = 4
+MAX_ACTIONS = 3
 # The section each evidence id names (its title's label).
 SECTIONS = {"throughput": "throughput", "profile": "profile_section", "stability": "stability",
             "convergence": "convergence", "mfu": "mfu_derivation", "checkpoints": "checkpoints", "phases": "phases",
@@ -53,7 +53,8 @@ def _cause(p: t.Problem) -> Text | None:
         if p.symptom == t.Symptom.SLOWER:
             return Text("verdict.cause.unknown")
         return None
-    where = Text(f"where.{p.side}") if p.side else None
+    # the side is said unless the layer already says it (data-bound: on the data side)
+    where = Text("verdict.where", side=p.side) if p.side and not (p.side == t.Side.DATA and p.bottleneck == t.Verdict.DATA) else None
     verdict = p.bottleneck or "unknown"
     if c.baseline is not None and c.current is not None and c.current > c.baseline:
         return Text("verdict.cause.rose", name=c.key, baseline=c.baseline, current=c.current, verdict=verdict, where=where)
@@ -145,3 +146,15 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
             else L.text(Text("verdict.note.run")))
     empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
     return VerdictBlock(L["verdict_title"], note, tuple(items), empty)
+
+
+def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
+    """The first problems, one line each, for the terminal: severity, title and deciding numbers."""
+    from .format import labels
+
+    L = labels(lang)
+    d = a.diagnosis
+    out = [f"[{L.get(str(p.severity), str(p.severity))}] {L.sentence(problem_text(p, d.baseline_id))}" for p in d.problems[:limit]]
+    if len(d.problems) > limit:
+        out.append(L.fmt("verdict_more", n=len(d.problems) - limit))
+    return out

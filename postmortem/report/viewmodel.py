@@ -17,6 +17,7 @@ import polars as pl
 from ..analysis import types as t
 from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
+from ..text import Text
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import alignment, check_name, finding_text
@@ -129,6 +130,7 @@ class ReportView:
     summary: Summary
     sections: tuple[Section, ...]
     meta: tuple[tuple[str, str], ...] = field(default=())  # key facts under the title
+    verdict: Any = None  # report/verdict.py's VerdictBlock: the first block, above the headline figures
 
     @property
     def charts(self) -> tuple[Chart, ...]:
@@ -662,20 +664,83 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
     return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "lwll", rows),))
 
 
+def _value(v: Any, L: Labels) -> Cell:
+    from .catalog import setting_value
+
+    return Cell(MISSING, tone="muted") if v is None or v == "" else Cell(setting_value(v, L.lang))
+
+
+def _effects(key: str, L: Labels) -> str:
+    """The families of figures a change of the setting can move (analysis/identity.py)."""
+    from ..analysis.identity import effects
+
+    moved = [f for f in t.Family if f in effects(key)]
+    return L.join(L.name("family_", f) for f in moved) if moved else L["nothing"]
+
+
+def _settings(a: t.Analysis, L: Labels) -> Section:
+    """The run's identity: the settings that define it, grouped, with the file each was read from;
+    the run's own values (outcomes, paths, derived counts) apart and collapsed."""
+    from .catalog import render
+
+    ident = a.identity
+    blocks: list[Block] = []
+    versions = [f"{render(Text('version.' + k), L.lang)}{L['colon']}{v if v else MISSING}" for k, v in ident.versions.items()]
+    if versions:
+        blocks.append(Paragraph(" · ".join(versions)))
+        if not all(ident.versions.values()):
+            blocks.append(Paragraph(L["versions_missing"] + L["colon"] + render(Text("version.not-found"), L.lang), "muted"))
+    rows, run_rows, last = [], [], None
+    for r in ident.settings:
+        if str(r.group) in ("framework",) and r.key in ident.versions:
+            continue  # said above
+        row = [Cell(render(Text(f"group.{r.group}"), L.lang) if r.group != last else ""), Cell(r.key), _value(r.value, L),
+               Cell(r.source, tone="muted")]
+        (run_rows if r.group == t.SettingGroup.RUN else rows).append(row)
+        last = r.group
+    if rows:
+        blocks.append(_table("settings", [L["group"], L["setting"], L["value"], L["source"]], "lllw", rows, caption=L["settings_note"]))
+    elif not versions:
+        blocks.append(Paragraph(L["no_settings"], "muted"))
+    if run_rows:
+        for r in run_rows:
+            r[0] = Cell("")
+        blocks.append(_table("run-values", [" ", L["setting"], L["value"], L["source"]], "lllw", run_rows, caption=L["run_values"],
+                             collapsed=True))
+    return Section("settings", L["settings"], tuple(blocks))
+
+
 def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
+    """Changed against the baseline, what can explain a change first (hyperparameters, the parallel
+    layout); the run's own values (the last loss, paths, FLOPs derived from other settings) apart."""
+    from ..analysis.identity import explaining_order, per_run
+
     comp = a.comparison
     if comp is None:
         return None
     d = comp.settings
-    rows = [
-        [Cell(c.key), text(c.baseline), text(c.current), Cell(L[kind], tone="warning" if kind == "changed" else "")]
-        for kind, changes in (("changed", d.changed), ("added", d.added), ("removed", d.removed))
-        for c in changes
-    ]
-    if not rows:
+    changes = sorted(((kind, c) for kind, cs in (("changed", d.changed), ("added", d.added), ("removed", d.removed)) for c in cs),
+                     key=lambda kc: explaining_order(kc[1].key))
+    rows, run_rows = [], []
+    for kind, c in changes:
+        row = [Cell(c.key), _value(c.baseline, L), _value(c.current, L), Cell(L[kind], tone="warning" if kind == "changed" else "")]
+        if per_run(c.key):
+            run_rows.append(row)
+        else:
+            rows.append([*row, Cell(_effects(c.key, L), tone="muted")])
+    if not rows and not run_rows:
         return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
-    cols = [L["setting"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["change"]]
-    return Section("diff", L["diff"], (_table("settings-diff", cols, "lllw", rows),))
+    base = L['baseline'] + L['paren'].format(comp.baseline_id)
+    blocks: list[Block] = []
+    if rows:
+        blocks.append(_table("settings-diff", [L["setting"], base, L["current"], L["change"], L["can_explain"]], "lllwl", rows,
+                             caption=L["settings_diff"]))
+    else:
+        blocks.append(Paragraph(L["no_diff"]))
+    if run_rows:
+        blocks.append(_table("run-values-diff", [L["setting"], base, L["current"], L["change"]], "lllw", run_rows,
+                             caption=L["run_values"], collapsed=True))
+    return Section("diff", L["diff"], tuple(blocks))
 
 
 def _findings(a: t.Analysis, L: Labels) -> Section:
@@ -733,6 +798,7 @@ def build_view(
     sections = [
         _headline_section(a, L),
         _findings(a, L),
+        _settings(a, L),
         _data_quality(a, L),
         _throughput(a, L, base),
         _mfu(a, L),
@@ -753,7 +819,11 @@ def build_view(
     if a.step_range:
         first, last, count = a.step_range
         meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))
+    from .verdict import verdict_block
+
+    shown = [sec for sec in sections if sec is not None]
     return ReportView(
+        verdict=verdict_block(a, L, {sec.id for sec in shown}),
         lang=lang,
         title=f"{L['report_title']}{L['colon']}{a.run_id}",
         run_id=a.run_id,
@@ -763,6 +833,6 @@ def build_view(
         version=version,
         labels=dict(fmt.CATALOGS[lang]),
         summary=_summary(a, L),
-        sections=tuple(s for s in sections if s is not None),
+        sections=tuple(shown),
         meta=tuple(meta),
     )

@@ -9,7 +9,7 @@ checkpoint as it writes them).
 
 Placeholders are ``str.format`` fields whose format spec names how the value is written:
 ``{n:int}`` 12,345 · ``{s:step}`` · ``{x:pct}`` 12.3% (``pct0``: 12%, ``pctx``: 0.05% below 1%) · ``{t:dur}`` 1.20 s ·
-``{v:num}`` 3 significant digits (``num4``: 4) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
+``{v:num}`` 3 significant digits (``num4``: 4, ``numi``: whole numbers whole) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
 ``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{c:@prefix}`` the name of a code (the template or
 label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start).
@@ -70,6 +70,7 @@ _SPECS = {
     "dur": lambda v, lang: fmt.duration(v),
     "num": lambda v, lang: fmt.number(v),
     "num4": lambda v, lang: fmt.number(v, 4),
+    "numi": lambda v, lang: fmt.integer(v) if float(v).is_integer() else fmt.number(v),  # a count stays whole: 0 → 1, not 1.00
     "loss": lambda v, lang: fmt.loss(v),
     "bytes": lambda v, lang: fmt.bytes_(v),
     "tps": lambda v, lang: fmt.tokens_per_s(v),

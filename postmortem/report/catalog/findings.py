@@ -57,7 +57,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "finding.improvement": ("{family:@family_} improved against {baseline}: {changes}.",
                             "{family:@family_}相对基线 {baseline} 提升：{changes}。"),
     "clause.figure-rel": ("{figure:@fig_} {rel:rel}", "{figure:@fig_} {rel:rel}"),
-    "clause.figure-change": ("{figure:@fig_} {baseline:num} → {current:num}", "{figure:@fig_} {baseline:num} → {current:num}"),
+    "clause.figure-change": ("{figure:@fig_} {baseline:numi} → {current:numi}", "{figure:@fig_} {baseline:numi} → {current:numi}"),
     "finding.implausible/mfu_range": ("MFU {value:pctx} is {against:@side.}: {achieved_tflops_per_device:tflops} achieved per "
                                       "device against a peak of {peak_flops:flops}; the MFU is not shown as a result.",
                                       "MFU {value:pctx} {against:@side.}：每卡实际 {achieved_tflops_per_device:tflops}，峰值 "
