@@ -1,7 +1,7 @@
 """Run configuration files: MindFormers YAML and JSON training configs -> settings.
 
 Every setting has source ``config:<rel path>``; the global batch size, computed here, has source
-``derived from config:<rel path>``. YAML is read with ``yaml.safe_load`` only.
+``derived:config:<rel path>``. YAML is read with ``yaml.safe_load`` only.
 
 JSON is claimed only when it looks like a training config (a known top-level section such as
 ``model``/``runner_config``/``parallel_config``/``optimizer`` and not one of the names other readers
@@ -157,7 +157,7 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
         gbs = batch * dp * (accum or 1)
         if pp and pp > 1 and mbn:
             gbs *= mbn
-        out["global_batch_size"] = Setting(gbs, f"derived from {source}")
+        out["global_batch_size"] = Setting(gbs, f"derived:{source}")  # a code: the report words it
     return out
 
 

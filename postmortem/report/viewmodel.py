@@ -681,7 +681,7 @@ def _effects(key: str, L: Labels) -> str:
 def _settings(a: t.Analysis, L: Labels) -> Section:
     """The run's identity: the settings that define it, grouped, with the file each was read from;
     the run's own values (outcomes, paths, derived counts) apart and collapsed."""
-    from .catalog import render
+    from .catalog import render, source_text
 
     ident = a.identity
     blocks: list[Block] = []
@@ -695,7 +695,7 @@ def _settings(a: t.Analysis, L: Labels) -> Section:
         if str(r.group) in ("framework",) and r.key in ident.versions:
             continue  # said above
         row = [Cell(render(Text(f"group.{r.group}"), L.lang) if r.group != last else ""), Cell(r.key), _value(r.value, L),
-               Cell(r.source, tone="muted")]
+               Cell(source_text(r.source, L.lang), tone="muted")]
         (run_rows if r.group == t.SettingGroup.RUN else rows).append(row)
         last = r.group
     if rows:

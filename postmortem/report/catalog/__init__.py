@@ -11,7 +11,7 @@ Placeholders are ``str.format`` fields whose format spec names how the value is 
 ``{n:int}`` 12,345 · ``{s:step}`` · ``{x:pct}`` 12.3% (``pct0``: 12%, ``pctx``: 0.05% below 1%) · ``{t:dur}`` 1.20 s ·
 ``{v:num}`` 3 significant digits (``num4``: 4, ``numi``: whole numbers whole) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
-``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{c:@prefix}`` the name of a code (the template or
+``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{s:src}`` where a setting was read · ``{c:@prefix}`` the name of a code (the template or
 label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start).
 Without a spec a number is written with ``format.number`` (integers with separators), a name as
 it is. A list is written element by element and joined (``{xs:prod}``: with ×, ``{xs:semi}``: with semicolons); ``None`` is the missing mark; a nested
@@ -61,6 +61,15 @@ def setting_value(value: Any, lang: str = "en") -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
+def source_text(source: Any, lang: str = "en") -> str:
+    """Where a setting was read: as written (config:<file>, lineage, log), a derived one worded."""
+    text = str(source)
+    if text.startswith("derived:"):
+        rest = text[len("derived:"):]
+        return f"由 {rest} 推算" if lang == "zh" else f"derived from {rest}"
+    return text
+
+
 _SPECS = {
     "int": lambda v, lang: fmt.integer(v),
     "step": lambda v, lang: fmt.step(v),
@@ -83,6 +92,7 @@ _SPECS = {
     "x": lambda v, lang: f"{fmt.number(v)}×",
     "q": _quote,
     "v": setting_value,
+    "src": source_text,
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 TEMPLATES: dict[str, tuple[str, str]] = {
     # where inputs came from
     "source.options": ("options", "命令行/配置选项"),
-    "source.setting": ("setting {key} ({origin})", "配置项 {key}（{origin}）"),
+    "source.setting": ("setting {key} ({origin:src})", "配置项 {key}（{origin:src}）"),
     "source.list": ("{items:semi}", "{items:semi}"),
     "source.scalars": ("logged {tag}", "日志记录的 {tag}"),
     "source.step-times": ("the steps' {timing:@timing.} step times", "各 step 的{timing:@timing.}耗时"),
