@@ -8,7 +8,11 @@ import polars as pl
 
 from postmortem.analysis import types as t
 from postmortem.diagnostics import error, warning
-from postmortem.model import InventoryEntry
+from dataclasses import replace
+
+from postmortem.analysis.diagnosis import diagnose
+from postmortem.analysis.identity import identity
+from postmortem.model import InventoryEntry, Setting
 from postmortem.text import Text
 
 HOSTILE = "<script>alert(1)</script>"
@@ -167,6 +171,7 @@ def make_analysis(
             t.Delta("mfu", t.Family.EFFICIENCY, None, None, None, None, None, t.Better.HIGHER, t.Alignment.STEADY_WINDOW, Text("method.any-change"), Text("reason.missing-in-both")),
             t.Delta("final_smoothed_loss", t.Family.CONVERGENCE, 2.15, 2.05, -0.1, -0.0465, False, t.Better.LOWER, t.Alignment.BY_STEP, Text("method.loss-noise", limit=0.02)),
             t.Delta("loss_spikes", t.Family.STABILITY, 2, 2, 0, 0.0, None, t.Better.LOWER, t.Alignment.WHOLE_RUN, Text("method.any-change")),
+            t.Delta("nan_steps", t.Family.STABILITY, 0, 1, 1, None, True, t.Better.LOWER, t.Alignment.WHOLE_RUN, Text("method.any-change")),
         )
         verdicts = (
             t.FamilyVerdict(t.Family.THROUGHPUT, t.Outcome.IMPROVED, ("tokens_per_s",)),
@@ -183,7 +188,16 @@ def make_analysis(
             ),
         )
         comparison = t.Comparison("gpt-tiny-base", deltas, verdicts, settings)
-    return t.Analysis(
+    settings = {
+        "framework": Setting("MindSpore", "config:config.yaml"), "framework_version": Setting("2.10.0", "log:train.log"),
+        "num_layers": Setting(12, "config:config.yaml"), "hidden_size": Setting(768, "config:config.yaml"),
+        "seq_length": Setting(1024, "config:config.yaml"), "dataset": Setting(HOSTILE if hostile else "wiki-103", "config:config.yaml"),
+        "learning_rate": Setting(2e-4 if baseline else 1e-4, "config:config.yaml"), "optimizer": Setting("AdamWeightDecay", "config:config.yaml"),
+        "global_batch_size": Setting(8, "derived:config:config.yaml"), "data_parallel": Setting(1, "config:config.yaml"),
+        "last_loss": Setting(2.05, "lineage"),
+    }
+    analysis = t.Analysis(
+        identity=identity(settings),
         run_id=HOSTILE if hostile else run_id,
         experiment="gpt-tiny",
         options=t.AnalysisOptions(),
@@ -201,6 +215,7 @@ def make_analysis(
         comparison=comparison,
         baseline=base,
     )
+    return replace(analysis, diagnosis=diagnose(analysis))  # the verdict is a pure function of the rest
 
 
 def _replace_steps(a: t.Analysis, steps: pl.DataFrame) -> t.Analysis:

@@ -24,7 +24,8 @@ ALLOWED = {
     "L", "H", "Q", "PaLM", "postmortem", "HTML", "metrics.json", "tokens/s", "samples/s", "steps/s", "W",
     # names of methods and tools the Chinese text cites as they are written
     "Tukey", "bootstrap", "msprof", "analyze", "max", "AllReduce", "MindSpore", "MindFormers", "MindInsight", "CANN",
-    "BF16", "FP16", "FP32", "TopN", "callback", "summary", "lr", "warmup", "CPU", "GPU", "NPU", "Ascend", "JSON",
+    "BF16", "FP16", "FP32", "TopN", "callback", "summary", "lr", "warmup", "CPU", "GPU", "NPU", "Ascend", "JSON", "json",
+    "host", "inf", "scale",  # the article's "host 侧", "inf 值", "loss scale"
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*")
 
