@@ -162,11 +162,35 @@ FINDINGS: dict[str, str] = {
 }
 
 
+# The verdict block's problems (analysis/diagnosis.py, analysis.types.Symptom): metrics.json
+# diagnosis.problems[].symptom.
+SYMPTOMS: dict[str, str] = {
+    "slower": "throughput regressed against the baseline (step time, tokens/s)",
+    "faster": "throughput improved against the baseline",
+    "less_efficient": "efficiency regressed against the baseline (MFU, checkpoint tax)",
+    "more_efficient": "efficiency improved against the baseline",
+    "loss_worse": "convergence regressed against the baseline (loss at equal tokens, final loss)",
+    "loss_better": "convergence improved against the baseline",
+    "less_stable": "stability regressed against the baseline (spikes, NaN)",
+    "more_stable": "stability improved against the baseline",
+    "implausible": "a headline figure cannot be right (its inputs are wrong: peak, batch, timer unit)",
+    "nan": "NaN/Inf loss or grad norm in the run",
+    "diverged": "a loss spike that never recovered",
+    "spikes": "loss / grad-norm spikes in the run itself (no baseline)",
+    "bottleneck": "the profiler triage's bottleneck in the run itself (data, memory, compute, communication, host)",
+    "data_stalls": "steps that waited for data much longer than usual",
+    "checkpoint_tax": "checkpoint saves take a visible share of the wall time",
+    "slow_ranks": "ranks slower than the others",
+    "errors": "error lines in the logs, interrupted saves, restarts",
+    "not_converged": "the loss was still moving, or never came down (no baseline)",
+}
+
+
 def markdown_table(rows: dict[str, str]) -> str:
-    """The README's list of slugs (``python -m postmortem.slugs`` prints all three)."""
+    """The README's list of slugs (``python -m postmortem.slugs`` prints all four)."""
     return "\n".join(["| slug | meaning |", "|---|---|", *(f"| `{k}` | {v} |" for k, v in sorted(rows.items()))])
 
 
 if __name__ == "__main__":
-    for title, rows in (("Diagnostics", DIAGNOSTICS), ("Errors", ERRORS), ("Finding kinds", FINDINGS)):
+    for title, rows in (("Diagnostics", DIAGNOSTICS), ("Errors", ERRORS), ("Finding kinds", FINDINGS), ("Verdict symptoms", SYMPTOMS)):
         print(f"#### {title}\n\n{markdown_table(rows)}\n")
