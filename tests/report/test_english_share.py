@@ -114,3 +114,22 @@ def test_zh_report_leads_with_the_verdict(zh_build):
     assert "诊断结论" in first and "吞吐退化" in first and "优先尝试" in first
     assert "learning_rate 从 0.003 改为 0.006：不会影响 step 耗时，不能解释这一变化" in first
     assert "learning_rate 从 0.003 改为 0.006：会影响 loss 与梯度范数尖峰，可以解释这一变化" in first
+
+
+@pytest.fixture(scope="module")
+def zh_profile(tmp_path_factory):
+    root = tmp_path_factory.mktemp("zhprof")
+    shutil.copytree(SAMPLES / "profiler-cpu", root / "profiler-cpu")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    assert main(["build", str(root / "profiler-cpu"), "--out", str(root / "out"), "--experiment", "prof", "--lang", "zh",
+                 "--format", "html,json"]) == 0
+    yield root / "out" / "prof" / "profiler-cpu"
+    mp.undo()
+
+
+def test_zh_profiler_report_without_a_baseline_is_at_most_3_percent_english(zh_profile):
+    html = (zh_profile / "report.html").read_text()
+    _check(visible_text(html), _names(zh_profile), "profiler-cpu report.html")
+    first = visible_text(html[html.index("<body"):html.index('id="summary"')])
+    assert "未指定基线：本次训练自身值得关注的问题。" in first and "数据停顿" in first
