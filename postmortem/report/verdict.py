@@ -64,9 +64,11 @@ def _cause(p: t.Problem) -> Text | None:
     return Text("verdict.cause.is", name=c.key, current=c.current, verdict=verdict, where=where)
 
 
-def _details(p: t.Problem) -> list[Text]:
+def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
     out: list[Text] = []
+    if p.symptom == t.Symptom.NOT_CONVERGED and a.convergence.convergence_step.reason is not None:
+        out.append(a.convergence.convergence_step.reason)  # why: rose, flat, still moving
     pp = p.params
     if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
         lr = pp.get("lr_share")
@@ -131,7 +133,7 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
     items = []
     for p in d.problems:
         numbers = [quantity(q) for q in p.quantities if q is not None]
-        lines = [x for x in (_cause(p), *_details(p), *_settings(p, d)) if x is not None]
+        lines = [x for x in (_cause(p), *_details(p, a), *_settings(p, d)) if x is not None]
         sev = str(p.severity)
         evidence = tuple((L[SECTIONS[e]], f"#{e}") for e in p.evidence if e in SECTIONS and e in sections)
         items.append(VerdictItem(
