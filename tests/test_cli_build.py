@@ -294,8 +294,11 @@ def test_chinese_build_prints_a_chinese_line(tmp_path, capsys):
     shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run")
     assert main(["build", str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--format", "json", "--lang", "zh"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("已写入 ") and printed[-1].startswith("run：稳态吞吐 ")
-    assert "step 耗时" in printed[-1] and "最终 loss" in printed[-1]
+    headline = next(i for i, line in enumerate(printed) if not line.startswith("已写入 "))
+    assert printed[0].startswith("已写入 ") and printed[headline].startswith("run：稳态吞吐 ")
+    assert "step 耗时" in printed[headline] and "最终 loss" in printed[headline]
+    # the verdict follows the line, in Chinese: the sample did not converge
+    assert printed[headline + 1:] == ["  [提示] 未收敛：最终 loss 1.019"]
     html = (tmp_path / "out" / "index.html").read_text()
     assert '<html lang="zh-CN">' in html and "训练看板" in html and "首次运行" in html
 
