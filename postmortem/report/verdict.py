@@ -22,6 +22,8 @@ KINDS = {
     "loss_spikes": "int", "grad_norm_spikes": "int", "nan_steps": "int", "stall_share": "pct",
 }
 MAX_ACTIONS = 3
+# Triage evidence that is not a share of the step time.
+NOT_OF_STEP = {"memory_peak_share": "memory", "queue_empty_share": "queue"}
 # The section each evidence id names (its title's label).
 SECTIONS = {"throughput": "throughput", "profile": "profile_section", "stability": "stability",
             "convergence": "convergence", "mfu": "mfu_derivation", "checkpoints": "checkpoints", "phases": "phases",
@@ -56,6 +58,8 @@ def _cause(p: t.Problem) -> Text | None:
     # the side is said unless the layer already says it (data-bound: on the data side)
     where = Text("verdict.where", side=p.side) if p.side and not (p.side == t.Side.DATA and p.bottleneck == t.Verdict.DATA) else None
     verdict = p.bottleneck or "unknown"
+    if c.key in NOT_OF_STEP:  # a share of something else than the step time: its own sentence
+        return Text(f"verdict.cause.{NOT_OF_STEP[c.key]}", current=c.current, threshold=c.threshold, verdict=verdict, where=where)
     if c.baseline is not None and c.current is not None and c.current > c.baseline:
         return Text("verdict.cause.rose", name=c.key, baseline=c.baseline, current=c.current, verdict=verdict, where=where)
     if c.threshold is not None:
@@ -139,7 +143,8 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
         items.append(VerdictItem(
             tone=_TONE.get(p.symptom, sev), tag=L.get(sev, sev),
             title=L.sentence(Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")),
-            numbers=L.text(Text("verdict.numbers", numbers=numbers)) if numbers else "",
+            # the bottleneck's one number is its cause's: said once, in the cause's sentence
+            numbers=L.text(Text("verdict.numbers", numbers=numbers)) if numbers and p.symptom != t.Symptom.BOTTLENECK else "",
             lines=tuple(L.sentence(x) for x in lines),
             actions=tuple(L.text(Text(f"action.{x}")) for x in p.actions[:MAX_ACTIONS]),
             evidence=evidence,
