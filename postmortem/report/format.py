@@ -422,7 +422,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "changed": ("changed", "修改"),
     "change": ("Change", "变更"),
     # findings, appendix
-    "findings": ("Findings", "结论"),
+    "findings": ("Findings", "检查结果"),
     "top_findings": ("Top findings", "主要结论"),
     "no_findings": ("Nothing to report.", "没有需要报告的问题。"),
     "appendix": ("Appendix: files read", "附录：读取的文件"),
