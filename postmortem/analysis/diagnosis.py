@@ -12,6 +12,7 @@ environment: the baseline ran the same settings faster.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import thresholds as th
@@ -199,9 +200,10 @@ def _finding(a: Analysis, kind: FindingKind):
     return next((f for f in a.findings if f.kind == kind), None)
 
 
-def _in_run(a: Analysis, covered: set[Family]) -> list[Problem]:
+def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list[Problem]:
     """What stands out in the run itself (all of it without a baseline; with one, what the
-    families against it do not already say)."""
+    families against it do not already say). ``data_bound``: a slower run already points at the
+    data, with the same playbook: its stalls are said there."""
     out: list[Problem] = []
     W, I, E, C = FindingSeverity.WARNING, FindingSeverity.INFO, FindingSeverity.ERROR, FindingSeverity.CRITICAL
     for p in a.plausibility:
@@ -239,7 +241,7 @@ def _in_run(a: Analysis, covered: set[Family]) -> list[Problem]:
                            cause=cause, side=SIDES.get(tri.verdict), bottleneck=tri.verdict, actions=tri.actions,
                            evidence=("profile", "throughput")))
     stalls = _finding(a, FindingKind.DATA_STALLS)
-    if stalls is not None and stalls.severity == W:
+    if stalls is not None and stalls.severity == W and not data_bound:
         out.append(Problem(Symptom.DATA_STALLS, W, Family.THROUGHPUT, (Quantity("stall_share", stalls.params.get("share")),),
                            side=Side.DATA, bottleneck=Verdict.DATA, actions=PLAYBOOK[Verdict.DATA],
                            evidence=("throughput", "phases"), params={"count": stalls.params.get("count"),
@@ -272,7 +274,13 @@ def diagnose(a: Analysis) -> Diagnosis:
     changes = _changes(a)
     families = _against_baseline(a, changes)
     covered = {p.family for p in families if p.family is not None}
-    problems = families + _in_run(a, covered)
+    stalls = _finding(a, FindingKind.DATA_STALLS)
+    data_bound = False
+    for i, p in enumerate(families):
+        if p.symptom == Symptom.SLOWER and p.bottleneck == Verdict.DATA and stalls is not None:
+            families[i] = replace(p, params={**p.params, "stalls": stalls.params.get("count"), "lost_s": stalls.params.get("lost_s")})
+            data_bound = True
+    problems = families + _in_run(a, covered, data_bound)
     # stable: the families keep their order within a severity
     problems.sort(key=lambda p: _ORDER[p.severity])
     return Diagnosis(tuple(problems[:MAX_PROBLEMS]), a.comparison.baseline_id if a.comparison else None, changes)

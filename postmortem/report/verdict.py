@@ -90,6 +90,8 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
         out.append(Text("verdict.slow-ranks", ranks=pp.get("ranks", [])))
     if p.symptom == t.Symptom.DATA_STALLS:
         out.append(Text("verdict.stalls", n=pp.get("count"), lost=pp.get("lost_s")))
+    if p.symptom == t.Symptom.SLOWER and pp.get("stalls"):  # the data stalls of a data-bound slower run
+        out.append(Text("verdict.stalls", n=pp["stalls"], lost=pp.get("lost_s")))
     return out
 
 
