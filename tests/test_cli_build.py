@@ -412,3 +412,13 @@ def test_inspect_lists_every_artifact_and_the_launches(capsys):
     assert main(["inspect", str(SAMPLES / "gpt-tiny-lr2x")]) == 0
     text = capsys.readouterr().out
     assert "Files by reader" in text and "launch 2: steps 201–300" in text
+
+
+def test_archive_show_words_the_findings_in_the_language_asked(archive, capsys):
+    out, _ = archive
+    capsys.readouterr()
+    assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out), "--lang", "zh"]) == 0
+    shown = capsys.readouterr().out
+    assert "稳态吞吐" in shown and "吞吐相对基线 gpt-tiny-base 退化" in shown and "warning" not in shown
+    assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out)]) == 0
+    assert "throughput regressed against gpt-tiny-base" in capsys.readouterr().out.lower()
