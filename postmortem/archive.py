@@ -193,13 +193,20 @@ def load_archived_run(path: Path) -> tuple[Run, dict]:
         segments=tuple(Segment(s["index"], s["first_step"], s["last_step"], tuple(s["discarded"]) if s["discarded"] else None)
                        for s in doc.get("segments", [])),
         ranks=tuple(doc.get("ranks", [])),
-        diagnostics=tuple(
-            Diagnostic(Severity(d["severity"]), d["slug"], d["message"], d.get("path"), d.get("offset"))
-            for d in doc.get("diagnostics", [])
-        ),
+        diagnostics=tuple(_diagnostic(d) for d in doc.get("diagnostics", [])),
     )
     meta = {k: v for k, v in doc.items() if k in ("run_id", "experiment", "built_at", "finished_at", "baseline_id")}
     return run, meta
+
+
+def _diagnostic(d: dict) -> Diagnostic:
+    """A diagnostic as archived; one archived before diagnostics had parameters keeps its English
+    message as the parameter its text falls back to."""
+    from .report.catalog import from_jsonable
+
+    params = d.get("params")
+    params = from_jsonable(params) if isinstance(params, dict) else {"message": d.get("message", "")}
+    return Diagnostic(Severity(d["severity"]), d["slug"], d.get("path"), d.get("offset"), params, d.get("variant") or "")
 
 
 def archived_settings(path: Path) -> dict[str, object] | None:

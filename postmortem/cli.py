@@ -169,22 +169,29 @@ def archive_show(
     archive_dir: Annotated[str, typer.Option("--archive", help="Archive folder.")] = "out",
     experiment: Annotated[Optional[str], typer.Option(help="Experiment, when the run id is in several.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics.json.")] = False,
+    lang: Annotated[Optional[str], typer.Option(help="Language: en or zh (default: the config's, else en).")] = None,
 ) -> None:
     """Show one archived run: headline figures, findings and where its files are."""
     from pathlib import Path
 
     from . import archive
     from .index import headline_figures
+    from .report.format import labels
+    from .config import load_settings
+    from .weekly import finding_text
 
     found = archive.find_run(Path(archive_dir), run_id, experiment)
     if as_json:
         sys.stdout.write(_json(found.metrics) + "\n")
         return
+    language = load_settings(None, dict(lang=lang)).lang
+    L = labels(language)
     out.print(f"[bold]{found.experiment}/{found.run_id}[/bold]  {found.path}", highlight=False)
-    for label, text in headline_figures(found.metrics):
+    for label, text in headline_figures(found.metrics, language):
         out.print(f"  {label:12} {text}", markup=False)
-    for f in found.metrics.get("findings") or []:
-        out.print(f"  {f.get('severity', ''):8} {f.get('message', '')}", markup=False)
+    for f in found.metrics.get("findings") or []:  # worded from their kind and parameters in the language
+        severity = str(f.get("severity", ""))
+        out.print(f"  {L.get(severity, severity):8} {finding_text(f, language)}", markup=False)
     for name in ("report.html", "report.pdf", "metrics.json", "summary.md"):
         if (found.path / name).exists():
             out.print(f"  {found.path / name}", markup=False)

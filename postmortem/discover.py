@@ -33,7 +33,7 @@ class Claimed:
 class Skipped:
     rel: str
     size: int
-    note: str
+    note: str  # why: symlink-inside, symlink-outside, symlink-unresolved, special-file
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _walk(root: Path, skipped: list[Skipped], notes: list[Diagnostic]):
             with os.scandir(root / rel_dir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            notes.append(diag.warning("dir-unreadable", f"folder cannot be listed: {exc.strerror}", rel_dir or "."))
+            notes.append(diag.warning("dir-unreadable", path=rel_dir or ".", detail=exc.strerror or str(exc)))
             continue
         subdirs = []
         for entry in entries:
@@ -96,21 +96,21 @@ def _walk(root: Path, skipped: list[Skipped], notes: list[Diagnostic]):
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                notes.append(diag.warning("file-unreadable", f"cannot stat: {exc.strerror}", rel))
+                notes.append(diag.warning("file-unreadable", path=rel, detail=exc.strerror or str(exc)))
                 continue
             if stat.S_ISLNK(st.st_mode):
                 note = _symlink_note(root, root / rel)
                 skipped.append(Skipped(rel, 0, note))
-                if "outside" in note:
-                    notes.append(diag.warning("symlink-outside", note, rel))
+                if note == "symlink-outside":
+                    notes.append(diag.warning("symlink-outside", path=rel))
             elif stat.S_ISDIR(st.st_mode):
                 if entry.name not in _SKIP_DIRS:
                     subdirs.append(rel)
             elif stat.S_ISREG(st.st_mode):
                 yield rel, st
             else:
-                skipped.append(Skipped(rel, 0, "special file (FIFO, device or socket): not opened"))
-                notes.append(diag.info("special-file", "special file skipped without opening it", rel))
+                skipped.append(Skipped(rel, 0, "special-file"))
+                notes.append(diag.info("special-file", path=rel))
         stack.extend(reversed(subdirs))
 
 
@@ -118,7 +118,6 @@ def _symlink_note(root: Path, link: Path) -> str:
     try:
         target = link.resolve(strict=False)
     except (OSError, RuntimeError):  # RuntimeError: symlink loop on older Pythons
-        return "symlink that cannot be resolved (loop?): not followed"
+        return "symlink-unresolved"
     inside = target == root.resolve() or root.resolve() in target.parents
-    where = "inside" if inside else "outside"
-    return f"symlink pointing {where} the run folder: not followed"
+    return "symlink-inside" if inside else "symlink-outside"

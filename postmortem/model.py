@@ -346,7 +346,7 @@ class InventoryEntry:
     size: int
     rows: int
     rank: int | None
-    note: str = ""  # e.g. "skipped: symlink outside run folder"
+    note: str = ""  # why a file was not read, a code: unclaimed, symlink-outside, special-file, ... (the report names it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ HTML, JSON and markdown are made here.
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import Future
 from contextlib import nullcontext
@@ -79,7 +78,7 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, session: 
 
 
 def _import_renderers() -> None:
-    from .analysis import metrics_json  # noqa: F401
+    from .report import metrics_json  # noqa: F401
     from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
 
 
@@ -109,20 +108,17 @@ def render_and_archive(
     experiment: str, progress=None, session: Session | None = None,
 ) -> BuildResult:
     from .analysis import analyze
-    from .analysis.metrics_json import to_metrics
+    from .report.metrics_json import dumps, to_metrics
+    from .report.verdict import verdict_lines
 
     session = session or Session(workers=0)
     options = replace(settings.analysis, run_id=run_id, experiment=experiment)
     with _status(progress, "analysing"):
         analysis = analyze(run, baseline, options)
     generated_at = now()
-    metrics = to_metrics(analysis)
     started, finished = run_times(run)
-    metrics.setdefault("run", {}).update(started_at=started, finished_at=finished)
-    metrics["generated_at"] = generated_at.isoformat()
-    metrics["generator"] = f"postmortem {__version__}"
-    if baseline_id:
-        metrics.setdefault("baseline", {}).setdefault("run", {})["id"] = baseline_id
+    metrics = to_metrics(analysis, started_at=started, finished_at=finished, generated_at=generated_at.isoformat(),
+                         generator=f"postmortem {__version__}", baseline_id=baseline_id)
 
     meta = {"run_id": run_id, "experiment": experiment, "built_at": generated_at.isoformat(), "baseline_id": baseline_id}
     files: dict[str, bytes | str] = {}
@@ -133,10 +129,7 @@ def render_and_archive(
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
             raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
-    if "json" in settings.formats:
-        files["metrics.json"] = json.dumps(metrics, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
-    else:  # the archive needs it for indexes and baselines even when not asked for
-        files["metrics.json"] = json.dumps(metrics, ensure_ascii=False, allow_nan=False) + "\n"
+    files["metrics.json"] = dumps(metrics)  # the archive needs it for indexes and baselines even when not asked for
 
     archive_root = Path(settings.out)
     with _status(progress, "writing"), archive.locked(archive_root):
@@ -146,7 +139,8 @@ def render_and_archive(
     return BuildResult(
         folder=folder,
         files=tuple(folder / name for name in files),
-        headline=_headline(metrics, run_id, baseline_id, settings.lang),
+        headline="\n".join([_headline(metrics, run_id, baseline_id, settings.lang),
+                            *(f"  {x}" for x in verdict_lines(analysis, settings.lang))]),
         regressed=regressed,
         baseline_id=baseline_id,
     )
@@ -275,7 +269,7 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None, session
         try:
             baseline, baseline_id = resolve_baseline(baseline_id, Path(settings.out), experiment, run_id)
         except InputError as exc:  # the baseline left the archive: report without it, and say so
-            note = diag.warning("baseline-missing", f"built against {baseline_id}, which is no longer archived: {exc.message}")
+            note = diag.warning("baseline-missing", baseline=baseline_id, detail=exc.message)
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
     if "pdf" in settings.formats:

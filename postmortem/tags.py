@@ -99,14 +99,13 @@ class UnitChoice:
 
     default: str  # what the reader reads it as
     candidates: tuple[str, ...]
-    why: str  # whose convention the default is
+    why: str  # whose convention the default is: a code the report names (catalogue unit-why.<code>)
 
 
 _DURATION = ("s", "ms", "us")
-_TIMER_MS = UnitChoice("ms", _DURATION, "MindFormers' MFLossMonitor writes int(milliseconds); Megatron-LM writes seconds")
-_USER_S = UnitChoice("s", _DURATION, "a user's own tag: seconds assumed")
-_TFLOPS = UnitChoice("TFLOPS", ("TFLOPS", "GFLOPS", "PFLOPS"),
-                     "MindFormers writes full_model_flops / per_step_ms / 1e9: TFLOPS")
+_TIMER_MS = UnitChoice("ms", _DURATION, "mindformers-ms")  # MFLossMonitor writes int(milliseconds); Megatron-LM seconds
+_USER_S = UnitChoice("s", _DURATION, "user-seconds")  # a user's own tag: seconds assumed
+_TFLOPS = UnitChoice("TFLOPS", ("TFLOPS", "GFLOPS", "PFLOPS"), "mindformers-tflops")  # full_model_flops / per_step_ms / 1e9
 
 # (source, raw tag) -> choice. Sources are the ones whose rows carry no unit: binary scalars and
 # users' key=value / JSON keys without a unit suffix.

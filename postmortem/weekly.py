@@ -153,14 +153,16 @@ def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
 def finding_text(f: dict, lang: str) -> str:
     """A metrics.json finding in the digest's language (report/messages.py makes the text)."""
     from .analysis.types import Finding, FindingKind, FindingSeverity
+    from .report.catalog import from_jsonable, render
     from .report.messages import finding_text as text
 
     try:
-        finding = Finding(FindingKind(f.get("kind")), FindingSeverity(f.get("severity", "info")), str(f.get("message", "")),
-                          dict(f.get("evidence") or {}))
+        params = {str(k): from_jsonable(v) for k, v in dict(f.get("evidence") or {}).items()}
+        finding = Finding(FindingKind(f.get("kind")), FindingSeverity(f.get("severity", "info")),
+                          {**params, "message": str(f.get("message", ""))}, str(f.get("variant") or ""))
     except ValueError:  # a kind this version does not know: its message as written
         return str(f.get("message", ""))
-    return text(finding, lang)
+    return render(text(finding), lang)
 
 
 _TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure", "bad"), 3: ("warning", "warning")}
@@ -169,7 +171,8 @@ _TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure
 def attention_text(a: Attention, L) -> str:
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
         return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
-    return L["sentence_sep"].join(finding_text(f, L.lang) for f in a.findings)
+    # whole sentences, each with its own full stop: set side by side, not joined by a separator
+    return ("" if L.lang == "zh" else " ").join(finding_text(f, L.lang) for f in a.findings)
 
 
 def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:

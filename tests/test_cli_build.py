@@ -58,7 +58,7 @@ def test_build_lists_the_report_files_it_wrote(tmp_path, capsys):
 
 
 def test_metrics_json_is_valid_and_states_its_figures(archive):
-    from postmortem.analysis.metrics_json import load_schema
+    from postmortem.report.metrics_json import load_schema
 
     metrics = json.loads((run_dir(archive, "gpt-tiny-lr2x") / "metrics.json").read_text())
     jsonschema.validate(metrics, load_schema())
@@ -289,8 +289,11 @@ def test_chinese_build_prints_a_chinese_line(tmp_path, capsys):
     shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run")
     assert main(["build", str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--format", "json", "--lang", "zh"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("已写入 ") and printed[-1].startswith("run：稳态吞吐 ")
-    assert "step 耗时" in printed[-1] and "最终 loss" in printed[-1]
+    headline = next(i for i, line in enumerate(printed) if not line.startswith("已写入 "))
+    assert printed[0].startswith("已写入 ") and printed[headline].startswith("run：稳态吞吐 ")
+    assert "step 耗时" in printed[headline] and "最终 loss" in printed[headline]
+    # the verdict follows the line, in Chinese: the sample did not converge
+    assert printed[headline + 1:] == ["  [提示] 未收敛：最终 loss 1.019"]
     html = (tmp_path / "out" / "index.html").read_text()
     assert '<html lang="zh-CN">' in html and "训练看板" in html and "首次运行" in html
 
@@ -404,3 +407,13 @@ def test_inspect_lists_every_artifact_and_the_launches(capsys):
     assert main(["inspect", str(SAMPLES / "gpt-tiny-lr2x")]) == 0
     text = capsys.readouterr().out
     assert "Files by reader" in text and "launch 2: steps 201–300" in text
+
+
+def test_archive_show_words_the_findings_in_the_language_asked(archive, capsys):
+    out, _ = archive
+    capsys.readouterr()
+    assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out), "--lang", "zh"]) == 0
+    shown = capsys.readouterr().out
+    assert "稳态吞吐" in shown and "吞吐相对基线 gpt-tiny-base 退化" in shown and "warning" not in shown
+    assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out)]) == 0
+    assert "throughput regressed against gpt-tiny-base" in capsys.readouterr().out.lower()

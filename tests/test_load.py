@@ -137,7 +137,7 @@ def test_conflicting_sources_are_a_diagnostic(tmp_path):
     (run / "b.jsonl").write_text("".join(json.dumps({"step": i, "loss": 5 - i * 0.1 + (1 if i == 7 else 0)}) + "\n" for i in range(1, 11)))
     r = load_run(run)
     conflicts = [d for d in r.diagnostics if d.slug == "source-conflict"]
-    assert len(conflicts) == 1 and "1 step(s)" in conflicts[0].message and "step 7" in conflicts[0].message
+    assert len(conflicts) == 1 and "at 1 step," in conflicts[0].message and "step 7" in conflicts[0].message
 
 
 def test_conflict_note_names_the_first_disagreeing_file_in_launch_order(tmp_path):

@@ -204,7 +204,7 @@ def test_megatron_iteration_time_is_read_as_seconds_by_the_wall_clock(megatron):
         assert -late[s - 1] - 0.001 <= v - gaps[s] <= late[s] + 0.001, s
     # no 1000x "conflict" kept the wrong side: what disagreement is left is at the two pauses only
     for note in slugs(megatron).get("source-conflict", []):
-        assert "step_time" in note.message and "at 2 step(s)" in note.message
+        assert "step_time" in note.message and "at 2 steps" in note.message
 
 
 def test_megatron_e2e_and_the_mindformers_timer_side_by_side(megatron):
@@ -379,6 +379,6 @@ def test_tensorboard_throughput_is_checked_against_the_global_batch(tmp_path, ba
     notes = [d for d in loaded.diagnostics if d.slug == "unit-by-evidence" and "devices" in d.message]
     if divided:
         assert (got * 2 - written).abs().max() < 1e-9 and len(notes) == 2  # one per file
-        assert "the global batch 8 (per device it would be 4)" in notes[0].message
+        assert "the global batch 8 (per device it would be 4.00)" in notes[0].message
     else:
         assert (got - written).abs().max() == 0 and not notes

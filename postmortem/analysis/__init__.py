@@ -17,6 +17,8 @@ from ..model import STEPS, Run
 from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
+from .diagnosis import diagnose
+from .identity import identity
 from .findings import findings
 from .mfu import mfu
 from .phases import phases
@@ -82,9 +84,7 @@ def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
     steps = profile_step_times(run.tables["profile_steps"])
     if steps.is_empty():
         return run, []
-    source = ", ".join(sorted(set(steps["source"].to_list())))
-    note = dg.info("steps-from-profile", f"no training step times were logged: the step times are the profiled "
-                   f"steps' totals ({source}), in the profiler's own step numbering")
+    note = dg.info("steps-from-profile", sources=sorted(set(steps["source"].to_list())))
     return dataclasses.replace(run, tables={**run.tables, "steps": steps}), [note]
 
 
@@ -185,12 +185,13 @@ def analyze(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri,
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(run.settings),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
-    return dataclasses.replace(analysis, findings=findings(analysis, run))
+    analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
+    return dataclasses.replace(analysis, diagnosis=diagnose(analysis))
 
 
 def reasons_for(per: pl.DataFrame, series: pl.DataFrame) -> np.ndarray:

@@ -26,27 +26,45 @@ import numpy as np
 import polars as pl
 
 from .convergence import tail_start
+from .identity import explaining_order
+from ..text import Text
 from .stats import MAD_SCALE, bootstrap_median_diff_ci
-from .types import Comparison, Delta, FamilyVerdict, SettingChange, SettingsDiff
+from .types import (
+    FAMILIES,
+    Alignment,
+    Better,
+    Comparison,
+    Delta,
+    Family,
+    FamilyVerdict,
+    Outcome,
+    SettingChange,
+    SettingsDiff,
+)
 
 if TYPE_CHECKING:
     from ..model import Setting
     from .types import Analysis
 
 MIN_REL = 0.01
-KEY_FIGURES = {"throughput": "step_time_s", "efficiency": "mfu", "convergence": "final_smoothed_loss",
-               "stability": "loss_spikes"}
+KEY_FIGURES = {Family.THROUGHPUT: "step_time_s", Family.EFFICIENCY: "mfu", Family.CONVERGENCE: "final_smoothed_loss",
+               Family.STABILITY: "loss_spikes"}
+T, E, C, S = Family.THROUGHPUT, Family.EFFICIENCY, Family.CONVERGENCE, Family.STABILITY
+HIGHER, LOWER = Better.HIGHER, Better.LOWER
 
 
-def _delta(figure: str, family: str, base: float | None, cur: float | None, better: str, alignment: str,
-           method: str, test: Any) -> Delta:
+def _where(base_missing: bool, current_missing: bool) -> str:
+    return "both" if base_missing and current_missing else "baseline" if base_missing else "current"
+
+
+def _delta(figure: str, family: Family, base: float | None, cur: float | None, better: Better, alignment: Alignment,
+           method: Text, test: Any, aligned_tokens: float | None = None) -> Delta:
     if base is None or cur is None or not (math.isfinite(base) and math.isfinite(cur)):
         return Delta(figure, family, base, cur, None, None, None, better, alignment, method,
-                     reason="missing in " + ("both runs" if base is None and cur is None
-                                             else "the baseline" if base is None else "the current run"))
+                     reason=Text(f"reason.missing-in-{_where(base is None, cur is None)}"), aligned_tokens=aligned_tokens)
     d = cur - base
     rel = d / abs(base) if base != 0 else None
-    return Delta(figure, family, base, cur, d, rel, test(d, rel), better, alignment, method)
+    return Delta(figure, family, base, cur, d, rel, test(d, rel), better, alignment, method, aligned_tokens=aligned_tokens)
 
 
 def _steady_times(a: Analysis) -> np.ndarray:
@@ -80,33 +98,35 @@ def loss_at_tokens(a: Analysis, tokens: float) -> float | None:
 def settings_diff(current: Mapping[str, Setting], baseline: Mapping[str, Setting]) -> SettingsDiff:
     cur = {k: v.value for k, v in current.items()}
     base = {k: v.value for k, v in baseline.items()}
+    # ordered by what can explain a change: hyperparameters and the parallel layout first, per-run values last
+    order = explaining_order
     return SettingsDiff(
-        added=tuple(SettingChange(k, None, cur[k]) for k in sorted(cur.keys() - base.keys())),
-        removed=tuple(SettingChange(k, base[k], None) for k in sorted(base.keys() - cur.keys())),
-        changed=tuple(SettingChange(k, base[k], cur[k]) for k in sorted(cur.keys() & base.keys())
+        added=tuple(SettingChange(k, None, cur[k]) for k in sorted(cur.keys() - base.keys(), key=order)),
+        removed=tuple(SettingChange(k, base[k], None) for k in sorted(base.keys() - cur.keys(), key=order)),
+        changed=tuple(SettingChange(k, base[k], cur[k]) for k in sorted(cur.keys() & base.keys(), key=order)
                       if cur[k] != base[k]),
     )
 
 
-def _verdict(family: str, deltas: list[Delta]) -> FamilyVerdict:
+def _verdict(family: Family, deltas: list[Delta]) -> FamilyVerdict:
     mine = [d for d in deltas if d.family == family]
     sig = [d for d in mine if d.significant]
     unjudged = tuple(d.figure for d in mine if d.significant is None)
     if not sig:
         key_known = KEY_FIGURES.get(family) not in unjudged and any(d.significant is not None for d in mine)
-        return FamilyVerdict(family, "no significant change" if key_known else "unknown", (), unjudged)
-    good = [d for d in sig if (d.delta > 0) == (d.better == "higher")]
+        return FamilyVerdict(family, Outcome.NO_CHANGE if key_known else Outcome.UNKNOWN, (), unjudged)
+    good = [d for d in sig if (d.delta > 0) == (d.better == Better.HIGHER)]
     bad = [d for d in sig if d not in good]
-    verdict = "mixed" if good and bad else "improved" if good else "regressed"
+    verdict = Outcome.MIXED if good and bad else Outcome.IMPROVED if good else Outcome.REGRESSED
     return FamilyVerdict(family, verdict, tuple(d.figure for d in sig), unjudged)
 
 
 def _unless_flagged(d: Delta, current: Analysis, baseline: Analysis) -> Delta:
     """A figure that cannot be right in either run is not judged."""
-    where = [name for name, a in (("the current run", current), ("the baseline", baseline)) if a.flag(d.figure)]
-    if not where:
+    flagged_base, flagged_current = baseline.flag(d.figure) is not None, current.flag(d.figure) is not None
+    if not (flagged_base or flagged_current):
         return d
-    return dataclasses.replace(d, significant=None, reason=f"implausible in {' and '.join(where)}")
+    return dataclasses.replace(d, significant=None, reason=Text(f"reason.implausible-in-{_where(flagged_base, flagged_current)}"))
 
 
 def compare(
@@ -117,9 +137,10 @@ def compare(
     if a.size and b.size:
         lo, hi = bootstrap_median_diff_ci(a, b, o.bootstrap_resamples, o.seed)
         time_moved = lo > 0 or hi < 0
-        boot = f"bootstrap 95% CI of the median difference [{lo:.4g}, {hi:.4g}] s excludes 0 and |rel| >= 1%"
+        boot = Text("method.bootstrap", low=lo, high=hi, rel=MIN_REL)
     else:
-        time_moved, boot = None, "no steady step times in one run"
+        time_moved, boot = None, Text("reason.no-steady-times")
+    by_step_time = Text("method.step-time-test", test=boot)
 
     def by_time(d: float, rel: float | None) -> bool | None:
         if time_moved is None:
@@ -127,18 +148,15 @@ def compare(
         return bool(time_moved and rel is not None and abs(rel) >= MIN_REL)
 
     noise = loss_noise(baseline)
-    loss_method = (f"|delta| > 2 x baseline noise of a smoothed point ({2 * noise:.3g})" if noise is not None
-                   else "baseline loss noise unknown")
+    loss_method = (Text("method.loss-noise", limit=2 * noise) if noise is not None else Text("reason.loss-noise-unknown"))
 
     def by_noise(d: float, rel: float | None) -> bool | None:
         return None if noise is None else bool(abs(d) > 2 * noise)
 
     ses = (baseline.convergence.final_loss_se.value, current.convergence.final_loss_se.value)
     final_noise = math.hypot(*ses) if None not in ses else None
-    final_method = (f"|delta| > 2 x sqrt(se_baseline^2 + se_current^2) ({2 * final_noise:.3g}) of the final levels"
-                    if final_noise is not None else
-                    "standard error of the final level unknown in " + (
-                        "both runs" if ses == (None, None) else "the baseline" if ses[0] is None else "the current run"))
+    final_method = (Text("method.final-noise", limit=2 * final_noise) if final_noise is not None
+                    else Text(f"reason.final-se-unknown-{_where(ses[0] is None, ses[1] is None)}"))
 
     def by_final_noise(d: float, rel: float | None) -> bool | None:
         return None if final_noise is None else bool(abs(d) > 2 * final_noise)
@@ -151,39 +169,34 @@ def compare(
     base_tokens = baseline.steps["tokens"].drop_nulls()
     if cur_tokens.len() and base_tokens.len():
         at = float(min(cur_tokens[-1], base_tokens[-1]))
-        eq_cur, eq_base, eq_align = loss_at_tokens(current, at), loss_at_tokens(baseline, at), f"by tokens (at {at:,.0f} tokens)"
+        eq_cur, eq_base, eq_at = loss_at_tokens(current, at), loss_at_tokens(baseline, at), at
     else:
-        eq_cur = eq_base = None
-        eq_align = "by tokens (tokens per step unknown)"
+        eq_cur = eq_base = eq_at = None
 
     bstep = bc.convergence_step.value
+    steady, whole = Alignment.STEADY_WINDOW, Alignment.WHOLE_RUN
+    any_change, count_test = Text("method.any-change"), (lambda d, r: d != 0)
     deltas = [
-        _delta("step_time_s", "throughput", bt.step_time_s.value, ct.step_time_s.value, "lower",
-               "steady window", boot, by_time),
-        _delta("tokens_per_s", "throughput", bt.tokens_per_s.value, ct.tokens_per_s.value, "higher",
-               "steady window", "step-time test: " + boot, by_time),
-        _delta("samples_per_s", "throughput", bt.samples_per_s.value, ct.samples_per_s.value, "higher",
-               "steady window", "step-time test: " + boot, by_time),
-        _delta("mfu", "efficiency", baseline.mfu.mfu.value, current.mfu.mfu.value, "higher",
-               "steady window", "step-time test: " + boot, by_time),
-        _delta("checkpoint_tax", "efficiency", baseline.phases.checkpoint_tax.value,
-               current.phases.checkpoint_tax.value, "lower", "whole run", "|delta| > 0.01",
-               lambda d, r: abs(d) > 0.01),
-        _delta("final_smoothed_loss", "convergence", bc.final_smoothed_loss.value, cc.final_smoothed_loss.value,
-               "lower", "each run's last 10%", final_method, by_final_noise),
-        _delta("loss_at_equal_tokens", "convergence", eq_base, eq_cur, "lower", eq_align, loss_method, by_noise),
-        _delta("convergence_step", "convergence", bstep, cc.convergence_step.value, "lower", "by step",
-               f"|delta| > max({w}, 5% of baseline)",
+        _delta("step_time_s", T, bt.step_time_s.value, ct.step_time_s.value, LOWER, steady, boot, by_time),
+        _delta("tokens_per_s", T, bt.tokens_per_s.value, ct.tokens_per_s.value, HIGHER, steady, by_step_time, by_time),
+        _delta("samples_per_s", T, bt.samples_per_s.value, ct.samples_per_s.value, HIGHER, steady, by_step_time, by_time),
+        _delta("mfu", E, baseline.mfu.mfu.value, current.mfu.mfu.value, HIGHER, steady, by_step_time, by_time),
+        _delta("checkpoint_tax", E, baseline.phases.checkpoint_tax.value, current.phases.checkpoint_tax.value, LOWER,
+               whole, Text("method.tax-change", limit=0.01), lambda d, r: abs(d) > 0.01),
+        _delta("final_smoothed_loss", C, bc.final_smoothed_loss.value, cc.final_smoothed_loss.value, LOWER,
+               Alignment.LAST_TENTH, final_method, by_final_noise),
+        _delta("loss_at_equal_tokens", C, eq_base, eq_cur, LOWER, Alignment.BY_TOKENS, loss_method, by_noise, eq_at),
+        _delta("convergence_step", C, bstep, cc.convergence_step.value, LOWER, Alignment.BY_STEP,
+               Text("method.convergence-step-change", window=w, share=0.05),
                lambda d, r: abs(d) > max(w, 0.05 * abs(bstep or 0))),
-        _delta("loss_spikes", "stability", float(len(baseline.stability.loss.spikes)),
-               float(len(current.stability.loss.spikes)), "lower", "whole run", "any change", lambda d, r: d != 0),
-        _delta("grad_norm_spikes", "stability", float(len(baseline.stability.grad_norm.spikes)),
-               float(len(current.stability.grad_norm.spikes)), "lower", "whole run", "any change",
-               lambda d, r: d != 0),
-        _delta("nan_steps", "stability", float(len(baseline.stability.nan_steps)),
-               float(len(current.stability.nan_steps)), "lower", "whole run", "any change", lambda d, r: d != 0),
+        _delta("loss_spikes", S, float(len(baseline.stability.loss.spikes)), float(len(current.stability.loss.spikes)),
+               LOWER, whole, any_change, count_test),
+        _delta("grad_norm_spikes", S, float(len(baseline.stability.grad_norm.spikes)),
+               float(len(current.stability.grad_norm.spikes)), LOWER, whole, any_change, count_test),
+        _delta("nan_steps", S, float(len(baseline.stability.nan_steps)), float(len(current.stability.nan_steps)),
+               LOWER, whole, any_change, count_test),
     ]
     deltas = [_unless_flagged(d, current, baseline) for d in deltas]
-    verdicts = tuple(_verdict(f, deltas) for f in ("throughput", "efficiency", "convergence", "stability"))
+    verdicts = tuple(_verdict(f, deltas) for f in FAMILIES)
     return Comparison(baseline_id=baseline.run_id, deltas=tuple(deltas), verdicts=verdicts,
                       settings=settings_diff(current_settings, baseline_settings))

@@ -7,7 +7,8 @@ from typing import Any
 import polars as pl
 
 from ..model import Run
-from .types import CheckStatus, ConfigCheck
+from ..text import Text
+from .types import Check, CheckStatus, ConfigCheck
 
 CKPT_MIN_INTERVAL_S = 300.0  # saving more often than every 5 minutes costs a visible share
 
@@ -20,12 +21,12 @@ def _num(run: Run, key: str) -> float | None:
         return None
 
 
-def _unknown(name: str, missing: list[str]) -> ConfigCheck:
-    return ConfigCheck(name, CheckStatus.UNKNOWN, f"needs {', '.join(missing)}", {"missing": missing})
+def _unknown(name: Check, missing: list[str]) -> ConfigCheck:
+    return ConfigCheck(name, CheckStatus.UNKNOWN, Text("check.needs", keys=missing), {"missing": missing})
 
 
 def check_global_batch(run: Run) -> ConfigCheck:
-    name = "global_batch = micro_batch x dp x accumulation"
+    name = Check.GLOBAL_BATCH
     gbs, micro = _num(run, "global_batch_size"), _num(run, "micro_batch_size") or _num(run, "batch_size")
     dp = _num(run, "data_parallel")
     missing = [k for k, v in (("global_batch_size", gbs), ("micro_batch_size", micro), ("data_parallel", dp)) if v is None]
@@ -38,39 +39,39 @@ def check_global_batch(run: Run) -> ConfigCheck:
     ev: dict[str, Any] = {"global_batch_size": gbs, "micro_batch_size": micro, "data_parallel": dp,
                           "gradient_accumulation_steps": acc, "micro_batch_num": mbn, "expected": expected}
     if abs(expected - gbs) < 1e-9:
-        return ConfigCheck(name, CheckStatus.PASS, f"{gbs:g} = {expected:g}", ev)
-    return ConfigCheck(name, CheckStatus.FAIL, f"global batch {gbs:g} != product {expected:g}", ev)
+        return ConfigCheck(name, CheckStatus.PASS, Text("check.batch-equal", batch=gbs, product=expected), ev)
+    return ConfigCheck(name, CheckStatus.FAIL, Text("check.batch-differs", batch=gbs, product=expected), ev)
 
 
 def check_pipeline(run: Run) -> ConfigCheck:
-    name = "pipeline micro-batches >= stages"
+    name = Check.PIPELINE
     pp = _num(run, "pipeline_stage")
     if pp is None or pp <= 1:
         return ConfigCheck(name, CheckStatus.PASS if pp is not None else CheckStatus.UNKNOWN,
-                           "no pipeline parallelism" if pp is not None else "needs pipeline_stage",
+                           Text("check.no-pipeline") if pp is not None else Text("check.needs", keys=["pipeline_stage"]),
                            {"pipeline_stage": pp})
     mbn = _num(run, "micro_batch_num")
     if mbn is None:
         return _unknown(name, ["micro_batch_num"])
     ev = {"pipeline_stage": pp, "micro_batch_num": mbn, "bubble_fraction": (pp - 1) / (mbn + pp - 1)}
     if mbn < pp:
-        return ConfigCheck(name, CheckStatus.FAIL, f"{mbn:g} micro-batches < {pp:g} stages: large bubbles", ev)
+        return ConfigCheck(name, CheckStatus.FAIL, Text("check.micro-below-stages", micro=mbn, stages=pp), ev)
     if mbn < 4 * pp:  # bubble (p-1)/(m+p-1) stays above ~20% below 4x
-        return ConfigCheck(name, CheckStatus.WARN, f"{mbn:g} micro-batches for {pp:g} stages: bubble "
-                           f"{ev['bubble_fraction']:.0%}", ev)
-    return ConfigCheck(name, CheckStatus.PASS, f"{mbn:g} micro-batches for {pp:g} stages", ev)
+        return ConfigCheck(name, CheckStatus.WARN, Text("check.micro-bubble", micro=mbn, stages=pp,
+                                                        bubble=ev["bubble_fraction"]), ev)
+    return ConfigCheck(name, CheckStatus.PASS, Text("check.micro-ok", micro=mbn, stages=pp), ev)
 
 
 def check_divisible(run: Run, key: str) -> ConfigCheck:
-    name = f"{key} divisible by model_parallel"
+    name = Check.NUM_HEADS if key == "num_heads" else Check.HIDDEN_SIZE
     v, mp = _num(run, key), _num(run, "model_parallel")
     missing = [k for k, x in ((key, v), ("model_parallel", mp)) if x is None]
     if missing:
         return _unknown(name, missing)
     ev = {key: v, "model_parallel": mp}
     if mp > 0 and v % mp == 0:
-        return ConfigCheck(name, CheckStatus.PASS, f"{v:g} % {mp:g} == 0", ev)
-    return ConfigCheck(name, CheckStatus.FAIL, f"{v:g} is not divisible by {mp:g}", ev)
+        return ConfigCheck(name, CheckStatus.PASS, Text("check.divisible", value=v, by=mp), ev)
+    return ConfigCheck(name, CheckStatus.FAIL, Text("check.not-divisible", value=v, by=mp), ev)
 
 
 def _interval_from_checkpoints(run: Run) -> float | None:
@@ -84,20 +85,20 @@ def _interval_from_checkpoints(run: Run) -> float | None:
 
 
 def check_checkpoint_interval(run: Run, median_step_time_s: float | None, save_s: float | None) -> ConfigCheck:
-    name = "checkpoint interval vs step time"
+    name = Check.CHECKPOINT_INTERVAL
     every = _num(run, "save_checkpoint_steps") or _interval_from_checkpoints(run)
-    missing = [k for k, x in (("save_checkpoint_steps", every), ("step time", median_step_time_s)) if x is None]
+    missing = [k for k, x in (("save_checkpoint_steps", every), ("step_time", median_step_time_s)) if x is None]
     if missing:
         return _unknown(name, missing)
     interval = every * median_step_time_s
     ev = {"save_checkpoint_steps": every, "median_step_time_s": median_step_time_s, "interval_s": interval,
           "median_save_s": save_s}
     if save_s is not None and interval > 0 and save_s / interval > 0.05:
-        return ConfigCheck(name, CheckStatus.WARN, f"a save ({save_s:.1f} s) costs {save_s / interval:.0%} "
-                           f"of each {interval:.0f} s interval", ev)
+        return ConfigCheck(name, CheckStatus.WARN, Text("check.save-costly", save=save_s, share=save_s / interval,
+                                                        interval=interval), ev)
     if interval < CKPT_MIN_INTERVAL_S:
-        return ConfigCheck(name, CheckStatus.WARN, f"saving every {interval:.0f} s (< {CKPT_MIN_INTERVAL_S:.0f} s)", ev)
-    return ConfigCheck(name, CheckStatus.PASS, f"saving every {interval:.0f} s", ev)
+        return ConfigCheck(name, CheckStatus.WARN, Text("check.save-often", interval=interval, limit=CKPT_MIN_INTERVAL_S), ev)
+    return ConfigCheck(name, CheckStatus.PASS, Text("check.save-every", interval=interval), ev)
 
 
 def config_checks(run: Run, median_step_time_s: float | None, median_save_s: float | None) -> tuple[ConfigCheck, ...]:

@@ -27,6 +27,7 @@ import math
 import numpy as np
 import polars as pl
 
+from ..text import Text
 from .stats import MAD_SCALE
 from .types import AnalysisOptions, AuxLoss, Convergence, Figure, TimeToTarget, missing
 
@@ -84,29 +85,29 @@ class StepClock:
 
     def tokens(self, step: int) -> Figure:
         if self.tokens_per_step is None:
-            return missing("tokens per step unknown", unit="tokens")
-        return Figure(step * self.tokens_per_step, method="step x tokens per step", unit="tokens")
+            return missing(Text("reason.tokens-unknown"), unit="tokens")
+        return Figure(step * self.tokens_per_step, method=Text("method.step-x-tokens"), unit="tokens")
 
     def hours(self, step: int) -> Figure:
         if self.steps.is_empty():
-            return missing("no step times or wall times", unit="h")
+            return missing(Text("reason.no-times"), unit="h")
         hit = self.steps.filter(pl.col("step") <= step)
         if hit.is_empty():
-            return missing("step before the first timed step", unit="h")
-        return Figure(float(hit["elapsed_s"][-1]) / 3600.0, method="wall time elapsed since the first step",
-                      unit="h")
+            return missing(Text("reason.before-first-timed"), unit="h")
+        return Figure(float(hit["elapsed_s"][-1]) / 3600.0, method=Text("method.elapsed"), unit="h")
 
 
 def time_to_target(sm: pl.DataFrame, target: float | None, source: str, clock: StepClock) -> TimeToTarget:
+    """``source``: where the target is from, "options" or "baseline"."""
     if target is None:
-        why = missing(f"no target ({source})")
+        why = missing(Text(f"reason.no-target-{source}"))
         return TimeToTarget(None, source, why, why, why)
     hit = sm.filter(pl.col("smoothed") <= target)
     if hit.is_empty():
-        why = missing(f"smoothed loss never reached {target:g}")
+        why = missing(Text("reason.target-not-reached", target=target))
         return TimeToTarget(target, source, why, why, why)
     step = int(hit["step"][0])
-    return TimeToTarget(target, source, Figure(float(step), method="first step with smoothed loss <= target"),
+    return TimeToTarget(target, source, Figure(float(step), method=Text("method.first-below-target")),
                         clock.tokens(step), clock.hours(step))
 
 
@@ -146,46 +147,39 @@ def convergence(
     w, tol = options.smoothing_window, options.convergence_tolerance
     nonfinite = tuple(int(s) for s in loss.filter(~pl.col("value").is_finite())["step"].to_list())
     left_out = {"spike": tuple(sorted(spike_steps)), "nonfinite": nonfinite}
-    smoothing = (f"trailing mean of the loss values logged in the last {w} steps (by step, not by count of "
-                 f"values); {len(left_out['spike'])} spike steps and {len(nonfinite)} NaN/Inf steps left out")
-    rule = (f"converged when the loss came down (its median over the first {w} steps lies outside +-{tol:.0%} of "
-            f"the final level) and the smoothed loss stays within +-{tol:.0%} of the final level through at least "
-            f"the last {TAIL:.0%} of steps; the step is where it enters the band for good")
+    smoothing = Text("method.smoothing", window=w, spikes=len(left_out["spike"]), nonfinite=len(nonfinite))
+    rule = Text("rule.convergence", window=w, tolerance=tol, tail=TAIL)
     sm = smooth(loss, w, left_out["spike"])
     auxes = tuple(aux_loss(t, s) for t, s in sorted(aux.items()) if not s.is_empty())
     ev = eval_loss.filter(pl.col("value").is_finite())
-    eval_last = (Figure(float(ev["value"][-1]), method=f"last finite eval_loss (step {ev['step'][-1]})")
-                 if not ev.is_empty() else missing("no eval_loss logged"))
+    eval_last = (Figure(float(ev["value"][-1]), method=Text("method.last-eval", step=int(ev["step"][-1])))
+                 if not ev.is_empty() else missing(Text("reason.not-logged", tag="eval_loss")))
     targets = (
-        time_to_target(sm, options.target_loss, "options.target_loss", clock),
-        time_to_target(sm, baseline_final, "baseline final smoothed loss", clock),
+        time_to_target(sm, options.target_loss, "options", clock),
+        time_to_target(sm, baseline_final, "baseline", clock),
     )
     common = dict(smoothing=smoothing, targets=targets, aux_losses=auxes, eval_loss_last=eval_last,
                   left_out=left_out, rule=rule)
     if sm.is_empty():
-        why = missing("no finite loss logged")
+        why = missing(Text("reason.no-finite-loss"))
         return Convergence(initial_loss=why, final_smoothed_loss=why, min_smoothed_loss=why, convergence_step=why,
                            convergence_tokens=why, convergence_hours=why, final_loss_se=why, status="unknown",
                            status_code="no_loss", **common)
-    initial = Figure(float(sm["value"][0]), method="first finite loss", unit="loss")
+    initial = Figure(float(sm["value"][0]), method=Text("method.first-loss"), unit="loss")
     s = sm["smoothed"].to_numpy()
-    minimum = Figure(float(s.min()), method="minimum of the smoothed loss", unit="loss")
+    minimum = Figure(float(s.min()), method=Text("method.min-smoothed"), unit="loss")
     tail, start = _tail(loss, left_out["spike"])
     last = int(loss["step"].max())
     if tail.is_empty():
-        why = f"no finite, non-spike loss in the last {TAIL:.0%} of steps ({start}-{last})"
-        gone = missing(why)
+        gone = missing(Text("reason.no-tail-loss", tail=TAIL, start=start, last=last))
         return Convergence(initial_loss=initial, final_smoothed_loss=gone, min_smoothed_loss=minimum,
                            convergence_step=gone, convergence_tokens=gone, convergence_hours=gone, final_loss_se=gone,
                            status="not_converged", status_code="nonfinite_end",
                            status_evidence={"tail_start": start, "last_step": last}, **common)
     level, se = final_level(tail["step"].to_numpy(), tail["value"].to_numpy())
-    final = Figure(level, unit="loss", method=(
-        f"resistant line (Tukey) through the {tail.height} finite, non-spike loss values of the last {TAIL:.0%} of "
-        f"steps ({start}-{last}), read at step {last}"))
-    se_f = (Figure(se, unit="loss", method=f"{ENDPOINT_SE:g} x scaled MAD of the line's residuals / sqrt({tail.height})")
-            if se is not None else missing(f"only {tail.height} loss values in the last {TAIL:.0%} of steps "
-                                           f"(a noise estimate needs {MIN_SE_POINTS})"))
+    final = Figure(level, unit="loss", method=Text("method.final-level", n=tail.height, tail=TAIL, start=start, last=last))
+    se_f = (Figure(se, unit="loss", method=Text("method.final-se", k=ENDPOINT_SE, n=tail.height))
+            if se is not None else missing(Text("reason.few-tail-values", n=tail.height, tail=TAIL, need=MIN_SE_POINTS)))
     first_window = sm.filter(pl.col("step") < int(sm["step"][0]) + w)["value"]
     start_level = float(first_window.median())
     evidence: dict[str, float | int | None] = {"initial": start_level, "final": level, "tolerance": tol,
@@ -197,22 +191,18 @@ def convergence(
     evidence["entered_step"] = entered
     if start_level - level <= band:
         code = "no_drop"
-        how = (f"rose from {start_level:.4g} to {level:.4g}" if start_level < level - band else
-               f"started at {start_level:.4g}, within +-{tol:.0%} of its final level {level:.4g}")
-        why = f"the loss never came down: it {how}"
+        why = Text("reason.loss-rose" if start_level < level - band else "reason.loss-flat",
+                   initial=start_level, final=level, tolerance=tol)
     elif entered is None or entered > start:
         code = "still_moving"
-        where = (f"the smoothed loss stays within +-{tol:.0%} of the final level {level:.4g} only from step {entered}, "
-                 f"inside the last {TAIL:.0%} of steps" if entered is not None
-                 else f"the smoothed loss is {s[-1]:.4g} at the last step, outside +-{tol:.0%} of the final level "
-                      f"{level:.4g}")
-        why = f"the loss was still moving at the end: {where}"
+        why = (Text("reason.loss-settled-late", tolerance=tol, final=level, step=entered, tail=TAIL) if entered is not None
+               else Text("reason.loss-still-moving", smoothed=float(s[-1]), tolerance=tol, final=level))
     else:
         code = None
     if code is not None:
         step_f = missing(why, method=rule)
-        tokens_f = missing("not converged", unit="tokens")
-        hours_f = missing("not converged", unit="h")
+        tokens_f = missing(Text("reason.not-converged"), unit="tokens")
+        hours_f = missing(Text("reason.not-converged"), unit="h")
         status = "not_converged"
     else:
         step_f = Figure(float(entered), method=rule)

@@ -14,8 +14,9 @@ import numpy as np
 import polars as pl
 
 from ..model import Run
+from ..text import Text
 from .peaks import peak_flops
-from .throughput import logged_medians, setting_figure
+from .throughput import GIVEN, OPTIONS, logged_medians, setting_figure
 from .types import AnalysisOptions, Figure, ModelSize, Mfu, SteadyWindow, Throughput, missing
 
 _POSITION = re.compile(r"(position|pos_emb|wpe\b|\.wpe\.|positional)", re.I)
@@ -25,9 +26,9 @@ _EMBEDDING = re.compile(r"(embed|wte\b|\.wte\.|tok_embeddings|word_embeddings|em
 def _arch(run: Run, options: AnalysisOptions, key: str) -> Figure:
     given = getattr(options, key, None)
     if given is not None:
-        return Figure(float(given), method="given", source="options")
+        return Figure(float(given), method=GIVEN, source=OPTIONS)
     f = setting_figure(run, key)
-    return f if f is not None else missing(f"{key} not in options or settings")
+    return f if f is not None else missing(Text("reason.no-setting", key=key))
 
 
 def latest_train_checkpoint(run: Run) -> str | None:
@@ -52,46 +53,42 @@ def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
         pos = p.filter(names.str.contains(_POSITION.pattern))["elements"].sum()
         emb = p.filter(names.str.contains(_EMBEDDING.pattern) & ~names.str.contains(_POSITION.pattern))["elements"].sum()
         total = p["elements"].sum()
-        src = f"checkpoint {path} (role=model)"
+        src = Text("source.checkpoint", path=path)
         return ModelSize(
-            params=Figure(float(total - pos), method="model parameters in the checkpoint, without position "
-                          "embeddings (PaLM); token embeddings counted", source=src),
-            params_total=Figure(float(total), method="all model parameters in the checkpoint", source=src),
-            params_non_embedding=Figure(float(total - pos - emb), method="without token and position "
-                                        "embedding tables (by parameter name)", source=src),
-            embedding_params=Figure(float(emb), method="parameters named like a token embedding", source=src),
-            position_embedding_params=Figure(float(pos), method="parameters named like a position embedding",
-                                             source=src),
+            params=Figure(float(total - pos), method=Text("method.params-palm"), source=src),
+            params_total=Figure(float(total), method=Text("method.params-total"), source=src),
+            params_non_embedding=Figure(float(total - pos - emb), method=Text("method.params-non-embedding"), source=src),
+            embedding_params=Figure(float(emb), method=Text("method.params-embedding"), source=src),
+            position_embedding_params=Figure(float(pos), method=Text("method.params-position"), source=src),
             checkpoint=path,
         )
     layers, hidden, vocab = (_arch(run, options, k) for k in ("num_layers", "hidden_size", "vocab_size"))
     if layers.value is None or hidden.value is None:
-        reason = "no checkpoint parameters and num_layers / hidden_size unknown"
+        reason = Text("reason.no-params")
         return ModelSize(*(missing(reason) for _ in range(5)))
     body = 12.0 * layers.value * hidden.value**2
     emb = vocab.value * hidden.value if vocab.value is not None else None
-    note = "" if emb is not None else " (vocab_size unknown: token embeddings left out)"
-    method = "estimate 12 L h^2 + V h (no checkpoint parameters)" + note
+    method = Text("method.params-estimate" if emb is not None else "method.params-estimate-no-vocab")
+    arch = Text("source.architecture")
     return ModelSize(
-        params=Figure(body + (emb or 0.0), method=method, source="architecture"),
-        params_total=Figure(body + (emb or 0.0), method=method, source="architecture"),
-        params_non_embedding=Figure(body, method="estimate 12 L h^2", source="architecture"),
-        embedding_params=Figure(emb, method="estimate V h", source="architecture") if emb is not None
-        else missing("vocab_size unknown"),
-        position_embedding_params=missing("estimate assumes no learned position embeddings"),
+        params=Figure(body + (emb or 0.0), method=method, source=arch),
+        params_total=Figure(body + (emb or 0.0), method=method, source=arch),
+        params_non_embedding=Figure(body, method=Text("method.params-estimate-body"), source=arch),
+        embedding_params=Figure(emb, method=Text("method.params-estimate-embedding"), source=arch) if emb is not None
+        else missing(Text("reason.no-setting", key="vocab_size")),
+        position_embedding_params=missing(Text("reason.estimate-no-position")),
     )
 
 
 def devices(run: Run, options: AnalysisOptions) -> Figure:
     if options.devices is not None:
-        return Figure(float(options.devices), method="given", source="options")
+        return Figure(float(options.devices), method=GIVEN, source=OPTIONS)
     f = setting_figure(run, "device_num")
     if f is not None:
-        return Figure(f.value, method="setting device_num", source=f.source)
+        return f
     if run.ranks:
-        return Figure(float(len(run.ranks)), method="number of ranks that left files (may undercount)",
-                      source="run.ranks")
-    return missing("device count unknown: no option, no device_num setting, no ranks")
+        return Figure(float(len(run.ranks)), method=Text("method.devices-from-ranks"), source=Text("source.ranks"))
+    return missing(Text("reason.no-devices"))
 
 
 def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow,
@@ -103,46 +100,43 @@ def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow
 
     n = size.params.value
     if n is None:
-        fpt = fpt_causal = missing(size.params.reason or "parameter count unknown", unit="FLOP/token")
+        fpt = fpt_causal = missing(size.params.reason or Text("reason.no-params"), unit="FLOP/token")
     elif layers is None or hidden is None or seq is None:
-        why = "attention term left out: num_layers, hidden_size or seq_length unknown"
-        fpt = Figure(6.0 * n, method="6 N (" + why + ")", unit="FLOP/token")
+        fpt = Figure(6.0 * n, method=Text("method.flops-6n"), unit="FLOP/token")
         fpt_causal = fpt
     else:
         attn = 12.0 * layers * hidden * seq
-        fpt = Figure(6.0 * n + attn, method="6 N + 12 L H Q T (PaLM, full attention)", unit="FLOP/token")
-        fpt_causal = Figure(6.0 * n + attn / 2, method="6 N + 6 L H Q T (causal attention counted as half)",
-                            unit="FLOP/token")
+        fpt = Figure(6.0 * n + attn, method=Text("method.flops-palm"), unit="FLOP/token")
+        fpt_causal = Figure(6.0 * n + attn / 2, method=Text("method.flops-causal"), unit="FLOP/token")
 
     device = options.device or run.setting("device")
     if options.peak_tflops is not None:
-        peak = Figure(options.peak_tflops * 1e12, method="given", source="options.peak_tflops", unit="FLOP/s")
+        peak = Figure(options.peak_tflops * 1e12, method=GIVEN, source=OPTIONS, unit="FLOP/s")
     else:
         precision = options.precision
         value, note = peak_flops(str(device) if device else None, precision)
-        peak = (Figure(value, method="dense peak table", source=note, unit="FLOP/s") if value is not None
-                else missing(note + "; pass --peak-tflops or --device (see the peak table)", unit="FLOP/s"))
+        peak = (Figure(value, method=Text("method.peak-table"), source=note, unit="FLOP/s") if value is not None
+                else missing(Text("reason.no-peak", why=note), unit="FLOP/s"))
     devs = devices(run, options)
     tps = tp.tokens_per_s
 
     def util(f: Figure) -> Figure:
         for part in (f, tps, peak, devs):
             if part.value is None:
-                return missing(part.reason or "unknown", method="flops_per_token x tokens/s / (peak x devices)")
+                return missing(part.reason or Text("reason.unknown"), method=Text("method.mfu-formula"))
         return Figure(f.value * tps.value / (peak.value * devs.value),
-                      method=f"({f.method}) x steady tokens/s / (peak x devices)", unit="fraction")
+                      method=Text("method.mfu", flops=f.method), unit="fraction")
 
     if fpt.value is not None and tps.value is not None and devs.value is not None:
-        achieved = Figure(fpt.value * tps.value / devs.value / 1e12,
-                          method="flops_per_token x tokens/s / devices", unit="TFLOPS")
+        achieved = Figure(fpt.value * tps.value / devs.value / 1e12, method=Text("method.achieved"), unit="TFLOPS")
     else:
-        achieved = missing(fpt.reason or tps.reason or devs.reason or "unknown", unit="TFLOPS")
+        achieved = missing(fpt.reason or tps.reason or devs.reason or Text("reason.unknown"), unit="TFLOPS")
 
     logged = logged_medians(run.tables["scalars"], window, ("mfu", "hfu", "tflops_per_device"), kept_steps)
     for tag in ("mfu", "hfu"):  # some logs print percent; fractions are 0-1
         f = logged.get(tag)
         if f is not None and f.value is not None and f.value > 1.0:
-            logged[tag] = Figure(f.value / 100.0, method=f.method + ", percent / 100", source=f.source,
+            logged[tag] = Figure(f.value / 100.0, method=Text("method.percent", inner=f.method), source=f.source,
                                  unit="fraction")
     for key in ("full_model_flops", "shard_model_flops", "full_hardware_flops", "shard_hardware_flops"):
         f = setting_figure(run, key)

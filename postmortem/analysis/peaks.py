@@ -10,44 +10,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text import Text
+
 
 @dataclass(frozen=True, slots=True)
 class Peak:
     device: str
     tflops: dict[str, float]  # precision -> dense TFLOPS
     memory_bytes: float | None
-    source: str
+    source: str  # the citation, a code: the catalogue's peak-source.<code> names the document
 
 
 _GB = 1024**3
 
 PEAKS: tuple[Peak, ...] = (
     Peak("Ascend 910A", {"fp16": 256.0}, 32 * _GB,
-         "Huawei Ascend 910 product brief (256 TFLOPS FP16; no BF16)"),
+         "huawei-910"),
     Peak("Ascend 910B1", {"fp16": 414.0, "bf16": 414.0}, 64 * _GB,
-         "widely cited Huawei figure for 910B1 (no public per-SKU datasheet)"),
+         "huawei-910b"),
     Peak("Ascend 910B2", {"fp16": 376.0, "bf16": 376.0}, 64 * _GB,
-         "widely cited Huawei figure for 910B2 (no public per-SKU datasheet)"),
+         "huawei-910b"),
     Peak("Ascend 910B3", {"fp16": 313.0, "bf16": 313.0}, 64 * _GB,
-         "widely cited Huawei figure for 910B3 (no public per-SKU datasheet)"),
+         "huawei-910b"),
     Peak("Ascend 910B4", {"fp16": 280.0, "bf16": 280.0}, 32 * _GB,
-         "widely cited Huawei figure for 910B4 (no public per-SKU datasheet)"),
+         "huawei-910b"),
     Peak("A100 SXM", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}, 80 * _GB,
-         "NVIDIA A100 Tensor Core GPU datasheet (dense)"),
+         "nvidia-a100"),
     Peak("A100 PCIe", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}, 80 * _GB,
-         "NVIDIA A100 Tensor Core GPU datasheet (dense)"),
+         "nvidia-a100"),
     Peak("H100 SXM", {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0, "tf32": 494.0, "fp32": 67.0},
-         80 * _GB, "NVIDIA H100 Tensor Core GPU datasheet (dense = half the sparsity figure)"),
+         80 * _GB, "nvidia-h100"),
     Peak("H100 PCIe", {"bf16": 756.0, "fp16": 756.0, "fp8": 1513.0, "tf32": 378.0, "fp32": 51.0},
-         80 * _GB, "NVIDIA H100 Tensor Core GPU datasheet (dense = half the sparsity figure)"),
+         80 * _GB, "nvidia-h100"),
     Peak("H800 SXM", {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0, "tf32": 494.0, "fp32": 67.0},
-         80 * _GB, "NVIDIA H800 datasheet (same compute as H100 SXM, dense)"),
+         80 * _GB, "nvidia-h800"),
     Peak("H200", {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0, "tf32": 494.0, "fp32": 67.0},
-         141e9, "NVIDIA H200 Tensor Core GPU datasheet (dense = half the sparsity figure)"),
+         141e9, "nvidia-h200"),
     Peak("L40S", {"bf16": 362.0, "fp16": 362.0, "fp8": 733.0, "tf32": 183.0, "fp32": 91.6},
-         48 * _GB, "NVIDIA L40S datasheet (dense = half the sparsity figure)"),
+         48 * _GB, "nvidia-l40s"),
     Peak("V100 SXM2", {"fp16": 125.0, "fp32": 15.7}, 32 * _GB,
-         "NVIDIA V100 Tensor Core GPU datasheet"),
+         "nvidia-v100"),
 )
 
 
@@ -83,13 +85,14 @@ def find_peak(device: str | None) -> Peak | None:
     return None
 
 
-def peak_flops(device: str | None, precision: str) -> tuple[float | None, str]:
-    """(dense FLOP/s per device or None, source note or reason)."""
+def peak_flops(device: str | None, precision: str) -> tuple[float | None, Text]:
+    """(dense FLOP/s per device or None, where it is from or why there is none)."""
     peak = find_peak(device)
     if peak is None:
-        return None, f"device {device!r} is not in the peak table" if device else "device unknown"
+        return None, Text("reason.device-not-in-table", device=device) if device else Text("reason.device-unknown")
     p = precision.lower().replace("float", "fp").replace("bfloat16", "bf16")
     tflops = peak.tflops.get(p)
     if tflops is None:
-        return None, f"{peak.device} has no {precision} figure in the peak table"
-    return tflops * 1e12, f"{peak.device} {p} dense {tflops:g} TFLOPS: {peak.source}"
+        return None, Text("reason.precision-not-in-table", device=peak.device, precision=precision)
+    return tflops * 1e12, Text("source.peak-table", device=peak.device, precision=p, tflops=tflops,
+                               citation=Text(f"peak-source.{peak.source}"))

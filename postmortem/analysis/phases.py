@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..text import Text
 from .profile import phase_comm_share
 from .types import CheckpointSave, Figure, Phase, Phases, missing
 
 PEAK_RTOL = 1e-6
 
-RULE = ("startup = leading compile steps; warmup = until lr first reaches its peak (1e-6 rel.); "
-        "main = while lr stays at the peak; decay = from the first step after that with lr below the peak")
+RULE = Text("rule.phases", rtol=PEAK_RTOL)
 
 
 MIN_MAIN_FRACTION = 0.01  # a plateau shorter than 1% of the run is not a phase
@@ -84,26 +84,24 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
             seen_steps.add(step)
             entries.append((step, file, None, step, dur))
     landed_steps = {e[3] for e in entries}
-    what = "logged step time" if timing == "logged" else "e2e step time"
+    what = Text("timing.logged" if timing == "logged" else "timing.e2e")
     saves = []
     for step, path, size, landed, dur in sorted(entries, key=lambda e: (e[0] is None, e[0] or 0)):
         i = int(np.searchsorted(steps, landed)) if landed is not None and steps.size else -1
         at_step = 0 <= i < steps.size and steps[i] == landed and np.isfinite(t[i])
         if dur is not None and np.isfinite(dur):
-            save_s, method = float(dur), "event duration"
+            save_s, method = float(dur), Text("method.save-event")
         elif timing == "timer":
-            save_s, method = None, ("the step times are the callback's own timer, which leaves the save out, and no "
-                                    "wall-clock gap between steps was found")
+            save_s, method = None, Text("reason.save-timer-only")
         elif at_step and median is not None:
             span = [i]
             if i + 1 < steps.size and reasons[i + 1] == "checkpoint" and int(steps[i + 1]) not in landed_steps:
                 span.append(i + 1)
             save_s = float(sum(max(0.0, t[j] - median) for j in span if np.isfinite(t[j])))
-            method = (f"{what} of step {landed} minus the median step time" if len(span) == 1 else
-                      f"{what} of steps {landed} and {int(steps[span[-1]])} (the save spilled into the next step) "
-                      "minus the median")
+            method = (Text("method.save-step", timing=what, step=landed) if len(span) == 1 else
+                      Text("method.save-spilled", timing=what, step=landed, next=int(steps[span[-1]])))
         else:
-            save_s, method = None, "no duration and no step time at the save step"
+            save_s, method = None, Text("reason.save-unknown")
         saves.append(CheckpointSave(step=step, path=path, bytes=size, save_s=save_s, method=method))
     return tuple(saves)
 
@@ -165,24 +163,23 @@ def phases(
     if finite_w.size >= 2:
         first_t = t[np.isfinite(wall)][0]
         total = float(finite_w.max() - finite_w.min()) + (first_t if np.isfinite(first_t) else 0.0)
-        total_how = "wall span of the step ends plus the first step"
+        total_how = Text("method.wall-span")
     else:
-        total, total_how = float(np.nansum(t)), "sum of step times"
+        total, total_how = float(np.nansum(t)), Text("method.sum-step-times")
     known = [s.save_s for s in saves if s.save_s is not None]
     if not saves:
-        tax = missing("no checkpoint saves found", unit="fraction")
+        tax = missing(Text("reason.no-saves"), unit="fraction")
     elif not known or total <= 0:
-        tax = missing("save times unknown", unit="fraction")
+        tax = missing(Text("reason.save-times-unknown"), unit="fraction")
     else:
-        tax = Figure(sum(known) / total, unit="fraction",
-                     method=f"sum of {len(known)} save times / total wall time ({total_how})")
+        tax = Figure(sum(known) / total, unit="fraction", method=Text("method.checkpoint-tax", n=len(known), total=total_how))
 
     # Over the steady window, so a long compile step does not dilute it (all steps if none kept).
     both = np.isfinite(t) & np.isfinite(d) & kept
     if not both.any():
         both = np.isfinite(t) & np.isfinite(d)
     data_wait = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
-    return Phases(phases=tuple(out), rule=RULE if lr.height else "no lr logged: one main phase",
+    return Phases(phases=tuple(out), rule=RULE if lr.height else Text("rule.phases-no-lr"),
                   checkpoint_saves=saves, checkpoint_tax=tax,
-                  reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else "no lr logged",
+                  reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else Text("reason.not-logged", tag="lr"),
                   data_wait_share=data_wait)

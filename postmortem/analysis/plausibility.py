@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from ..text import Text
 from .throughput import LOGGED_TOLERANCE
 from .types import Implausible, Mfu, Throughput
 
@@ -27,19 +28,18 @@ def plausibility(tp: Throughput, m: Mfu) -> tuple[Implausible, ...]:
     if mfu is not None and not MFU_MIN <= mfu <= MFU_MAX:
         high = mfu > MFU_MAX
         out.append(Implausible(
-            "mfu_range", ("mfu",), mfu, "100%" if high else "0.1%", MFU_MAX if high else MFU_MIN,
-            f"MFU must lie between {MFU_MIN:.1%} and {MFU_MAX:.0%}: check the peak, the parameter count, "
-            "the device count and the tokens per step"))
+            "mfu_range", ("mfu",), mfu, "mfu_max" if high else "mfu_min", MFU_MAX if high else MFU_MIN,
+            Text("rule.mfu-range", low=MFU_MIN, high=MFU_MAX)))
     inner, e2e = tp.in_step_time_s.value, tp.step_time_s.value
     if inner is not None and e2e is not None and tp.timing == "e2e" and inner < STEP_VS_GAP * e2e:
         out.append(Implausible(
-            "step_vs_gap", ("step_time_s", "tokens_per_s", "samples_per_s"), inner, "wall-clock gap", e2e,
-            f"a logged step shorter than {STEP_VS_GAP:g} of the wall-clock gap between step ends: the timer's "
-            "unit, or the steps between two wall times, is wrong"))
+            "step_vs_gap", ("step_time_s", "tokens_per_s", "samples_per_s"), inner, "wall_gap", e2e,
+            Text("rule.step-vs-gap", share=STEP_VS_GAP)))
     ours, logged = tp.tokens_per_s.value, tp.logged.get("tokens_per_s")
     implied = tp.implied.get("tokens_per_step")
     logged_tokens_per_step = implied.value if implied is not None else None
-    tokens_from_logged = tp.tokens_per_step.source.startswith("scalars:")  # cannot contradict its source
+    # a size from the logged rate cannot contradict its source
+    tokens_from_logged = tp.tokens_per_step.source is not None and tp.tokens_per_step.source.key == "source.scalars"
     if (not tokens_from_logged and ours is not None and logged is not None and logged.value is not None
             and _ratio_off(ours, logged.value)):
         # the tokens of a step by the logged rate, with each timer the log may have divided by
@@ -50,7 +50,6 @@ def plausibility(tp: Throughput, m: Mfu) -> tuple[Implausible, ...]:
         same_step = per_step is not None and any(not _ratio_off(per_step, x) for x in implied)
         if not same_step:
             out.append(Implausible(
-                "tokens_vs_logged", ("tokens_per_s",), ours, "logged tokens_per_s", logged.value,
-                f"tokens/s may differ from the run's own logged tokens/s by at most {LOGGED_TOLERANCE:.0%}, unless "
-                "both agree on the tokens of a step (then only the timers differ)"))
+                "tokens_vs_logged", ("tokens_per_s",), ours, "logged_tokens_per_s", logged.value,
+                Text("rule.tokens-vs-logged", tolerance=LOGGED_TOLERANCE)))
     return tuple(out)

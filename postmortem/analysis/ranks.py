@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..text import Text
 from .stats import MAD_SCALE
 from .types import RankStat, Ranks
 
@@ -20,9 +21,7 @@ SPREAD_FLOOR = 0.05  # msprof: (max - min) / mean above this is an imbalance wor
 MAD_K = 3.0
 LEAVE_ONE_OUT_MAX = 512  # ranks; above, every rank is held against the median of all
 
-RULE = (f"a rank is slow when its median e2e step time (steady-window steps) exceeds the median of the other "
-        f"ranks' medians by more than max({THRESHOLD:.0%}, {MAD_K:g} x their scaled MAD); no rank is flagged while "
-        f"(max - min) / mean of the rank medians is at most {SPREAD_FLOOR:.0%} (msprof-analyze's imbalance rule)")
+RULE = Text("rule.slow-ranks", threshold=THRESHOLD, k=MAD_K, spread=SPREAD_FLOOR)
 
 
 def ranks(steps: pl.DataFrame, kept_steps: np.ndarray) -> Ranks:
@@ -34,7 +33,7 @@ def ranks(steps: pl.DataFrame, kept_steps: np.ndarray) -> Ranks:
                                     pl.col("in_step_s").median().alias("inner"))
            .filter(pl.col("rank").is_not_null()).sort("rank"))
     if per.height < 2:
-        return Ranks((), (), RULE, reason="fewer than two ranks logged step times")
+        return Ranks((), (), RULE, reason=Text("reason.one-rank"))
     med = per["med"].to_numpy()
     spread = float((med.max() - med.min()) / med.mean()) if med.mean() > 0 else None
     if med.size <= LEAVE_ONE_OUT_MAX:  # median and MAD of the others, dropping one rank at a time

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..text import Text
 from .stats import MAD_SCALE
 from .types import Figure, Recovery, Spike, SpikeSeries, Stability, missing
 
@@ -26,17 +27,15 @@ RECOVERY_BAND = 3.0
 LEAD_WINDOW = 5
 
 
-def _rule(window: int, z: float) -> str:
-    return (f"causal rolling median + scaled MAD over the previous {window} finite values "
-            f"(>= {MIN_HISTORY}); spike when z > {z:g} and above the median; consecutive spikes merge; "
-            f"height = (peak - median) / |median|; recovery fast <= {FAST_STEPS} steps after the spike")
+def _rule(window: int, z: float) -> Text:
+    return Text("rule.spikes", window=window, history=MIN_HISTORY, z=z, fast=FAST_STEPS)
 
 
 def find_spikes(series: pl.DataFrame, tag: str, window: int, z: float) -> SpikeSeries:
     """Spikes of one (step, value) series sorted by step."""
     rule = _rule(window, z)
     if series.is_empty():
-        return SpikeSeries(tag, rule, 0, (), (), None, None, None, None, {}, reason=f"no {tag} logged")
+        return SpikeSeries(tag, rule, 0, (), (), None, None, None, None, {}, reason=Text("reason.not-logged", tag=tag))
     steps_all = series["step"].to_numpy()
     values_all = series["value"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
     ok = np.isfinite(values_all)
@@ -45,7 +44,7 @@ def find_spikes(series: pl.DataFrame, tag: str, window: int, z: float) -> SpikeS
     n = x.size
     if n <= MIN_HISTORY:
         return SpikeSeries(tag, rule, n, (), nonfinite, None, None, None, None, {},
-                           reason=f"only {n} finite values (need more than {MIN_HISTORY})")
+                           reason=Text("reason.few-values", n=n, need=MIN_HISTORY))
 
     xs = pl.Series(x)
     m = xs.rolling_median(window, min_samples=MIN_HISTORY).shift(1).to_numpy()  # previous values only
@@ -111,13 +110,13 @@ def stability(loss: pl.DataFrame, grad_norm: pl.DataFrame, overflow_steps: tuple
     grad_s = find_spikes(grad_norm, "grad_norm", window, z)
     nan_steps = tuple(sorted(set(loss_s.nonfinite_steps) | set(grad_s.nonfinite_steps)))
     if not loss_s.spikes:
-        lead = missing("no loss spikes")
+        lead = missing(Text("reason.no-loss-spikes"))
     elif grad_norm.is_empty():
-        lead = missing("no grad_norm logged")
+        lead = missing(Text("reason.not-logged", tag="grad_norm"))
     else:
         g = np.array([s.step for s in grad_s.spikes], dtype=np.int64)
         led = sum(1 for s in loss_s.spikes if np.any((g <= s.step) & (g >= s.step - LEAD_WINDOW)))
         lead = Figure(led / len(loss_s.spikes), unit="fraction",
-                      method=f"share of loss spikes with a grad-norm spike 0..{LEAD_WINDOW} steps before or at it")
+                      method=Text("method.grad-leads", window=LEAD_WINDOW))
     return Stability(loss=loss_s, grad_norm=grad_s, nan_steps=nan_steps, overflow_steps=overflow_steps,
                      grad_leads_loss=lead, lead_window_steps=LEAD_WINDOW)

@@ -14,6 +14,7 @@ import polars as pl
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..model import Run
+from ..text import Text
 from .stats import robust_stats
 from .types import AnalysisOptions, Figure, SteadyWindow, Throughput, missing
 
@@ -26,25 +27,25 @@ def setting_figure(run: Run, key: str) -> Figure | None:
         value = float(s.value)
     except (TypeError, ValueError):
         return None
-    return Figure(value, method=f"setting {key}", source=f"settings:{key} ({s.source})")
+    return Figure(value, method=Text("method.setting", key=key), source=Text("source.setting", key=key, origin=s.source))
 
 
-def _num(run: Run, key: str) -> tuple[float, str] | None:
+def _num(run: Run, key: str) -> tuple[float, Text] | None:
     f = setting_figure(run, key)
     return (f.value, f.source) if f is not None and f.value is not None else None
 
 
 def global_batch_size(run: Run, options: AnalysisOptions) -> Figure:
     if options.global_batch_size is not None:
-        return Figure(float(options.global_batch_size), method="given", source="options", unit="samples")
+        return Figure(float(options.global_batch_size), method=GIVEN, source=OPTIONS, unit="samples")
     direct = setting_figure(run, "global_batch_size")
     if direct is not None:
-        return Figure(direct.value, method="setting global_batch_size", source=direct.source, unit="samples")
-    micro = _num(run, "micro_batch_size") or _num(run, "batch_size")
+        return Figure(direct.value, method=direct.method, source=direct.source, unit="samples")
+    micro_key = "micro_batch_size" if _num(run, "micro_batch_size") else "batch_size"
+    micro = _num(run, micro_key)
     if micro is None:
-        return missing("no global_batch_size, batch_size or micro_batch_size in options or settings",
-                       unit="samples")
-    parts: list[tuple[str, tuple[float, str]]] = [("micro/batch size", micro)]
+        return missing(Text("reason.no-batch-size"), unit="samples")
+    parts: list[tuple[str, tuple[float, Text]]] = [(micro_key, micro)]
     for key in ("data_parallel", "gradient_accumulation_steps"):
         got = _num(run, key)
         if got is not None:
@@ -55,10 +56,22 @@ def global_batch_size(run: Run, options: AnalysisOptions) -> Figure:
         if mbn is not None:
             parts.append(("micro_batch_num", mbn))
     value = float(np.prod([p[1][0] for p in parts]))
-    method = " x ".join(name for name, _ in parts)
     missing_factors = [k for k in ("data_parallel", "gradient_accumulation_steps") if _num(run, k) is None]
-    note = f" (assumed 1: {', '.join(missing_factors)})" if missing_factors else ""
-    return Figure(value, method=method + note, source="; ".join(p[1][1] for p in parts), unit="samples")
+    method = (Text("method.batch-product-assumed", factors=[name for name, _ in parts], assumed=missing_factors)
+              if missing_factors else Text("method.batch-product", factors=[name for name, _ in parts]))
+    return Figure(value, method=method, source=sources(*(p[1][1] for p in parts)), unit="samples")
+
+
+GIVEN = Text("method.given")
+OPTIONS = Text("source.options")
+
+
+def sources(*parts: Text | None) -> Text | None:
+    """Several inputs' sources as one."""
+    known = [p for p in parts if p is not None]
+    if len(known) <= 1:
+        return known[0] if known else None
+    return Text("source.list", items=known)
 
 
 def batch_from_lineage(run: Run, options: AnalysisOptions) -> bool:
@@ -72,15 +85,15 @@ def batch_from_lineage(run: Run, options: AnalysisOptions) -> bool:
 
 def seq_length(run: Run, options: AnalysisOptions) -> Figure:
     if options.seq_length is not None:
-        return Figure(float(options.seq_length), method="given", source="options", unit="tokens")
+        return Figure(float(options.seq_length), method=GIVEN, source=OPTIONS, unit="tokens")
     f = setting_figure(run, "seq_length")
     if f is not None:
-        return Figure(f.value, method="setting seq_length", source=f.source, unit="tokens")
-    return missing("no seq_length in options or settings", unit="tokens")
+        return Figure(f.value, method=f.method, source=f.source, unit="tokens")
+    return missing(Text("reason.no-setting", key="seq_length"), unit="tokens")
 
 
 LOGGED_TOLERANCE = 0.20  # a size implied by a logged rate may differ this much from the settings'
-TIMERS = {"step_time_s": "e2e step time", "in_step_s": "in-step timer"}
+TIMERS = {"step_time_s": "e2e", "in_step_s": "in-step"}  # the timers a logged rate may have been divided by
 
 
 def timing_basis(steps: pl.DataFrame) -> str:
@@ -121,13 +134,13 @@ def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str,
     )
     for (tag,), part in sorted(df.partition_by("tag", as_dict=True).items()):
         part = _first_rank(part, None)
-        where = "in the steady window"
+        where = "method.logged-median-window"
         if kept_steps is not None and kept_steps.size:
             inside = part.filter(pl.col("step").is_in(pl.Series(kept_steps, dtype=pl.Int64).implode()))
             if not inside.is_empty():
-                part, where = inside, "at the steady steps"
-        out[str(tag)] = Figure(float(part["value"].median()), method=f"median of {part.height} logged values {where}",
-                               source=f"scalars:{tag}")
+                part, where = inside, "method.logged-median-steady"
+        out[str(tag)] = Figure(float(part["value"].median()), method=Text(where, n=part.height),
+                               source=Text("source.scalars", tag=str(tag)))
     return out
 
 
@@ -166,8 +179,8 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
         return None
     spread, med, name, n = best
     unit = "samples" if tag == "samples_per_s" else "tokens"
-    return Figure(med, method=f"median of logged {tag} x {name} over {n} steady steps (spread {spread:.1%})",
-                  source=f"scalars:{tag}", unit=unit)
+    return Figure(med, method=Text("method.logged-per-step", tag=tag, timer=Text(f"timer.{name}"), n=n, spread=spread),
+                  source=Text("source.scalars", tag=tag), unit=unit)
 
 
 def _whole(x: float, within: float) -> float:
@@ -189,37 +202,32 @@ def batch_and_tokens(gbs: Figure, seq: Figure, samples: Figure | None, tokens: F
     notes: list[Diagnostic] = []
     implied = samples
     if implied is None and tokens is not None and seq.value:
-        implied = Figure(tokens.value / seq.value, method=f"({tokens.method}) / seq_length",
+        implied = Figure(tokens.value / seq.value, method=Text("method.per-seq-length", inner=tokens.method),
                          source=tokens.source, unit="samples")
     if implied is not None:
         implied = Figure(_whole(implied.value, 0.05), method=implied.method, source=implied.source, unit="samples")
     if gbs.value is None and implied is not None:
-        gbs = Figure(implied.value, method=implied.method + "; no batch size in options or settings",
+        gbs = Figure(implied.value, method=Text("method.implied-no-batch", inner=implied.method),
                      source=implied.source, unit="samples")
     elif gbs.value is not None and implied is not None and _off(gbs.value, implied.value):
-        said = f"{gbs.value:g} ({gbs.source or gbs.method})"
         if gbs_from_lineage:
-            notes.append(diag.warning(
-                "batch-size-contradicted",
-                f"lineage's batch size {gbs.value:g} disagrees with the logged throughput, which gives "
-                f"{implied.value:g} samples per step ({implied.method}); the logged figure is used"))
-            gbs = Figure(implied.value, method=f"{implied.method}; lineage's batch size {gbs.value:g} contradicted",
-                         source=implied.source, unit="samples")
+            notes.append(diag.warning("batch-size-contradicted", variant="lineage", batch=gbs.value,
+                                      implied=implied.value, method=implied.method))
+            gbs = Figure(implied.value, method=Text("method.implied-lineage-contradicted", inner=implied.method,
+                                                    batch=gbs.value), source=implied.source, unit="samples")
         else:
-            notes.append(diag.warning(
-                "batch-size-contradicted",
-                f"the global batch size {said} disagrees with the logged throughput, which gives "
-                f"{implied.value:g} samples per step ({implied.method}); the settings' figure is kept"))
+            notes.append(diag.warning("batch-size-contradicted", batch=gbs.value, source=gbs.source or gbs.method,
+                                      implied=implied.value, method=implied.method))
 
     if gbs.value is not None and seq.value is not None:
-        tps = Figure(gbs.value * seq.value, method="global_batch_size x seq_length", unit="tokens",
-                     source="; ".join(x for x in (gbs.source, seq.source) if x))
+        tps = Figure(gbs.value * seq.value, method=Text("method.gbs-x-seq"), unit="tokens",
+                     source=sources(gbs.source, seq.source))
     elif tokens is not None:
-        why = "seq_length unknown" if seq.value is None else "global batch size unknown"
-        tps = Figure(_whole(tokens.value, 0.01), method=f"{tokens.method} ({why})", source=tokens.source,
-                     unit="tokens")
+        why = Text("reason.no-setting", key="seq_length") if seq.value is None else Text("reason.batch-unknown")
+        tps = Figure(_whole(tokens.value, 0.01), method=Text("method.with-why", inner=tokens.method, why=why),
+                     source=tokens.source, unit="tokens")
     else:
-        tps = missing(gbs.reason or seq.reason or "unknown", unit="tokens")
+        tps = missing(gbs.reason or seq.reason or Text("reason.unknown"), unit="tokens")
     return gbs, tps, notes
 
 
@@ -241,34 +249,27 @@ def throughput(
     gap = np.where(np.isfinite(gap), gap, t - inner)  # the contract's gap, else from both timers
     timing = timing_basis(steps)
     stats = robust_stats(t[keep], options.bootstrap_resamples, options.seed)
-    if timing == "timer":
-        method = ("median over the steady window of the callback's own timer: no wall-clock gap between step "
-                  "ends was found, so the time between steps (data loading, host work) is not counted")
-    elif timing == "logged":
-        method = "median logged step time over the steady window"
-    else:
-        method = "median e2e step time (wall-clock gap between step ends) over the steady window"
+    method = Text({"timer": "method.step-time-timer", "logged": "method.step-time-logged"}.get(timing, "method.step-time-e2e"))
     if stats is None or stats.median <= 0:
-        reason = window.reason or "no usable step time in the steady window"
+        reason = window.reason or Text("reason.no-usable-step-time")
         step_time = missing(reason, unit="s")
         per_s = missing(reason, unit="steps/s")
     else:
-        step_time = Figure(stats.median, method=method, source=f"steps.step_time_s ({timing})", unit="s")
-        per_s = Figure(1.0 / stats.median, method="1 / median step time", unit="steps/s")
+        step_time = Figure(stats.median, method=method, source=Text("source.step-times", timing=timing), unit="s")
+        per_s = Figure(1.0 / stats.median, method=Text("method.inverse-step-time"), unit="steps/s")
 
     inner_kept = inner[keep & np.isfinite(inner)] if timing != "timer" else inner[:0]
     if inner_kept.size:
-        in_step = Figure(float(np.median(inner_kept)), source="steps.in_step_s", unit="s",
-                         method="median of the callback's in-step timer over the steady window")
+        in_step = Figure(float(np.median(inner_kept)), source=Text("source.in-step-timer"), unit="s",
+                         method=Text("method.in-step-median"))
     else:
-        in_step = missing("the callback's timer is the only step time" if timing == "timer"
-                          else "no in-step timer logged beside the e2e step time", unit="s")
+        in_step = missing(Text("reason.timer-only" if timing == "timer" else "reason.no-in-step-timer"), unit="s")
     both = keep & np.isfinite(t) & np.isfinite(gap)
     if both.any() and t[both].sum() > 0:
         gap_share = Figure(float(gap[both].sum() / t[both].sum()), unit="fraction",
-                           method=f"sum of (e2e - in-step) / sum of e2e over {int(both.sum())} steady steps")
+                           method=Text("method.gap-share", n=int(both.sum())))
     else:
-        gap_share = missing(in_step.reason or "no in-step timer", unit="fraction")
+        gap_share = missing(in_step.reason or Text("reason.no-in-step-timer"), unit="fraction")
 
     kept = steps.filter(pl.Series(keep, dtype=pl.Boolean)) if steps.height else steps
     kept_steps = kept["step"].to_numpy()
@@ -278,10 +279,10 @@ def throughput(
 
     def rate(size: Figure, unit: str, what: str) -> Figure:
         if per_s.value is None:
-            return missing(per_s.reason or "no step time", unit=unit)
+            return missing(per_s.reason or Text("reason.no-step-time"), unit=unit)
         if size.value is None:
-            return missing(size.reason or f"{what} unknown", unit=unit)
-        return Figure(size.value * per_s.value, method=f"{what} / median step time", unit=unit)
+            return missing(size.reason or Text(f"reason.{what}-unknown"), unit=unit)
+        return Figure(size.value * per_s.value, method=Text(f"method.{what}-rate"), unit=unit)
 
     logged = logged_medians(scalars, window, ("throughput", "samples_per_s", "tokens_per_s",
                                               "tflops_per_device", "step_time"), kept_steps)
@@ -290,8 +291,8 @@ def throughput(
         step_time=stats,
         step_time_s=step_time,
         steps_per_s=per_s,
-        samples_per_s=rate(gbs, "samples/s", "samples per step"),
-        tokens_per_s=rate(tokens_per_step, "tokens/s", "tokens per step"),
+        samples_per_s=rate(gbs, "samples/s", "samples"),
+        tokens_per_s=rate(tokens_per_step, "tokens/s", "tokens"),
         global_batch_size=gbs,
         seq_length=seq,
         tokens_per_step=tokens_per_step,

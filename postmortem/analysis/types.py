@@ -1,8 +1,10 @@
 """Result types of the analysis layer: plain frozen data, no markup, no charts.
 
 Every number that can fail to exist is a ``Figure``: ``value`` is None and ``reason`` says why.
-``method`` always says how the value was obtained (formula, window, source). Keep these stable:
-additive changes only (the report layer and metrics.json build on them).
+``method`` always says how the value was obtained (formula, window, source). Every sentence is a
+``Text`` (a key and its parameters), worded per language by the report layer; a ``str`` here is a
+code or the run's own data (a tag, a path, a setting's value). Keep these stable: additive
+changes only (the report layer and metrics.json build on them).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import polars as pl
 
 from ..config import AnalysisOptions  # noqa: F401  (defined with the build's settings: config.py imports no polars)
 from ..diagnostics import Diagnostic
+from ..text import Text
 
 # --------------------------------------------------------------------------- building blocks
 
@@ -24,17 +27,17 @@ class Figure:
     """One number, how it was obtained, and why it is missing when it is."""
 
     value: float | None
-    method: str = ""
-    reason: str | None = None  # set when value is None
+    method: Text | None = None  # how it was obtained
+    reason: Text | None = None  # set when value is None
     unit: str = ""
-    source: str = ""  # where the inputs came from: "options", "settings:<key> (<source>)", "checkpoint", ...
+    source: Text | None = None  # where the inputs came from: the options, a setting and its source, a checkpoint, ...
 
     @property
     def known(self) -> bool:
         return self.value is not None
 
 
-def missing(reason: str, method: str = "", unit: str = "") -> Figure:
+def missing(reason: Text, method: Text | None = None, unit: str = "") -> Figure:
     return Figure(None, method=method, reason=reason, unit=unit)
 
 
@@ -75,8 +78,8 @@ class SteadyWindow:
     steps_kept: int
     excluded: pl.DataFrame  # EXCLUDED
     excluded_counts: dict[str, int]  # reason -> steps
-    rules: dict[str, str]  # reason -> the rule used, in words
-    reason: str | None = None  # why there is no window
+    rules: dict[str, Text]  # reason -> the rule used
+    reason: Text | None = None  # why there is no window
 
 
 # What the step times in steps.step_time_s are (from steps.source):
@@ -100,8 +103,8 @@ class Throughput:
     logged: dict[str, Figure]  # what the run logged itself (median over the steady steps): tag -> figure
     rank: int | None = None  # the rank whose step times were used
     timing: str = "none"  # TIMING_BASES: what step_time_s is
-    in_step_time_s: Figure = field(default_factory=lambda: missing("no in-step timer", unit="s"))  # median over the window
-    gap_share: Figure = field(default_factory=lambda: missing("no in-step timer", unit="fraction"))  # gap / e2e
+    in_step_time_s: Figure = field(default_factory=lambda: missing(Text("reason.no-in-step-timer"), unit="s"))  # median over the window
+    gap_share: Figure = field(default_factory=lambda: missing(Text("reason.no-in-step-timer"), unit="fraction"))  # gap / e2e
     implied: dict[str, Figure] = field(default_factory=dict)  # "samples_per_step"/"tokens_per_step" by logged rates
 
 
@@ -138,7 +141,7 @@ class Mfu:
 @dataclass(frozen=True)
 class TimeToTarget:
     target: float | None
-    target_source: str  # "options.target_loss", "baseline final smoothed loss"
+    target_source: str  # "options" (options.target_loss) | "baseline" (the baseline's final smoothed loss)
     step: Figure
     tokens: Figure
     hours: Figure  # wall hours from the first step
@@ -163,7 +166,7 @@ CONVERGENCE_STATUSES = ("converged", "not_converged", "unknown")
 
 @dataclass(frozen=True)
 class Convergence:
-    smoothing: str  # how the loss was smoothed
+    smoothing: Text  # how the loss was smoothed
     initial_loss: Figure
     final_smoothed_loss: Figure  # the final loss level: robust statistic of the last 10% of steps
     min_smoothed_loss: Figure
@@ -173,13 +176,13 @@ class Convergence:
     targets: tuple[TimeToTarget, ...]
     aux_losses: tuple[AuxLoss, ...]
     eval_loss_last: Figure
-    final_loss_se: Figure = field(default_factory=lambda: missing("not computed"))  # standard error of the final level
+    final_loss_se: Figure = field(default_factory=lambda: missing(Text("reason.not-computed")))  # standard error of the final level
     # "spike" / "nonfinite" -> the steps kept out of the smoothed loss
     left_out: dict[str, tuple[int, ...]] = field(default_factory=dict)
     status: str = "unknown"  # CONVERGENCE_STATUSES
     status_code: str | None = None  # why not converged (see above); None when converged
     status_evidence: dict[str, float | int | None] = field(default_factory=dict)  # the numbers behind the status
-    rule: str = ""  # the convergence rule, in words
+    rule: Text | None = None  # the convergence rule
 
 
 # --------------------------------------------------------------------------- stability
@@ -207,7 +210,7 @@ class Spike:
 @dataclass(frozen=True)
 class SpikeSeries:
     tag: str
-    rule: str
+    rule: Text
     points: int  # finite values examined
     spikes: tuple[Spike, ...]
     nonfinite_steps: tuple[int, ...]  # NaN/Inf values, never fed to the rolling statistics
@@ -216,7 +219,7 @@ class SpikeSeries:
     height_max: float | None
     spacing_median_steps: float | None
     recovery_counts: dict[str, int]
-    reason: str | None = None  # why the series could not be examined
+    reason: Text | None = None  # why the series could not be examined
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,7 @@ class Phase:
     name: str  # "startup", "warmup", "main", "decay"
     start_step: int
     end_step: int
-    rule: str
+    rule: Text
     events: dict[str, int]  # event kind -> count inside the phase (and "stall" from the window)
     step_time_median_s: float | None
     tokens_per_s: float | None
@@ -252,16 +255,16 @@ class CheckpointSave:
     path: str | None
     bytes: int | None
     save_s: float | None
-    method: str  # "event duration" | "step time minus median step time" | ...
+    method: Text  # how save_s was found: its event's duration, the step time minus the median, ...
 
 
 @dataclass(frozen=True)
 class Phases:
     phases: tuple[Phase, ...]
-    rule: str
+    rule: Text
     checkpoint_saves: tuple[CheckpointSave, ...]
     checkpoint_tax: Figure  # total save time / total wall time, fraction
-    reason: str | None = None
+    reason: Text | None = None
     data_wait_share: float | None = None  # logged data wait / step time over the steady window (all steps if none)
 
 
@@ -554,6 +557,16 @@ class Action(StrEnum):
     PARALLEL_STRATEGY = "parallel_strategy"  # tensor / pipeline split
     GRAPH_COMPILE = "graph_compile"  # graph compile options (jit_level O1/O2)
     PROFILE_RUN = "profile_run"  # profile 30-50 steady steps to decide
+    # the diagnosis' playbook beyond the profiler triage (§5: not converging, NaN, grad-norm surges)
+    CHECK_ENVIRONMENT = "check_environment"  # nothing that changed explains it: the host, other jobs, storage, network
+    CHECK_LR = "check_lr"  # the peak learning rate and the warmup (a surge right after warmup: the peak is too high)
+    CHECK_DATA = "check_data"  # the samples of the spike / NaN steps: inf, outliers, very long texts, broken tokens
+    CHECK_LOSS_SCALE = "check_loss_scale"  # FP16: a dynamic loss scale (start 1024-2048), gradient clipping
+    CHECK_PRECISION = "check_precision"  # a few dozen steps in FP32 to compare; FP32 for loss / norm layers
+    CHECK_DATA_ALIGNMENT = "check_data_alignment"  # overfit one batch: labels and tokens aligned?
+    CHECK_PARALLEL_SPLIT = "check_parallel_split"  # model parallelism off on a small run: does it converge then?
+    CHECK_INPUTS = "check_inputs"  # a figure cannot be right: the peak, parameter count, devices, batch, timer unit
+    CHECKPOINT_INTERVAL = "checkpoint_interval"  # save less often (save_checkpoint_steps), keep_checkpoint_max
 
 
 @dataclass(frozen=True, slots=True)
@@ -585,6 +598,83 @@ class Triage:
     also: tuple[Signal, ...] = ()  # other signals past their threshold, weaker than the verdict's
 
 
+# --------------------------------------------------------------------------- diagnosis
+
+
+class Side(StrEnum):
+    """Where a problem lies (the article §1.1: data side, model side, or the runtime environment)."""
+
+    DATA = "data"
+    MODEL = "model"
+    ENVIRONMENT = "environment"
+    INPUTS = "inputs"  # not the run: the figure's own inputs (a peak, a batch size, a timer's unit)
+
+
+class Symptom(StrEnum):
+    SLOWER = "slower"  # throughput regressed against the baseline
+    FASTER = "faster"
+    LESS_EFFICIENT = "less_efficient"  # efficiency (MFU, checkpoint tax) regressed
+    MORE_EFFICIENT = "more_efficient"
+    LOSS_WORSE = "loss_worse"  # convergence regressed
+    LOSS_BETTER = "loss_better"
+    LESS_STABLE = "less_stable"  # stability regressed (spikes, NaN)
+    MORE_STABLE = "more_stable"
+    IMPLAUSIBLE = "implausible"  # a headline figure cannot be right
+    NAN = "nan"  # NaN/Inf loss or grad norm in the run
+    DIVERGED = "diverged"
+    SPIKES = "spikes"  # loss / grad-norm spikes in the run itself
+    BOTTLENECK = "bottleneck"  # the triage's verdict in the run itself
+    DATA_STALLS = "data_stalls"
+    CHECKPOINT_TAX = "checkpoint_tax"
+    SLOW_RANKS = "slow_ranks"
+    ERRORS = "errors"  # error lines, interrupted saves, restarts
+    NOT_CONVERGED = "not_converged"
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number that decides a verdict, in the run and (where there is one) the baseline."""
+
+    key: str  # a figure (step_time_s, mfu, loss_spikes, ...) or a triage evidence key (data_wait_share, ...)
+    current: float | None
+    baseline: float | None = None
+    threshold: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingLink:
+    """A changed setting and whether a change of it can explain the problem (analysis/identity.py)."""
+
+    key: str
+    baseline: Any
+    current: Any
+    explains: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing the first screen says: what, how sure, the deciding numbers, where it points, what to try."""
+
+    symptom: Symptom
+    severity: FindingSeverity
+    family: Family | None
+    quantities: tuple[Quantity, ...]  # the deciding quantities, current against baseline
+    cause: Quantity | None = None  # the measurement that points at the layer (a triage evidence)
+    side: Side | None = None
+    bottleneck: Verdict | None = None  # memory / compute / communication / host / data
+    actions: tuple[Action, ...] = ()  # the first things to try, in order
+    settings: tuple[SettingLink, ...] = ()  # the changed settings, each: can it explain this?
+    evidence: tuple[str, ...] = ()  # the report sections holding the evidence
+    params: dict[str, Any] = field(default_factory=dict)  # further numbers: first step, count, ...
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    problems: tuple[Problem, ...]  # most severe first
+    baseline_id: str | None = None
+    changed: tuple[SettingChange, ...] = ()  # changed settings that can cause something (per-run values left out)
+
+
 # --------------------------------------------------------------------------- ranks, config
 
 
@@ -603,8 +693,8 @@ class RankStat:
 class Ranks:
     ranks: tuple[RankStat, ...]
     slow_ranks: tuple[int, ...]
-    rule: str
-    reason: str | None = None
+    rule: Text
+    reason: Text | None = None
     spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
     profile: tuple[RankProfile, ...] = ()  # per-rank profiler figures (analysis/profile.py)
     stragglers: Stragglers | None = None  # who waits for whom, from the profiler
@@ -617,38 +707,114 @@ class CheckStatus(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Check(StrEnum):
+    """The configuration checks (analysis/configcheck.py)."""
+
+    GLOBAL_BATCH = "global_batch"  # global batch = micro batch x data parallel x accumulation (x micro-batches)
+    PIPELINE = "pipeline"  # pipeline micro-batches >= stages
+    NUM_HEADS = "num_heads_divisible"  # num_heads divisible by model_parallel
+    HIDDEN_SIZE = "hidden_size_divisible"  # hidden_size divisible by model_parallel
+    CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
+
+
 @dataclass(frozen=True)
 class ConfigCheck:
-    name: str
+    name: Check
     status: CheckStatus
-    message: str
+    detail: Text
     evidence: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- comparison
 
 
+class Family(StrEnum):
+    THROUGHPUT = "throughput"
+    EFFICIENCY = "efficiency"
+    CONVERGENCE = "convergence"
+    STABILITY = "stability"
+
+
+FAMILIES = tuple(Family)
+
+
+class Outcome(StrEnum):
+    """A family's verdict against the baseline."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_CHANGE = "no significant change"
+    MIXED = "mixed"
+    UNKNOWN = "unknown"
+
+
+class Better(StrEnum):
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+class Alignment(StrEnum):
+    """How the two runs' values of a figure were lined up."""
+
+    STEADY_WINDOW = "steady window"
+    WHOLE_RUN = "whole run"
+    BY_STEP = "by step"
+    BY_TOKENS = "by tokens"  # at Delta.aligned_tokens, the last token count both runs reached
+    LAST_TENTH = "each run's last 10%"
+
+
 @dataclass(frozen=True)
 class Delta:
     figure: str  # "step_time_s", "tokens_per_s", "mfu", "final_smoothed_loss", ...
-    family: str  # "throughput" | "efficiency" | "convergence" | "stability"
+    family: Family
     baseline: float | None
     current: float | None
     delta: float | None  # current - baseline
     rel: float | None  # delta / |baseline|
     significant: bool | None  # None: cannot tell
-    better: str  # "higher" | "lower"
-    alignment: str  # "steady window", "by step", "by tokens", "whole run"
-    method: str  # how significance was decided
-    reason: str | None = None
+    better: Better
+    alignment: Alignment
+    method: Text  # how significance was decided
+    reason: Text | None = None
+    aligned_tokens: float | None = None  # Alignment.BY_TOKENS: the token count compared at
 
 
 @dataclass(frozen=True)
 class FamilyVerdict:
-    family: str
-    verdict: str  # "improved" | "regressed" | "no significant change" | "mixed" | "unknown"
+    family: Family
+    verdict: Outcome
     figures: tuple[str, ...]  # the significant figures behind it
     unjudged: tuple[str, ...] = ()  # the family's figures that could not be judged (missing or no test)
+
+
+class SettingGroup(StrEnum):
+    """What a setting is about (analysis/identity.py files each key)."""
+
+    FRAMEWORK = "framework"  # framework, versions, device, execution mode
+    MODEL = "model"  # the model's shape
+    DATA = "data"  # dataset and data pipeline
+    PRECISION = "precision"
+    OPTIMIZER = "optimizer"  # optimizer and learning-rate schedule
+    PARALLEL = "parallel"  # parallel layout
+    BATCH = "batch"
+    RUN = "run"  # the run's own values: outcomes, paths, counts derived from other settings
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    key: str
+    value: Any
+    source: str  # where it was read: config:<file>, lineage, log, profiler:<file>, flag, derived ...
+    group: SettingGroup
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The settings that define the run, in reading order, and the versions looked for."""
+
+    settings: tuple[SettingRow, ...] = ()
+    versions: dict[str, str | None] = field(default_factory=dict)  # framework_version, ... -> value, None: not found
 
 
 @dataclass(frozen=True)
@@ -711,10 +877,17 @@ class FindingSeverity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
+    """What a reader should look at: a kind (slugs.FINDINGS), its severity and the numbers and
+    names it is worded from (the catalogue's ``finding.<kind>[/<variant>]``)."""
+
     kind: FindingKind
     severity: FindingSeverity
-    message: str
-    evidence: dict[str, float | int | str | bool | None] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    variant: str = ""  # which of the kind's sentences, where it has several
+
+    @property
+    def text(self) -> Text:
+        return Text(f"finding.{self.kind}" + (f"/{self.variant}" if self.variant else ""), **self.params)
 
 
 # --------------------------------------------------------------------------- plausibility
@@ -727,9 +900,9 @@ class Implausible:
     check: str  # "mfu_range", "step_vs_gap", "tokens_vs_logged"
     figures: tuple[str, ...]  # headline figures flagged: "mfu", "step_time_s", "tokens_per_s", ...
     value: float  # the figure, in its unit
-    against: str  # what it is held against: "100%", "wall-clock gap", "logged tokens_per_s"
+    against: str  # what it is held against, a code: "mfu_max", "mfu_min", "wall_gap", "logged_tokens_per_s"
     against_value: float | None
-    rule: str  # the rule, in words
+    rule: Text
 
 
 # --------------------------------------------------------------------------- the whole analysis
@@ -776,6 +949,8 @@ class Analysis:
     profile: Profile | None = None  # None when the run has no profiler data
     triage: Triage = field(default_factory=lambda: Triage(Verdict.UNKNOWN, TriageReason.NO_EVIDENCE, {}, (), ()))
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
+    identity: Identity = field(default_factory=Identity)  # the settings that define the run
+    diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..text import Text
 from .stats import MAD_SCALE
 from .types import EXCLUDED, SteadyWindow
 
@@ -29,24 +30,20 @@ OUTLIER_K = 6.0  # slow-side step time outliers left after all other rules
 ORDER = ("compile", "missing", "nan", "overflow", "skip", "checkpoint", "eval", "pause", "resume",
          "warmup", "data_stall", "outlier")
 
+# Each reason's rule: the catalogue's rule.exclude.<reason>, with the thresholds as parameters.
 RULES = {
-    "missing": "no finite e2e step time for the step",
-    "compile": "first step of each launch (segment), and steps with a compile event",
-    "nan": "loss or grad norm NaN/Inf at the step",
-    "overflow": "loss-scale overflow (update skipped): overflow event or overflow scalar > 0",
-    "skip": "step whose update was skipped on purpose (skip event)",
-    "checkpoint": "step with a checkpoint save (event or train checkpoint); the next step too "
-                  "if its step time is above median + tolerance (the save spilled over)",
-    "eval": "step with an eval event; the next step too if it is above median + tolerance",
-    "pause": "step with a pause event; the next step too if it is above median + tolerance",
-    "resume": "a restart event's step, and after a restart (segment > 0) the steps before the "
-              "first run of 5 consecutive steps within median +- tolerance",
-    "warmup": "first launch: steps before the first run of 5 consecutive steps within "
-              "median +- tolerance (tolerance = max(3 x scaled MAD, 5% of median))",
-    "data_stall": "gap between steps (e2e - in-step timer) or logged data time above its median by "
-                  "more than max(5 x scaled MAD, 50% of the median step time)",
-    "outlier": "remaining steps slower than median + max(6 x scaled MAD, 10% of median) "
-               "(slow side only; fast steps are kept)",
+    "missing": Text("rule.exclude.missing"),
+    "compile": Text("rule.exclude.compile"),
+    "nan": Text("rule.exclude.nan"),
+    "overflow": Text("rule.exclude.overflow"),
+    "skip": Text("rule.exclude.skip"),
+    "checkpoint": Text("rule.exclude.checkpoint"),
+    "eval": Text("rule.exclude.eval"),
+    "pause": Text("rule.exclude.pause"),
+    "resume": Text("rule.exclude.resume", run=WARMUP_RUN),
+    "warmup": Text("rule.exclude.warmup", run=WARMUP_RUN),
+    "data_stall": Text("rule.exclude.data_stall", k=STALL_K, floor=STALL_FLOOR),
+    "outlier": Text("rule.exclude.outlier", k=OUTLIER_K),
 }
 
 
@@ -163,7 +160,7 @@ def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
     kept = step[~excluded_mask]
     if kept.size == 0:
         return SteadyWindow(None, None, 0, excluded, counts, dict(RULES),
-                            reason="no step time data" if steps.is_empty() else "every step was excluded")
+                            reason=Text("reason.no-step-data" if steps.is_empty() else "reason.all-excluded"))
     return SteadyWindow(int(kept.min()), int(kept.max()), int(kept.size), excluded, counts, dict(RULES))
 
 

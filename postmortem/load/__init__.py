@@ -67,7 +67,7 @@ def load_run(path: str | Path, *, session: Session | None = None, readers: Seque
     # The lowest rank's launches describe the run (every rank restarts together).
     segments = list(parts[0].segments) if parts else []
     inventory = [e for p in parts for e in p.inventory]
-    inventory += [InventoryEntry(a.rel, None, a.size, 0, a.rank, "not claimed by any reader") for a in found.unclaimed]
+    inventory += [InventoryEntry(a.rel, None, a.size, 0, a.rank, "unclaimed") for a in found.unclaimed]
     inventory += [InventoryEntry(s.rel, None, s.size, 0, None, s.note) for s in found.skipped]
     diagnostics: list[Diagnostic] = [*found.diagnostics, *(d for p in parts for d in p.diagnostics)]
     diagnostics += (parts[0].restart_notes if parts else []) + setting_notes

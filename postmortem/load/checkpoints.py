@@ -133,17 +133,11 @@ def _by_launch(checkpoints: pl.DataFrame, steps: pl.DataFrame) -> tuple[pl.DataF
         row["_mtime_ok"] = ok
         rows.append(row)
     if outside:
-        what = (f"{len(outside)} of {checkpoints.height} checkpoint files have an mtime outside the run's wall-clock span "
-                "(copied files keep no save times)")
+        counts = {"outside": len(outside), "files": checkpoints.height}
         if ambiguous:
-            notes.append(diag.warning(
-                "checkpoint-launch-unknown",
-                f"{what}, so which launch saved them is unknown; {len(ambiguous)} of them state a step that a later launch "
-                f"counting from 1 again would also have saved under another global step: they are kept at the steps they "
-                f"state", ambiguous[0]))
+            notes.append(diag.warning("checkpoint-launch-unknown", path=ambiguous[0], ambiguous=len(ambiguous), **counts))
         else:
-            notes.append(diag.info(
-                "checkpoint-mtime-outside", f"{what}: their save times are estimated from the step times", outside[0]))
+            notes.append(diag.info("checkpoint-mtime-outside", path=outside[0], **counts))
     schema = {**checkpoints.schema, "_mtime_ok": pl.Boolean}
     return pl.DataFrame(rows, schema=schema), notes
 

@@ -46,20 +46,13 @@ def align_local_clocks(
         offset = _offset(pairs) if pairs is not None and pairs.height else None
         if offset is None:
             unaligned.append(rel)
-            why = ("no source in this rank with zoned times (summary, TensorBoard) to align them with"
-                   if reference.is_empty() else "its steps' times match no zoned source's by a whole number of quarter hours")
-            notes.append(diag.info(
-                "log-clock-local",
-                f"timestamps carry no time zone and {why}: they are kept as local time (gaps are right; "
-                "the offset from UTC is unknown)", rel))
+            notes.append(diag.info("log-clock-local", path=rel, variant="no-reference" if reference.is_empty() else "no-match"))
             continue
         offsets[rel] = offset
         agreeing = pairs.filter((pairs["ref"] - pairs["local"] - offset).abs() < _AGREE_S)
-        sources = ", ".join(sorted(set(agreeing["source"].cast(pl.Utf8).to_list())))
-        notes.append(diag.info(
-            "log-clock-aligned",
-            f"timestamps carry no time zone; matched to {sources} times at {agreeing['step'].n_unique()} steps they are "
-            f"local time {_zone(offset)}: shifted to UTC", rel))
+        sources = sorted(set(agreeing["source"].cast(pl.Utf8).to_list()))
+        notes.append(diag.info("log-clock-aligned", path=rel, sources=sources, steps=agreeing["step"].n_unique(),
+                               zone=_zone(offset)))
     if offsets:
         scalars = _shift(scalars, offsets)
         events = _shift(events, offsets)

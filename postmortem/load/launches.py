@@ -10,6 +10,7 @@ import polars as pl
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
+from ..text import Text
 from ..model import Segment
 from .sources import AVERAGED_SOURCES, FILE_PER_LAUNCH, labels, source_rank
 
@@ -42,12 +43,8 @@ def renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, di
                 shift = _offset_from_wall_time(scalars, source, rank, row["file"])
                 if shift > 0:
                     shifts[row["file"]] = shift
-                    notes.append(diag.info(
-                        "step-counter-restarted",
-                        f"{source} steps in this file restart at {row['first']} (a resumed launch counting from 1); "
-                        f"shifted by {shift} to global steps by matching wall times with other sources",
-                        row["file"],
-                    ))
+                    notes.append(diag.info("step-counter-restarted", path=row["file"], variant="file", source=source,
+                                           first=row["first"], shift=shift, how=Text("restart-how.wall-times")))
             seen_last = max(seen_last or 0, row["last"] + shift)
     if shifts:
         offset = pl.col("file").cast(pl.Utf8).replace_strict(shifts, default=0, return_dtype=pl.Int64)
@@ -97,22 +94,20 @@ def _renumber_log_launches(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Di
             in_part = ((pl.col("source") == source) & (pl.col("file") == file) & (pl.col("rank") == rank)
                        & (pl.col("_row") >= row_lo) & ((pl.col("_row") < row_hi) if row_hi is not None else pl.lit(True)))
             scalars = scalars.with_columns(pl.when(in_part).then(pl.col("step") + shift).otherwise(pl.col("step")).alias("step"))
-            notes.append(diag.info(
-                "step-counter-restarted",
-                f"{source} steps restart at {int(steps[start])} part way through this file (a later launch counting from 1); "
-                f"that launch's lines are shifted by {shift} to global steps by {how}", file))
+            notes.append(diag.info("step-counter-restarted", path=file, variant="part", source=source,
+                                   first=int(steps[start]), shift=shift, how=how))
     return scalars, notes
 
 
-def _segment_shift(part: pl.DataFrame, scalars: pl.DataFrame, source: str, file: str, rank: int, tag: str) -> tuple[int, str]:
+def _segment_shift(part: pl.DataFrame, scalars: pl.DataFrame, source: str, file: str, rank: int, tag: str) -> tuple[int, Text | None]:
     """How far a restarted segment of a log stream is behind the global steps (0: not a restart)."""
     if part["wall_time"].null_count() < part.height:
         shift = _offset_rows_by_wall_time(part, scalars, source, rank)
-        return shift, "matching wall times with other sources"
+        return shift, Text("restart-how.wall-times")
     reference = scalars.filter((pl.col("tag") == tag) & (pl.col("rank") == rank) & (pl.col("source") != source)
                                & pl.col("value").is_finite())
     if reference.is_empty() or part.height < 3:
-        return 0, ""
+        return 0, None
     ref = reference.group_by("step").agg(pl.col("value").last()).sort("step")
     ref_steps, ref_values = ref["step"].to_numpy(), ref["value"].to_numpy()
     votes: dict[int, int] = {}
@@ -121,15 +116,15 @@ def _segment_shift(part: pl.DataFrame, scalars: pl.DataFrame, source: str, file:
         for shift in (ref_steps[near] - step).tolist():
             votes[shift] = votes.get(shift, 0) + 1
     if not votes:
-        return 0, ""
+        return 0, None
     shift = max(votes, key=lambda s: (votes[s], -abs(s)))
     if shift <= 0:
-        return 0, ""
+        return 0, None
     shifted = part.select((pl.col("step") + shift).alias("step"), "value").join(ref, on="step", suffix="_ref")
     same = (shifted["value"] - shifted["value_ref"]).abs() <= _SAME_VALUE_ABS + _SAME_VALUE_REL * shifted["value_ref"].abs()
     if same.sum() < _MATCHED_SHARE * part.height:
-        return 0, ""
-    return shift, f"matching its {tag} values with other sources' at {int(same.sum())} steps"
+        return 0, None
+    return shift, Text("restart-how.values", tag=tag, steps=int(same.sum()))
 
 
 def _offset_rows_by_wall_time(part: pl.DataFrame, scalars: pl.DataFrame, source: str, rank: int) -> int:
@@ -178,11 +173,7 @@ def launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
         return [], []
     segments = segments_of_steps(_primary_stream(scalars)["step"].to_numpy())
     notes = [
-        diag.info(
-            "run-resumed",
-            f"launch {seg.index + 1} resumed at step {seg.first_step}; steps {seg.discarded[0]}-{seg.discarded[1]} "
-            "of the earlier launch were replaced",
-        )
+        diag.info("run-resumed", launch=seg.index + 1, step=seg.first_step, first=seg.discarded[0], last=seg.discarded[1])
         for seg in segments[1:]
         if seg.discarded
     ]

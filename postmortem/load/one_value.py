@@ -207,11 +207,7 @@ def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]
     ):
         first = group.row(0, named=True)
         notes.append(
-            diag.warning(
-                "source-conflict",
-                f"{tag}: {source} disagrees with {best_source} at {group.height} step(s), first at step "
-                f"{first['step']} ({first['value']:.6g} vs {first['_best']:.6g}); {best_source} is used",
-                first["file"],
-            )
+            diag.warning("source-conflict", path=first["file"], tag=tag, source=source, best=best_source,
+                         steps=group.height, step=first["step"], value=first["value"], best_value=first["_best"])
         )
     return notes

@@ -111,9 +111,7 @@ def _nothing_taken(reader: str, art: Artifact, result: ReadResult) -> list[Diagn
     """A claimed file that gave no rows and no settings, and whose reader said nothing why."""
     if result.rows() or result.settings:
         return []
-    why = "the file is empty" if art.size == 0 else "no rows, no settings, and the reader gave no reason"
-    return [diag.warning(f"{reader}-nothing-read", f"claimed by the {reader} reader, but nothing was taken from it: {why}",
-                         art.rel)]
+    return [diag.warning(f"{reader}-nothing-read", path=art.rel, variant="empty" if art.size == 0 else "")]
 
 
 def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
@@ -133,9 +131,7 @@ def _safe_read(reader: Reader, artifact: Artifact) -> ReadResult:
     try:
         return reader.read(artifact)
     except OSError as exc:
-        slug = "file-unreadable"
-        message = f"cannot read: {exc.strerror or exc}"
+        note = diag.error("file-unreadable", path=artifact.rel, variant="read", detail=exc.strerror or str(exc))
     except Exception as exc:  # a reader bug must not lose the rest of the run
-        slug = "reader-failed"
-        message = f"{reader.name} reader failed: {type(exc).__name__}: {exc}"
-    return ReadResult(reader=reader.name, diagnostics=[diag.error(slug, message, artifact.rel)])
+        note = diag.error("reader-failed", path=artifact.rel, reader=reader.name, detail=f"{type(exc).__name__}: {exc}")
+    return ReadResult(reader=reader.name, diagnostics=[note])

@@ -25,11 +25,8 @@ def merge_settings(found: list[tuple[str, Setting]]) -> tuple[dict[str, Setting]
             chosen[key] = setting
         elif _differs(chosen[key].value, setting.value):
             notes.append(
-                diag.info(
-                    "setting-conflict",
-                    f"{key}: {chosen[key].source} says {chosen[key].value!r}, {setting.source} says {setting.value!r}; "
-                    f"using {chosen[key].source}",
-                )
+                diag.info("setting-conflict", key=key, source=chosen[key].source, value=chosen[key].value,
+                          other_source=setting.source, other_value=setting.value)
             )
     return dict(sorted(chosen.items())), notes
 

@@ -24,6 +24,7 @@ import polars as pl
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
+from ..text import Text
 from ..model import Setting
 from ..tags import (
     CANONICAL_UNIT, PER_CANONICAL, PER_DEVICE_THROUGHPUT, SOURCE_OVER_SOURCE, STEP_TIMER, TIMER_OVER_GAP, UNIT_CHOICES,
@@ -77,10 +78,7 @@ def _settle(choice: UnitChoice, rows: pl.DataFrame, scalars: pl.DataFrame, file:
         evidence.append((cross[0], SOURCE_OVER_SOURCE, cross[1]))
     median = rows["value"].median()
     if not evidence or median is None:
-        return 1.0, diag.info(
-            "unit-unchecked",
-            f"{raw}: no wall-clock gaps and no other source to check its unit against: read as {choice.default} "
-            f"({choice.why})", file)
+        return 1.0, diag.info("unit-unchecked", path=file, tag=raw, default=choice.default, why=Text(f"unit-why.{choice.why}"))
     for ratio, (lo, hi), what in evidence:
         fits = [unit for unit in choice.candidates if lo <= ratio * factor[unit] <= hi]
         if not fits:
@@ -88,23 +86,19 @@ def _settle(choice: UnitChoice, rows: pl.DataFrame, scalars: pl.DataFrame, file:
         unit = choice.default if choice.default in fits else fits[0]
         if unit == choice.default:
             return 1.0, None
-        canonical = CANONICAL_UNIT[choice.default]
         return factor[unit], diag.warning(
-            "unit-by-evidence",
-            f"{raw}: its values are in {unit}, not {choice.default} ({choice.why}): median {median * PER_CANONICAL[choice.default]:.6g} "
-            f"as written reads {median * factor[unit]:.6g} {canonical} in {unit}, {median:.6g} {canonical} in {choice.default}; "
-            f"{what}; read as {unit}", file)
+            "unit-by-evidence", path=file, tag=raw, unit=unit, default=choice.default, why=Text(f"unit-why.{choice.why}"),
+            written=median * PER_CANONICAL[choice.default], as_unit=median * factor[unit], as_default=median,
+            canonical=CANONICAL_UNIT[choice.default], evidence=what)
     ratio, _, what = evidence[0]
-    return 1.0, diag.info(
-        "unit-undecided",
-        f"{raw}: no candidate unit ({', '.join(choice.candidates)}) agrees with the evidence ({what}; the values "
-        f"as {choice.default} are {ratio:.3g}x it): read as {choice.default} ({choice.why})", file)
+    return 1.0, diag.info("unit-undecided", path=file, tag=raw, candidates=list(choice.candidates), evidence=what,
+                          ratio=ratio, default=choice.default, why=Text(f"unit-why.{choice.why}"))
 
 
-def _wall_gap_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str) -> tuple[float, str] | None:
+def _wall_gap_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str) -> tuple[float, Text] | None:
     """Median over steps of (timer as read) / (wall-clock gap per step), and what the gaps were."""
     own = rows.filter(pl.col("wall_time").is_not_null())
-    whose = "its own steps"
+    whose = "own"
     if own.height < 3:  # a log without timestamps: the rank's other timed sources' step ends
         own = (
             scalars.filter((pl.col("file") != file) & pl.col("wall_time").is_not_null()
@@ -112,7 +106,7 @@ def _wall_gap_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str) -> tup
             .group_by("step").agg(pl.col("wall_time").max())
             .join(rows.select("step", "value"), on="step")
         )
-        whose = "the steps as other sources timed them"
+        whose = "others"
     own = own.group_by("step").agg(pl.col("value").last(), pl.col("wall_time").max()).sort("step")
     gaps = own.with_columns(
         (pl.col("wall_time").diff() / pl.col("step").diff()).alias("gap")
@@ -120,10 +114,10 @@ def _wall_gap_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str) -> tup
     if gaps.height < 3:
         return None
     ratio = (gaps["value"] / gaps["gap"]).median()
-    return float(ratio), f"the wall-clock gaps between {whose} have median {gaps['gap'].median():.6g} s"
+    return float(ratio), Text(f"unit-evidence.gaps-{whose}", median=float(gaps["gap"].median()))
 
 
-def _other_source_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str, tag: str) -> tuple[float, str] | None:
+def _other_source_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str, tag: str) -> tuple[float, Text] | None:
     """Median over common steps of (this file's value) / (a unit-stating source's value)."""
     others = scalars.filter((pl.col("tag") == tag) & (pl.col("file") != file) & ~pl.col("source").is_in(AVERAGED_SOURCES))
     if others.is_empty():
@@ -140,8 +134,8 @@ def _other_source_ratio(rows: pl.DataFrame, scalars: pl.DataFrame, file: str, ta
         pl.col("value").is_finite() & (pl.col("value") > 0) & (pl.col("value_other") > 0))
     if both.height < 3:
         return None
-    return float((both["value"] / both["value_other"]).median()), (
-        f"{source} ({raw}, unit stated) gives median {both['value_other'].median():.6g} at the same steps")
+    return float((both["value"] / both["value_other"]).median()), Text(
+        "unit-evidence.source", source=source, tag=raw, median=float(both["value_other"].median()))
 
 
 def settle_per_device(scalars: pl.DataFrame, steps: pl.DataFrame, settings: dict[str, Setting], ranks: int
@@ -162,9 +156,7 @@ def settle_per_device(scalars: pl.DataFrame, steps: pl.DataFrame, settings: dict
         return scalars, []
     notes: list[Diagnostic] = []
     if not batch:
-        return scalars, [diag.info(
-            "throughput-unchecked", f"{raw}: no global batch size to check it against: read as samples/s per device "
-            f"(MindFormers' unit) of {devices} devices", rows["file"].cast(pl.Utf8)[0])]
+        return scalars, [diag.info("throughput-unchecked", path=rows["file"].cast(pl.Utf8)[0], tag=raw, devices=devices)]
     timed = steps.select("rank", "step", pl.coalesce("in_step_s", "step_time_s").alias("t"))
     totals = []
     for (file,), part in rows.partition_by("file", as_dict=True).items():
@@ -174,11 +166,8 @@ def settle_per_device(scalars: pl.DataFrame, steps: pl.DataFrame, settings: dict
         per_device, total = batch / devices, batch
         if abs(np.log(samples / total)) < abs(np.log(samples / per_device)):
             totals.append(file)
-            notes.append(diag.warning(
-                "unit-by-evidence",
-                f"{raw}: samples/s of all {devices} devices, not per device (MindFormers' unit): value x step time is "
-                f"{samples:.4g} samples per step, the global batch {batch} (per device it would be {per_device:.4g}); "
-                f"divided by {devices}", file))
+            notes.append(diag.warning("unit-by-evidence", path=file, variant="all-devices", tag=raw, devices=devices,
+                                      samples=float(samples), batch=batch, per_device=per_device))
     if not totals:
         return scalars, notes
     fix = pl.col("file").cast(pl.Utf8).is_in([str(f) for f in totals]) & (pl.col("source") == source) & (pl.col("raw_tag") == raw)

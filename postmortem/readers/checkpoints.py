@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..diagnostics import Diagnostic, error, info, warning
+from ..text import Text
 from ..model import CHECKPOINT_PARAMS, CHECKPOINTS, EVENTS, Artifact, ReadResult, Setting, frame
 from .base import Reader, rank_from_path
 
@@ -99,7 +100,7 @@ class CheckpointHeader:
     metadata: dict[str, str] = field(default_factory=dict)  # safetensors __metadata__
     problem: str | None = None  # diagnostic slug: ckpt-truncated, ckpt-unreadable, ckpt-corrupt
     problem_offset: int | None = None
-    message: str = ""
+    message: Text | None = None  # what the problem is
 
     @property
     def complete(self) -> bool:
@@ -109,8 +110,8 @@ class CheckpointHeader:
 class _Bad(Exception):
     """Internal: the wire data stops making sense at ``offset``."""
 
-    def __init__(self, slug: str, message: str, offset: int):
-        super().__init__(message)
+    def __init__(self, slug: str, message: Text, offset: int):
+        super().__init__(message.key)
         self.slug, self.message, self.offset = slug, message, offset
 
 
@@ -135,10 +136,10 @@ class _Cursor:
 
     def read(self, n: int, limit: int) -> bytes:
         if self.pos + n > limit:
-            raise _Bad("ckpt-truncated", f"{n} bytes needed, {limit - self.pos} left", self.pos)
+            raise _Bad("ckpt-truncated", Text("ckpt.bytes-needed", n=n, left=limit - self.pos), self.pos)
         out = bytes(self._fill(n))
         if len(out) < n:  # the file shrank while we read it
-            raise _Bad("ckpt-truncated", "file ends early", self.pos)
+            raise _Bad("ckpt-truncated", Text("ckpt.ends-early"), self.pos)
         self.pos += n
         return out
 
@@ -152,12 +153,12 @@ class _Cursor:
                 return result
             shift += 7
         if len(chunk) < 10:
-            raise _Bad("ckpt-truncated", "varint cut short", self.pos)
-        raise _Bad("ckpt-corrupt", "varint longer than 10 bytes", self.pos)
+            raise _Bad("ckpt-truncated", Text("ckpt.varint-short"), self.pos)
+        raise _Bad("ckpt-corrupt", Text("ckpt.varint-long"), self.pos)
 
     def skip(self, n: int, limit: int) -> None:
         if self.pos + n > limit:
-            raise _Bad("ckpt-truncated", f"field of {n} bytes runs past the end", self.pos)
+            raise _Bad("ckpt-truncated", Text("ckpt.field-past-end", n=n), self.pos)
         self.pos += n
 
     def skip_field(self, wire: int, limit: int) -> None:
@@ -170,7 +171,7 @@ class _Cursor:
         elif wire == 5:
             self.skip(4, limit)
         else:
-            raise _Bad("ckpt-corrupt", f"unsupported wire type {wire}", self.pos)
+            raise _Bad("ckpt-corrupt", Text("ckpt.wire-type", wire=wire), self.pos)
 
 
 # --------------------------------------------------------------------------- .ckpt walk
@@ -198,7 +199,7 @@ def _key(cur: _Cursor, end: int) -> tuple[int, int]:
     at = cur.pos
     key = cur.varint(end)
     if key >> 3 == 0 or key & 7 not in (0, 1, 2, 5):
-        raise _Bad("ckpt-corrupt", f"invalid field key 0x{key:x}", at)
+        raise _Bad("ckpt-corrupt", Text("ckpt.field-key", key=f"0x{key:x}"), at)
     return key >> 3, key & 7
 
 
@@ -211,13 +212,13 @@ def _tensor(cur: _Cursor, end: int) -> _Tensor:
         elif number == 1 and wire == 2:  # packed dims (proto3 writers)
             stop = cur.pos + cur.varint(end)
             if stop > end:
-                raise _Bad("ckpt-truncated", "dims run past the tensor", cur.pos)
+                raise _Bad("ckpt-truncated", Text("ckpt.dims-past-end"), cur.pos)
             while cur.pos < stop:
                 t.dims.append(_signed(cur.varint(stop)))
         elif number == 2 and wire == 2:
             n = cur.varint(end)
             if n > _MAX_TAG_BYTES:
-                raise _Bad("ckpt-corrupt", f"tensor_type of {n} bytes", cur.pos)
+                raise _Bad("ckpt-corrupt", Text("ckpt.dtype-long", n=n), cur.pos)
             t.dtype = cur.read(n, end).decode("utf-8", "replace")
         elif number == 3 and wire == 2:
             t.content_len = cur.varint(end)
@@ -236,10 +237,10 @@ def _value(cur: _Cursor, end: int, offset: int) -> _Value:
             n = cur.varint(end)
             stop = cur.pos + n
             if stop > end:
-                raise _Bad("ckpt-truncated", f"field {number} of {n} bytes runs past the end", cur.pos)
+                raise _Bad("ckpt-truncated", Text("ckpt.field-past-end", n=n), cur.pos)
             if number == 1:
                 if n > _MAX_TAG_BYTES:
-                    raise _Bad("ckpt-corrupt", f"parameter name of {n} bytes", cur.pos)
+                    raise _Bad("ckpt-corrupt", Text("ckpt.name-long", n=n), cur.pos)
                 v.tag = cur.read(n, end).decode("utf-8", "replace")
             elif number == 2:
                 v.tensor = _tensor(cur, stop)
@@ -271,20 +272,20 @@ def _walk_ckpt(cur: _Cursor) -> tuple[list[_Value], bool, _Bad | None]:
             if rest[:7] == b"crc_num" and len(rest) == 17:
                 return values, True, None
             if b"crc_num".startswith(rest[:7]) or rest.startswith(b"crc_num"):
-                return values, False, _Bad("ckpt-truncated", "crc_num trailer cut short", start)
+                return values, False, _Bad("ckpt-truncated", Text("ckpt.crc-trailer-short"), start)
             cur.pos = start
         try:
             key = cur.varint(size)
             if key != (1 << 3 | 2):
                 slug = "ckpt-unreadable" if start == 0 else "ckpt-corrupt"
-                return values, False, _Bad(slug, f"expected a checkpoint Value, found tag byte 0x{key & 0xFF:02x}", start)
+                return values, False, _Bad(slug, Text("ckpt.not-a-value", byte=f"0x{key & 0xFF:02x}"), start)
             n = cur.varint(size)
             end = cur.pos + n
             value = _value(cur, min(end, size), start)
             if end > size:
-                raise _Bad("ckpt-truncated", f"parameter {value.tag!r} is cut short", start)
+                raise _Bad("ckpt-truncated", Text("ckpt.param-cut", name=value.tag), start)
             if value.tensor is None and not value.map_tensors or not value.tag:
-                raise _Bad("ckpt-corrupt", "a Value without a name or tensor", start)
+                raise _Bad("ckpt-corrupt", Text("ckpt.value-empty"), start)
         except _Bad as bad:
             if bad.slug == "ckpt-truncated":
                 bad.offset = start
@@ -372,30 +373,30 @@ def _read_safetensors(fd: int, size: int) -> CheckpointHeader:
     raw = os.pread(fd, min(n, max(size - 8, 0)), 8)  # never allocate a declared length past the end
     if len(raw) < n:
         return CheckpointHeader("safetensors", size, (), {}, False, problem="ckpt-truncated",
-                                problem_offset=8, message="the JSON header is cut short")
+                                problem_offset=8, message=Text("ckpt.json-header-short"))
     try:
         header = json.loads(raw)
         if not isinstance(header, dict):
             raise ValueError("header is not an object")
     except ValueError as exc:
         return CheckpointHeader("safetensors", size, (), {}, False, problem="ckpt-corrupt",
-                                problem_offset=8, message=f"bad JSON header: {exc}")
+                                problem_offset=8, message=Text("ckpt.json-header-bad", detail=str(exc)))
     meta = header.pop("__metadata__", None)
     metadata = {str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {}
     data_at = 8 + n
     params: list[ParamInfo] = []
     values: dict[str, float] = {}
-    problem: tuple[str, int, str] | None = None
+    problem: tuple[str, int, Text] | None = None
     for name, entry in header.items():
         try:
             dtype = str(entry["dtype"])
             shape = tuple(int(d) for d in entry["shape"])
             begin, stop = (int(x) for x in entry["data_offsets"])
         except (KeyError, TypeError, ValueError):
-            problem = problem or ("ckpt-corrupt", 8, f"bad header entry for {name!r}")
+            problem = problem or ("ckpt-corrupt", 8, Text("ckpt.header-entry", name=name))
             continue
         if data_at + stop > size:
-            problem = problem or ("ckpt-truncated", data_at + begin, f"tensor {name!r} is cut short")
+            problem = problem or ("ckpt-truncated", data_at + begin, Text("ckpt.param-cut", name=name))
             continue
         if name in _READ_VALUES and 0 < stop - begin <= _MAX_VALUE_BYTES:
             number = _decode_scalar(os.pread(fd, stop - begin, data_at + begin), dtype)
@@ -404,7 +405,7 @@ def _read_safetensors(fd: int, size: int) -> CheckpointHeader:
         params.append(ParamInfo(name, shape, dtype, _product(shape), param_role(name, dtype),
                                 data_at + begin, stop - begin))
     params.sort(key=lambda p: p.offset)
-    slug, offset, message = problem or (None, None, "")
+    slug, offset, message = problem or (None, None, None)
     return CheckpointHeader("safetensors", size, tuple(params), values, "crc_num" in metadata,
                             metadata, slug, offset, message)
 
@@ -432,13 +433,13 @@ def read_checkpoint_header(path: str | os.PathLike[str]) -> CheckpointHeader:
             if params and params[-1].name == last and _cut_tag(cur, bad.offset) == last:
                 params.pop()
         if not values and bad is None and size == 0:
-            bad = _Bad("ckpt-unreadable", "empty file", 0)
+            bad = _Bad("ckpt-unreadable", Text("ckpt.empty"), 0)
         elif not values and bad is not None and bad.slug != "ckpt-unreadable" and _cut_tag(cur, 0) is None:
             bad.slug = "ckpt-unreadable"  # not even the first parameter's name: not a checkpoint
         return CheckpointHeader(
             "ckpt" if values else "unknown", size, tuple(params), read_values, crc,
             problem=bad.slug if bad else None, problem_offset=bad.offset if bad else None,
-            message=bad.message if bad else "",
+            message=bad.message if bad else None,
         )
     finally:
         os.close(fd)
@@ -503,8 +504,8 @@ def _read(artifact: Artifact) -> ReadResult:
     name = PurePosixPath(artifact.rel).name
     if name.endswith("-graph.meta") or name == "train_metadata.json":
         # claimed so it is not listed as unknown; nothing to tabulate
-        what = "the graph ModelCheckpoint saves once" if name.endswith("-graph.meta") else "SummaryCollector's loss-landscape metadata"
-        result.diagnostics.append(info("checkpoint-companion", f"{what}: kept beside the checkpoints, not read", artifact.rel))
+        what = "graph" if name.endswith("-graph.meta") else "landscape"
+        result.diagnostics.append(info("checkpoint-companion", path=artifact.rel, variant=what))
         return result
     if name == "meta.json":
         return _read_meta(artifact, result)
@@ -566,14 +567,13 @@ def _read(artifact: Artifact) -> ReadResult:
 def _diagnostics(header: CheckpointHeader, parsed: _Name, rel: str) -> list[Diagnostic]:
     if header.problem is None:
         return []
-    what = f"{len(header.params)} parameters read before it"
+    found = {"problem": header.message, "params": len(header.params)}
     if parsed.kind == "interrupted":
         # a .tmp is expected to be incomplete: the save never finished
-        return [info(header.problem, f"interrupted save: {header.message}; {what}", rel, header.problem_offset)]
+        return [info(header.problem, path=rel, offset=header.problem_offset, variant="interrupted", **found)]
     if header.problem == "ckpt-unreadable":
-        return [error(header.problem, f"not a MindSpore checkpoint (encrypted or another format): {header.message}",
-                      rel, header.problem_offset)]
-    return [warning(header.problem, f"{header.message}; {what}", rel, header.problem_offset)]
+        return [error(header.problem, path=rel, offset=header.problem_offset, problem=header.message)]
+    return [warning(header.problem, path=rel, offset=header.problem_offset, **found)]
 
 
 def _read_meta(artifact: Artifact, result: ReadResult) -> ReadResult:
@@ -581,11 +581,11 @@ def _read_meta(artifact: Artifact, result: ReadResult) -> ReadResult:
         with open(artifact.path, "rb") as f:
             data = json.loads(f.read(1 << 20))
     except (ValueError, UnicodeDecodeError) as exc:
-        result.diagnostics.append(warning("ckpt-meta-invalid", f"meta.json is not JSON: {exc}", artifact.rel, 0))
+        result.diagnostics.append(warning("ckpt-meta-invalid", path=artifact.rel, offset=0, variant="json", detail=str(exc)))
         return result
     if not isinstance(data, dict) or "last_ckpt_file" not in data:
         result.diagnostics.append(
-            info("ckpt-meta-invalid", "meta.json has no last_ckpt_file: not a MindFormers resume pointer", artifact.rel, 0)
+            info("ckpt-meta-invalid", path=artifact.rel, offset=0, variant="no-pointer")
         )
         return result
     for key in ("last_ckpt_file", "last_step", "last_epoch"):

@@ -1,7 +1,7 @@
 """Run configuration files: MindFormers YAML and JSON training configs -> settings.
 
 Every setting has source ``config:<rel path>``; the global batch size, computed here, has source
-``derived from config:<rel path>``. YAML is read with ``yaml.safe_load`` only.
+``derived:config:<rel path>``. YAML is read with ``yaml.safe_load`` only.
 
 JSON is claimed only when it looks like a training config (a known top-level section such as
 ``model``/``runner_config``/``parallel_config``/``optimizer`` and not one of the names other readers
@@ -157,7 +157,7 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
         gbs = batch * dp * (accum or 1)
         if pp and pp > 1 and mbn:
             gbs *= mbn
-        out["global_batch_size"] = Setting(gbs, f"derived from {source}")
+        out["global_batch_size"] = Setting(gbs, f"derived:{source}")  # a code: the report words it
     return out
 
 
@@ -177,17 +177,17 @@ def read(artifact: Artifact) -> ReadResult:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        result.diagnostics.append(dg.warning("config-unparseable", f"YAML error: {_short(exc)}", rel, line))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, offset=line, variant="yaml", detail=_short(exc)))
         return result
     except RecursionError:  # hostile nesting ([[[[... thousands deep): not a config
-        result.diagnostics.append(dg.warning("config-unparseable", "nested too deeply to parse", rel))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, variant="deep"))
         return result
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        result.diagnostics.append(dg.warning("config-unparseable", f"JSON error: {_short(exc)}", rel, line))
+        result.diagnostics.append(dg.warning("config-unparseable", path=rel, offset=line, variant="json", detail=_short(exc)))
         return result
     if not isinstance(cfg, dict):
-        result.diagnostics.append(dg.info("config-not-mapping", "top level is not a mapping; nothing read", rel))
+        result.diagnostics.append(dg.info("config-not-mapping", path=rel))
         return result
     result.settings.update(extract_settings(cfg, f"config:{rel}"))
     return result

@@ -75,7 +75,7 @@ def spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> n
     Problems are appended to ``diagnostics`` as described in the module docstring.
     """
     if not buf:
-        diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
+        diagnostics.append(warning(f"{prefix}-file-empty", path=rel, offset=0))
         return np.zeros((0, 3), dtype=np.int64)
     if _c_scan is None:
         return reference_spans(buf, rel, prefix, diagnostics)
@@ -97,7 +97,7 @@ def scan(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> It
 def reference_spans(buf: bytes, rel: str, prefix: str, diagnostics: list[Diagnostic]) -> np.ndarray:
     """``spans`` by a plain Python loop: the reference the C scanner is tested against."""
     if not buf:
-        diagnostics.append(warning(f"{prefix}-file-empty", "file is empty", rel, 0))
+        diagnostics.append(warning(f"{prefix}-file-empty", path=rel, offset=0))
         return np.zeros((0, 3), dtype=np.int64)
     # Imported only on this path: the C scanner checks CRCs itself, and the import (~30 ms, for
     # importlib.metadata) would be paid by every helper process.
@@ -133,25 +133,12 @@ def _masked(crc: int) -> int:
 
 
 def _bad_length(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:
-    diagnostics.append(error(
-        f"{prefix}-record-crc",
-        f"length CRC mismatch at byte {pos}: the record length cannot be trusted, "
-        f"stopped reading ({left} bytes not read)",
-        rel, pos,
-    ))
+    diagnostics.append(error(f"{prefix}-record-crc", path=rel, offset=pos, variant="length", at=pos, left=left))
 
 
 def _bad_data(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, length: int) -> None:
-    diagnostics.append(error(
-        f"{prefix}-record-crc",
-        f"data CRC mismatch in the {length}-byte record at byte {pos}: record skipped",
-        rel, pos,
-    ))
+    diagnostics.append(error(f"{prefix}-record-crc", path=rel, offset=pos, variant="data", at=pos, length=length))
 
 
 def _truncated(diagnostics: list[Diagnostic], prefix: str, rel: str, pos: int, left: int) -> None:
-    diagnostics.append(warning(
-        f"{prefix}-truncated",
-        f"last record is incomplete ({left} bytes at byte {pos}); everything before it was kept",
-        rel, pos,
-    ))
+    diagnostics.append(warning(f"{prefix}-truncated", path=rel, offset=pos, at=pos, left=left))

@@ -55,10 +55,7 @@ def read(artifact: Artifact) -> ReadResult:
                 if content is not None:
                     last[kind] = (event, content)
         except WireError as exc:
-            result.diagnostics.append(warning(
-                "lineage-bad-record", f"record does not decode as a LineageEvent: {exc}",
-                artifact.rel, offset,
-            ))
+            result.diagnostics.append(warning("lineage-bad-record", path=artifact.rel, offset=offset, detail=str(exc)))
     settings: dict[str, object] = {}
     if 6 in last:
         settings.update(_train(last[6][1]))

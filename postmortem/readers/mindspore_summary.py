@@ -28,6 +28,7 @@ import struct
 import polars as pl
 
 from ..diagnostics import Diagnostic, info, warning
+from ..text import Text
 from ..model import HISTOGRAMS, Artifact, ReadResult, Setting, frame
 from .base import Location, Reader
 from .framing import read_file, spans
@@ -123,7 +124,7 @@ def _general(buf: bytes, start: int, end: int, cols: ScalarColumns) -> str | Non
         elif value.has(8):
             scalar = _tensor_scalar(value.message(8))  # type: ignore[arg-type]
             if scalar is None:
-                cols.skip("tensor (more than one element)")
+                cols.skip("tensor-not-scalar")
             else:
                 cols.steps.append(step)
                 cols.tags.append(tag)
@@ -138,9 +139,9 @@ def _general(buf: bytes, start: int, end: int, cols: ScalarColumns) -> str | Non
         elif value.has(4):
             cols.skip("image")
         elif value.has(10):
-            cols.skip("loss landscape")
+            cols.skip("landscape")
         else:
-            cols.skip("value of unknown kind")
+            cols.skip("other")
     return "summary"
 
 
@@ -155,16 +156,13 @@ def read(artifact: Artifact) -> ReadResult:
         try:
             kinds.add(_general(buf, start, end, cols))
         except WireError as exc:
-            diagnostics.append(warning(
-                "summary-bad-record", f"record with a valid CRC does not decode as an Event: {exc}",
-                artifact.rel, offset,
-            ))
+            diagnostics.append(warning("summary-bad-record", path=artifact.rel, offset=offset, detail=str(exc)))
 
     decode_records(buf, spans(buf, artifact.rel, NAME, diagnostics), cols, 0x1D, general)
     saw_version = "version" in kinds
     if cols.skipped:
-        what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
-        diagnostics.append(info("summary-skipped", f"counted, not decoded: {what}", artifact.rel))
+        what = [Text("clause.record-count", n=n, kind=k) for k, n in sorted(cols.skipped.items())]
+        diagnostics.append(info("summary-skipped", path=artifact.rel, kinds=what))
     rank = file_rank(artifact)
     result.tables["scalars"] = scalars_frame(cols, rank, "summary", artifact.rel)
     result.tables["histograms"] = _histograms_frame(cols, rank, artifact.rel)

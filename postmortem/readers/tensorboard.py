@@ -35,6 +35,7 @@ import struct
 import polars as pl
 
 from ..diagnostics import info, warning
+from ..text import Text
 from ..model import HISTOGRAMS, Artifact, ReadResult, frame
 from ..tags import UNIT_CHOICES, default_divisor
 from .base import Location, Reader
@@ -99,8 +100,8 @@ def _general(buf: bytes, start: int, end: int, cols: ScalarColumns, hist: list[t
         return
     summary = event.message(5)
     if summary is None:
-        for number, what in ((4, "graph"), (6, "log message"), (7, "session log"),
-                             (8, "run metadata"), (9, "meta graph")):
+        for number, what in ((4, "graph"), (6, "log-message"), (7, "session-log"),
+                             (8, "run-metadata"), (9, "meta-graph")):
             if event.has(number):
                 cols.skip(what)
         return
@@ -114,7 +115,7 @@ def _general(buf: bytes, start: int, end: int, cols: ScalarColumns, hist: list[t
         elif value.has(8):
             scalar = _tensor_scalar(value.message(8))  # type: ignore[arg-type]
             if scalar is None:
-                cols.skip("tensor (not one number)")
+                cols.skip("tensor-not-scalar")
                 continue
         elif value.has(5):
             h = value.message(5)
@@ -122,7 +123,7 @@ def _general(buf: bytes, start: int, end: int, cols: ScalarColumns, hist: list[t
             hist.append((step, tag, round(h.f64(3)), h.f64(1), h.f64(2), h.f64(4)))
             continue
         else:
-            cols.skip("image" if value.has(4) else "audio" if value.has(6) else "other value")
+            cols.skip("image" if value.has(4) else "audio" if value.has(6) else "other")
             continue
         cols.steps.append(step)
         cols.tags.append(tag)
@@ -140,14 +141,12 @@ def read(artifact: Artifact) -> ReadResult:
         try:
             _general(buf, start, end, cols, hist)
         except WireError as exc:
-            result.diagnostics.append(warning(
-                "tensorboard-bad-record", f"record does not decode as an Event: {exc}", artifact.rel, offset,
-            ))
+            result.diagnostics.append(warning("tensorboard-bad-record", path=artifact.rel, offset=offset, detail=str(exc)))
 
     decode_records(buf, spans(buf, artifact.rel, NAME, result.diagnostics), cols, _SIMPLE_VALUE_KEY, general)
     if cols.skipped:
-        what = ", ".join(f"{n} {k}" for k, n in sorted(cols.skipped.items()))
-        result.diagnostics.append(info("tensorboard-skipped", f"counted, not decoded: {what}", artifact.rel))
+        what = [Text("clause.record-count", n=n, kind=k) for k, n in sorted(cols.skipped.items())]
+        result.diagnostics.append(info("tensorboard-skipped", path=artifact.rel, kinds=what))
     scalars = scalars_frame(cols, artifact.rank, "tensorboard", artifact.rel)
     result.tables["scalars"] = _default_units(scalars)
     result.tables["histograms"] = frame({

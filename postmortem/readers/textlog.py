@@ -239,14 +239,14 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
     rel, rec = artifact.rel, scan.rec
     bad = [x for x in (scan.bad_encoding, rec.bad_encoding) if x is not None]
     if bad:
-        diags.append(dg.warning("log-encoding", "not valid UTF-8; undecodable bytes replaced", rel, min(bad)))
+        diags.append(dg.warning("log-encoding", path=rel, offset=min(bad)))
     long_line = min((x for x in (scan.long_line, rec.long_line) if x is not None), default=None)
     if long_line is not None:
-        diags.append(dg.warning("log-line-too-long", f"lines longer than {MAX_LINE_BYTES} bytes skipped", rel, long_line))
+        diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
     if rec.json_invalid is not None:
-        diags.append(dg.warning("log-json-invalid", "a JSON-looking line did not parse; skipped", rel, rec.json_invalid))
+        diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
     result.tables["scalars"] = _scalars(lines, values, steps, scan.keys, artifact, diags)
     result.tables["events"] = _events(rec, steps, artifact.rank, rel, diags)
@@ -341,17 +341,16 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
     if not len(epoch):
         return None
     if per_epoch:
-        source = "MindFormers step:[n/N]" if shape == "mindformers" else f"the {shape} lines' step counts"
-        diags.append(dg.info("log-steps-per-epoch", f"steps per epoch {per_epoch} from {source}", rel))
+        diags.append(dg.info("log-steps-per-epoch", path=rel, variant="printed", n=per_epoch, shape=shape))
         return per_epoch
     # An epoch followed by another one is complete: its largest step is the epoch length.
     order = pl.DataFrame({"epoch": epoch, "step_in": step_in}).group_by("epoch", maintain_order=True).agg(pl.col("step_in").max())
     complete = order.head(order.height - 1)
     if complete.is_empty():
-        diags.append(dg.info("log-steps-per-epoch", "one epoch only: LossMonitor step in epoch used as the global step", rel))
+        diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
     spe = int(complete["step_in"].max())
-    diags.append(dg.info("log-steps-per-epoch", f"steps per epoch {spe} inferred from LossMonitor epochs", rel))
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
     return spe
 
 
@@ -361,18 +360,14 @@ def _epoch_end_steps(ratios: np.ndarray, per_epoch: int | None, rel: str, diags:
     if not len(ratios):
         return None
     if per_epoch:
-        diags.append(dg.info("log-steps-per-epoch", f"steps per epoch {per_epoch} from the printed step counts", rel))
+        diags.append(dg.info("log-steps-per-epoch", path=rel, variant="step-counts", n=per_epoch))
         return per_epoch
     ratios = ratios[ratios != MISSING]
     if not len(ratios):
         return None
     spe = int(round(float(np.median(ratios))))
     differ = int((ratios != spe).sum())
-    note = f"; {differ} of {len(ratios)} lines give another ratio" if differ else ""
-    diags.append(
-        dg.info("log-steps-per-epoch", f"steps per epoch {spe} from epoch time / per step time (median of "
-                f"{len(ratios)} epoch lines{note})", rel)
-    )
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios), differ=differ))
     return spe
 
 
@@ -385,7 +380,7 @@ def _scalars(lines: dict[str, np.ndarray], values: dict[str, np.ndarray], steps:
     kept = step != MISSING
     dropped = len(step) - int(kept.sum())
     if dropped:
-        diags.append(dg.info("log-no-step", f"{dropped} values had no step before them in the file; dropped", artifact.rel))
+        diags.append(dg.info("log-no-step", path=artifact.rel, n=dropped))
         line, field, step = line[kept], field[kept], step[kept]
     labels: dict[tuple[str, str, str], int] = {}
     label_of = np.zeros(int(field.max()) + 1 if len(field) else 0, dtype=np.uint32)
@@ -425,13 +420,11 @@ def _unreadable(rec: logparse.Records, rel: str, diags: list) -> None:
     if rec.unreadable_lines:
         n = sum(c for c, _ in rec.unreadable_lines.values())
         first = min(p for _, p in rec.unreadable_lines.values())
-        shapes = ", ".join(sorted(rec.unreadable_lines))
-        diags.append(dg.warning("log-line-unreadable", f"{n} lines look like {shapes} lines but could not be read; skipped", rel, first))
+        diags.append(dg.warning("log-line-unreadable", path=rel, offset=first, n=n, shapes=sorted(rec.unreadable_lines)))
     if rec.unreadable_fields:
         n = sum(c for c, _ in rec.unreadable_fields.values())
         first = min(p for _, p in rec.unreadable_fields.values())
-        fields = ", ".join(sorted(rec.unreadable_fields))
-        diags.append(dg.info("log-field-unreadable", f"{n} values could not be read as one number ({fields}); left out", rel, first))
+        diags.append(dg.info("log-field-unreadable", path=rel, offset=first, n=n, fields=sorted(rec.unreadable_fields)))
 
 
 def _events(rec: logparse.Records, steps: _Steps, rank: int | None, rel: str, diags: list) -> pl.DataFrame:
@@ -441,7 +434,7 @@ def _events(rec: logparse.Records, steps: _Steps, rank: int | None, rel: str, di
     # happened, and drop the "Traceback (most recent call last):" header when one follows.
     errors = [e for i, e in enumerate(errors) if not (e[4] and i + 1 < len(errors) and errors[i + 1][5])]
     if len(errors) > MAX_ERROR_EVENTS:
-        diags.append(dg.info("log-errors-capped", f"{len(errors)} error lines; first {MAX_ERROR_EVENTS} kept as events", rel))
+        diags.append(dg.info("log-errors-capped", path=rel, n=len(errors), kept=MAX_ERROR_EVENTS))
         errors = errors[:MAX_ERROR_EVENTS]
     rows = [(pos, "log_error", "before", wall, None, text.strip(" \t\n\r\f\v")[:300], "log") for pos, wall, _, text, _, _ in errors]
     rows += [(pos, kind, rule, wall, duration, detail, source) for pos, kind, rule, wall, _, duration, detail, source in rec.events]
@@ -472,18 +465,16 @@ def _nothing_taken(scan: _Scan, result: ReadResult, artifact: Artifact) -> None:
     rel = artifact.rel
     recognised = scan.claimed + sum(scan.rec.recognised.values())
     if scan.blank:
-        result.diagnostics.append(dg.warning("log-empty", "the file is empty" if not scan.lines_total else
-                                             "the file holds only blank lines", rel))
+        result.diagnostics.append(dg.warning("log-empty", path=rel, variant="blank" if scan.lines_total else ""))
     elif not recognised:
         line_no, text = _first_line(artifact.path)
         shown = text if len(text) <= 120 else text[:117] + "..."
         result.diagnostics.append(
-            dg.warning("log-unrecognised", f"no line in a log shape this reader knows (see docs/formats/textlogs.md); "
-                       f"the first line reads: {shown!r}", rel, line_no)
+            dg.warning("log-unrecognised", path=rel, offset=line_no, line=shown)
         )
     else:
         result.diagnostics.append(
-            dg.warning("log-nothing-kept", f"{recognised} lines in known log shapes, but none gave a value with a step", rel)
+            dg.warning("log-nothing-kept", path=rel, n=recognised)
         )
 
 

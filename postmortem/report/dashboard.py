@@ -27,6 +27,8 @@ from .. import archive
 from . import charts
 from . import format as fmt
 from .format import MISSING, Labels
+from ..text import Text
+from .catalog import from_jsonable
 from .messages import alignment_text
 from .viewmodel import Cell, Chart, Table, Tone
 
@@ -51,7 +53,7 @@ class Value:
     value: float | None
     why: str = ""  # label key of the reason it is missing
     key: str = ""  # the metrics.json key it comes from
-    detail: str = ""  # the analysis's own reason, as written
+    detail: str | Text = ""  # the analysis's own reason (a Text; an archive from before 1.2: its English)
 
 
 def _value(metrics: dict, key: str, why_null: str) -> Value:
@@ -112,7 +114,8 @@ def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunP
     m = run.metrics
     mfu = _value(m, "mfu.value", "mfu")
     if mfu.value is None and mfu.why == "mfu":
-        mfu = Value(None, "", "mfu.value", str(_get(m, "mfu.reason", "") or ""))
+        why = _get(m, "mfu.reason_text", None)  # its key and parameters, worded in the index's language
+        mfu = Value(None, "", "mfu.value", from_jsonable(why) if isinstance(why, dict) else str(_get(m, "mfu.reason", "") or ""))
     loss_equal = _get(m, "baseline.deltas.loss_at_equal_tokens", None)
     has_baseline = isinstance(m.get("baseline"), dict)
     if isinstance(loss_equal, dict) and isinstance(loss_equal.get("current"), (int, float)):
@@ -225,6 +228,8 @@ def _change_line(c: Change) -> str:
 
 
 def _missing(v: Value, L: Labels) -> str:
+    if isinstance(v.detail, Text):
+        return L.text(v.detail)
     if v.detail:
         return v.detail
     return L.fmt(v.why, key=v.key) if v.why else ""

@@ -408,7 +408,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "ok": ("ok", "通过"),
     "warn": ("warning", "警告"),
     "fail": ("failed", "未通过"),
-    "diff": ("Hyperparameters and versions", "超参数与版本差异"),
+    "diff": ("Changed settings", "配置差异"),
     "setting": ("Setting", "配置项"),
     "no_diff": ("No differences in settings.", "配置无差异。"),
     "added": ("added", "新增"),
@@ -416,7 +416,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "changed": ("changed", "修改"),
     "change": ("Change", "变更"),
     # findings, appendix
-    "findings": ("Findings", "结论"),
+    "findings": ("Findings", "检查结果"),
     "top_findings": ("Top findings", "主要结论"),
     "no_findings": ("Nothing to report.", "没有需要报告的问题。"),
     "appendix": ("Appendix: files read", "附录：读取的文件"),
@@ -546,6 +546,26 @@ _LABELS: dict[str, tuple[str, str]] = {
     "left_out_spike": ("spike steps", "尖峰 step"),
     "left_out_nonfinite": ("NaN/Inf steps", "NaN/Inf step"),
     "others_median": ("Median of the other ranks", "其余各卡的中位数"),
+    # the verdict-first block and the identity section
+    "verdict_title": ("Verdict", "诊断结论"),
+    "try_first": ("Try first", "优先尝试"),
+    "evidence_in": ("Evidence", "证据"),
+    "settings": ("Settings of the run", "训练配置"),
+    "settings_note": ("What defines the run (the article: bind the hyperparameters, dataset and framework versions to the "
+                      "results); each value with the file it was read from.",
+                      "定义本次训练的配置（文中：把超参数、数据集版本、框架版本与评估结果绑定存档）；每项注明读取自哪个文件。"),
+    "settings_diff": ("Changed against the baseline, what can explain a change first", "相对基线的改动（按能否解释变化排序）"),
+    "run_values": ("This run's own values (not settings)", "本次训练自身的数值（不是配置）"),
+    "versions": ("Versions", "版本"),
+    "can_explain": ("Can move", "会影响"),
+    "target_options": ("given (--target-loss)", "给定（--target-loss）"),
+    "target_baseline": ("the baseline's final loss", "基线的最终 loss"),
+    "stop": (".", "。"),
+    "group": ("Group", "类别"),
+    "verdict_more": ("… and {n} more in the report", "……报告中还有 {n} 项"),
+    "nothing": ("nothing", "无"),
+    "no_settings": ("No settings were found in the run's files (config, lineage, logs).", "训练目录的文件（配置、lineage、日志）中没有找到配置。"),
+    "versions_missing": ("Not found", "未找到"),
     "rank_spread": ("Spread (max − min) / mean", "离散度（最大 − 最小）/ 均值"),
 }
 
@@ -631,6 +651,11 @@ _PROFILE_LABELS: dict[str, tuple[str, str]] = {
     "left_out": ("Left out", "未计入"),
     "colon": (": ", "："),
     "stop": (".", "。"),
+    "group": ("Group", "类别"),
+    "verdict_more": ("… and {n} more in the report", "……报告中还有 {n} 项"),
+    "nothing": ("nothing", "无"),
+    "no_settings": ("No settings were found in the run's files (config, lineage, logs).", "训练目录的文件（配置、lineage、日志）中没有找到配置。"),
+    "versions_missing": ("Not found", "未找到"),
     "whole_capture": ("whole capture", "整个采集"),
     "kind_p2p": ("point-to-point", "点对点"),
     "kind_collective": ("collective", "集合通信"),
@@ -707,6 +732,22 @@ class Labels:
 
     def join(self, items) -> str:
         return self["list_sep"].join(items)
+
+    def text(self, text) -> str:
+        """A ``Text`` (a sentence as data) in this language; "" for None."""
+        if text is None:
+            return ""
+        from .catalog import render
+
+        return render(text, self.lang)
+
+    def sentence(self, text) -> str:
+        """A Text as a sentence of its own: in English its first letter upper case."""
+        s = self.text(text)
+        first = s.split(" ", 1)[0]
+        if self.lang != "en" or not s[:1].islower() or any(c in first for c in "_.=/"):  # a name (learning_rate) stays as written
+            return s
+        return s[:1].upper() + s[1:]
 
 
 def labels(lang: str) -> Labels:

@@ -29,6 +29,20 @@ def render_markdown(view: ReportView) -> str:
     if s.badges:
         lines.append(" · ".join(f"{escape_md(b.label)}{colon}**{escape_md(b.verdict)}**" for b in s.badges))
     lines.append("")
+    v = view.verdict
+    if v is not None:  # the verdict first: each problem, its numbers, what explains it, what to try
+        lines.append(f"**{escape_md(v.title)}**{colon}{escape_md(v.note)}")
+        if v.empty:
+            lines.append(f"- {escape_md(v.empty)}")
+        for it in v.items:
+            head = f"- **{escape_md(it.tag)}** · {escape_md(it.title)}"
+            lines.append(head + (f"{colon}{escape_md(it.numbers)}" if it.numbers else ""))
+            if it.lines:
+                stop = L["stop"] + ("" if view.lang == "zh" else " ")
+                lines.append("  - " + escape_md(stop.join(it.lines) + L["stop"]))
+            if it.actions:
+                lines.append(f"  - {escape_md(L['try_first'])}{colon}" + escape_md(" ".join(it.actions[:2])))
+        lines.append("")
     for st in s.stats:
         line = f"- {escape_md(st.label)}{colon}**{escape_md(st.value)}**"
         if st.delta:

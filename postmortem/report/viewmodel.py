@@ -17,9 +17,10 @@ import polars as pl
 from ..analysis import types as t
 from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
+from ..text import Text
 from . import charts, format as fmt
 from .format import MISSING, Labels
-from .messages import alignment_text, check_name, finding_text
+from .messages import alignment, check_name, finding_text
 
 Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -129,6 +130,7 @@ class ReportView:
     summary: Summary
     sections: tuple[Section, ...]
     meta: tuple[tuple[str, str], ...] = field(default=())  # key facts under the title
+    verdict: Any = None  # report/verdict.py's VerdictBlock: the first block, above the headline figures
 
     @property
     def charts(self) -> tuple[Chart, ...]:
@@ -144,8 +146,8 @@ def cell(value: float | None, formatter: Callable[[Any], str], reason: str | Non
     return Cell(formatter(value), title=title)
 
 
-def fig_cell(figure: t.Figure, formatter: Callable[[Any], str]) -> Cell:
-    return cell(figure.value, formatter, figure.reason, figure.method)
+def fig_cell(figure: t.Figure, formatter: Callable[[Any], str], L: Labels) -> Cell:
+    return cell(figure.value, formatter, L.text(figure.reason), L.text(figure.method))
 
 
 def text(value: Any) -> Cell:
@@ -252,8 +254,8 @@ def _flag_text(a: t.Analysis, name: str, L: Labels) -> str:
     p = a.flag(name)
     if p is None:
         return ""
-    f = next((f for f in a.findings if f.kind == t.FindingKind.IMPLAUSIBLE and f.evidence.get("check") == p.check), None)
-    return finding_text(f, L.lang) if f is not None else p.rule
+    f = next((f for f in a.findings if f.kind == t.FindingKind.IMPLAUSIBLE and f.variant.startswith(p.check)), None)
+    return L.sentence(finding_text(f)) if f is not None else L.sentence(p.rule)
 
 
 def _flagged(value: str, flag: str, L: Labels) -> str:
@@ -267,7 +269,7 @@ _VERDICT_TONE: dict[str, Tone] = {"improved": "good", "regressed": "bad", "mixed
 def _summary(a: t.Analysis, L: Labels) -> Summary:
     comp = a.comparison
     badges = tuple(
-        Badge(L.get("family_" + v.family, v.family), L.get("v_" + v.verdict, v.verdict), _VERDICT_TONE.get(v.verdict, ""))
+        Badge(L.name("family_", v.family), L.name("v_", v.verdict), _VERDICT_TONE.get(str(v.verdict), ""))
         for v in (comp.verdicts if comp else ())
     )
     stats = []
@@ -281,7 +283,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
                 key=name,
                 label=_figure_label(name, L, a),
                 value=_flagged(_fmt_value(name, f.value), flag, L),
-                reason=flag or f.reason or (d.reason if d and d.reason else ""),
+                reason=flag or L.text(f.reason) or (L.text(d.reason) if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
                 delta=_fmt_delta(name, d.delta, L) if d and d.delta is not None else "",
                 rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
@@ -296,7 +298,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
 
 def _finding_item(f: t.Finding, L: Labels) -> Item:
     sev = str(f.severity)
-    return Item(finding_text(f, L.lang), tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
+    return Item(L.sentence(finding_text(f)), tone="critical" if sev == "critical" else sev, tag=L.get(sev, sev))  # type: ignore[arg-type]
 
 
 def _flag_cell(a: t.Analysis, name: str, c: Cell, L: Labels) -> Cell:
@@ -309,7 +311,7 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
     comp = a.comparison
     blocks: list[Block] = []
     if comp is None:
-        rows = [[Cell(_figure_label(n, L, a)), _flag_cell(a, n, fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v)), L)]
+        rows = [[Cell(_figure_label(n, L, a)), _flag_cell(a, n, fig_cell(_current_figure(a, n), lambda v, n=n: _fmt_value(n, v), L), L)]
                 for n in HEADLINE]
         blocks.append(_table("headline", [L["figure"], L["current"]], "lr", rows))
         blocks.append(Paragraph(L["no_baseline"], "muted"))
@@ -323,13 +325,13 @@ def _headline_section(a: t.Analysis, L: Labels) -> Section:
             verdict, tone = _verdict(d, L)
             rows.append(
                 [
-                    Cell(_figure_label(name, L, a), title=alignment_text(d.alignment, L.lang)),
-                    cell(d.baseline, lambda v, n=name: _fmt_value(n, v), d.reason),
-                    _flag_cell(a, name, cell(d.current, lambda v, n=name: _fmt_value(n, v), d.reason), L),
-                    cell(d.delta, lambda v, n=name: _fmt_delta(n, v, L), d.reason),
-                    cell(d.rel, fmt.rel_delta, d.reason),
-                    Cell(verdict, tone=tone, title=d.method),
-                    Cell(alignment_text(d.alignment, L.lang)),
+                    Cell(_figure_label(name, L, a), title=L.text(alignment(d))),
+                    cell(d.baseline, lambda v, n=name: _fmt_value(n, v), L.text(d.reason)),
+                    _flag_cell(a, name, cell(d.current, lambda v, n=name: _fmt_value(n, v), L.text(d.reason)), L),
+                    cell(d.delta, lambda v, n=name: _fmt_delta(n, v, L), L.text(d.reason)),
+                    cell(d.rel, fmt.rel_delta, L.text(d.reason)),
+                    Cell(verdict, tone=tone, title=L.text(d.method)),
+                    Cell(L.text(alignment(d))),
                 ]
             )
         cols = [L["figure"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["delta"], L["rel_delta"], L["significance"], L["alignment"]]
@@ -345,7 +347,7 @@ def _data_quality(a: t.Analysis, L: Labels) -> Section:
         [
             Cell(L.get(str(d.severity), str(d.severity)), tone=str(d.severity)),  # type: ignore[arg-type]
             Cell(d.slug),
-            Cell(d.message),
+            Cell(L.sentence(d.text)),
             text(d.path),
             cell(d.offset, fmt.integer),
         ]
@@ -370,7 +372,7 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
             )
         )
     else:
-        blocks.append(Paragraph(L["no_window"].format(reason=w.reason or L["unknown"]), "warning"))
+        blocks.append(Paragraph(L["no_window"].format(reason=L.text(w.reason) or L["unknown"]), "warning"))
     if tp.timing in ("timer", "logged"):
         blocks.append(Paragraph(L[f"timing_{tp.timing}"], "warning" if tp.timing == "timer" else "muted"))
     phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
@@ -395,10 +397,10 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     rows = []
     for name, key, get, f in figs:
         cur = get(tp)
-        row = [Cell(L.get(key, key.replace("_", " ")), title=cur.method), _flag_cell(a, name, fig_cell(cur, f), L)]
+        row = [Cell(L.get(key, key.replace("_", " ")), title=L.text(cur.method)), _flag_cell(a, name, fig_cell(cur, f, L), L)]
         if bt:
-            row.append(fig_cell(get(bt), f))
-        row.append(Cell(_how(cur), tone="muted"))
+            row.append(fig_cell(get(bt), f, L))
+        row.append(Cell(_how(cur, L), tone="muted"))
         rows.append(row)
     if tp.step_time:
         s = tp.step_time
@@ -417,22 +419,22 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
             row.append(Cell(f"n = {fmt.integer(s.count)}", tone="muted"))
             rows.append(row)
     for key, f in sorted(tp.implied.items()):
-        row = [Cell(L.fmt("logged", tag=L.get(key, key))), fig_cell(f, lambda v: fmt.number(v, 4))]
+        row = [Cell(L.fmt("logged", tag=L.get(key, key))), fig_cell(f, lambda v: fmt.number(v, 4), L)]
         if bt:
-            row.append(fig_cell(bt.implied[key], lambda v: fmt.number(v, 4)) if key in bt.implied else Cell(MISSING, tone="muted"))
-        row.append(Cell(f.method, tone="muted"))
+            row.append(fig_cell(bt.implied[key], lambda v: fmt.number(v, 4), L) if key in bt.implied else Cell(MISSING, tone="muted"))
+        row.append(Cell(L.text(f.method), tone="muted"))
         rows.append(row)
     for tag, f in sorted(tp.logged.items()):
-        row = [Cell(L.fmt("logged", tag=tag)), fig_cell(f, lambda v: fmt.number(v, 4))]
+        row = [Cell(L.fmt("logged", tag=tag)), fig_cell(f, lambda v: fmt.number(v, 4), L)]
         if bt:
-            row.append(fig_cell(bt.logged[tag], lambda v: fmt.number(v, 4)) if tag in bt.logged else Cell(MISSING, tone="muted"))
-        row.append(Cell(f.source or f.method, tone="muted"))
+            row.append(fig_cell(bt.logged[tag], lambda v: fmt.number(v, 4), L) if tag in bt.logged else Cell(MISSING, tone="muted"))
+        row.append(Cell(L.text(f.source or f.method), tone="muted"))
         rows.append(row)
     cols = [L["figure"], L["current"]] + ([L["baseline"]] if bt else []) + [L["source"]]
     blocks.append(_table("throughput", cols, "lr" + ("r" if bt else "") + "l", rows))
     # excluded steps: counts by reason with the rule, then the steps (collapsed)
     if w.excluded_counts:
-        rows = [[Cell(L.name("reason_", r)), Cell(fmt.integer(c)), Cell(w.rules.get(r, ""), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        rows = [[Cell(L.name("reason_", r)), Cell(fmt.integer(c)), Cell(L.text(w.rules.get(r)), tone="muted")] for r, c in sorted(w.excluded_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         blocks.append(_table("excluded-counts", [L["excluded_reason"], L["steps"], L["rule"]], "lrl", rows, caption=L["excluded_steps"]))
     if ranges:
         rows = [[Cell(fmt.step(s) if s == e else f"{fmt.step(s)} – {fmt.step(e)}"), Cell(fmt.integer(e - s + 1)), Cell(L.name("reason_", r))]
@@ -441,13 +443,13 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     return Section("throughput", L["throughput"], tuple(blocks))
 
 
-def _how(f: t.Figure) -> str:
+def _how(f: t.Figure, L: Labels) -> str:
     """How a figure was obtained and from where ("setting x" says no more than its source)."""
     if not f.known:
-        return f.reason or ""
-    if f.method.startswith("setting ") or not f.method:
-        return f.source
-    return f"{f.method} · {f.source}" if f.source else f.method
+        return L.text(f.reason)
+    if f.method is None or f.method.key == "method.setting":
+        return L.text(f.source)
+    return f"{L.text(f.method)} · {L.text(f.source)}" if f.source else L.text(f.method)
 
 
 def _mfu(a: t.Analysis, L: Labels) -> Section:
@@ -469,8 +471,8 @@ def _mfu(a: t.Analysis, L: Labels) -> Section:
     rows += [(L.fmt("logged", tag=k), f, lambda v: fmt.number(v, 4)) for k, f in sorted(m.logged.items())]
     rows += [(k, f, lambda v: fmt.integer(v) if float(v).is_integer() else fmt.number(v, 4)) for k, f in sorted(m.architecture.items())]
     table_rows = [
-        [Cell(label), _flag_cell(a, "mfu", fig_cell(f, ff), L) if f is m.mfu else fig_cell(f, ff), Cell(f.method, tone="muted"),
-         Cell(f.source or (f.reason or ""), tone="muted")]
+        [Cell(label), _flag_cell(a, "mfu", fig_cell(f, ff, L), L) if f is m.mfu else fig_cell(f, ff, L), Cell(L.text(f.method), tone="muted"),
+         Cell(L.text(f.source or f.reason), tone="muted")]
         for label, f, ff in rows
     ]
     blocks: list[Block] = [
@@ -511,19 +513,19 @@ def _convergence(a: t.Analysis, L: Labels, base: t.Analysis | None, base_id: str
     ]
     rows = []
     for label, get, f in figs:
-        row = [Cell(label), fig_cell(get(c), f)] + ([fig_cell(get(bc), f)] if bc else []) + [Cell(get(c).method, tone="muted")]
+        row = [Cell(label), fig_cell(get(c), f, L)] + ([fig_cell(get(bc), f, L)] if bc else []) + [Cell(L.text(get(c).method), tone="muted")]
         rows.append(row)
     cols = [L["figure"], L["current"]] + ([L["baseline"]] if bc else []) + [L["method"]]
-    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=L['smoothing'] + L['colon'] + c.smoothing))
+    blocks.append(_table("convergence", cols, "lr" + ("r" if bc else "") + "l", rows, caption=L['smoothing'] + L['colon'] + L.text(c.smoothing)))
     if c.status == "not_converged":
-        blocks.append(Paragraph(f"{L['not_converged']}: {c.convergence_step.reason}", "warning"))
+        blocks.append(Paragraph(f"{L['not_converged']}{L['colon']}{L.text(c.convergence_step.reason)}", "warning"))
     left = [(L[f"left_out_{k}"], steps) for k, steps in sorted(c.left_out.items()) if steps]
     if left:
-        blocks.append(Paragraph(f"{L['left_out']}: " + "; ".join(f"{k} {_step_list(v)}" for k, v in left), "muted"))
+        blocks.append(Paragraph(f"{L['left_out']}{L['colon']}" + L["sentence_sep"].join(f"{k} {_step_list(v, L)}" for k, v in left), "muted"))
     if c.targets:
         trows = [
-            [Cell(fmt.loss(tt.target) if tt.target is not None else MISSING), Cell(tt.target_source, tone="muted"),
-             fig_cell(tt.step, fmt.step), fig_cell(tt.tokens, fmt.tokens), fig_cell(tt.hours, lambda v: fmt.duration(v * 3600))]
+            [Cell(fmt.loss(tt.target) if tt.target is not None else MISSING), Cell(L[f"target_{tt.target_source}"], tone="muted"),
+             fig_cell(tt.step, fmt.step, L), fig_cell(tt.tokens, fmt.tokens, L), fig_cell(tt.hours, lambda v: fmt.duration(v * 3600), L)]
             for tt in c.targets
         ]
         blocks.append(_table("time-to-target", [L["target"], L["source"], L["step"], L["tokens"], L["duration"]], "rlrrr", trows, caption=L["time_to_target"]))
@@ -538,25 +540,25 @@ def _stability(a: t.Analysis, L: Labels) -> Section:
     st = a.stability
     blocks: list[Block] = []
     facts = [
-        [Cell(L["nan_steps"]), Cell(fmt.integer(len(st.nan_steps))), Cell(_step_list(st.nan_steps), tone="muted")],
-        [Cell(L["overflow_steps"]), Cell(fmt.integer(len(st.overflow_steps))), Cell(_step_list(st.overflow_steps), tone="muted")],
-        [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent), Cell(L.fmt("within_steps", n=st.lead_window_steps), tone="muted")],
+        [Cell(L["nan_steps"]), Cell(fmt.integer(len(st.nan_steps))), Cell(_step_list(st.nan_steps, L), tone="muted")],
+        [Cell(L["overflow_steps"]), Cell(fmt.integer(len(st.overflow_steps))), Cell(_step_list(st.overflow_steps, L), tone="muted")],
+        [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent, L), Cell(L.fmt("within_steps", n=st.lead_window_steps), tone="muted")],
     ]
     blocks.append(_table("stability-facts", [L["figure"], L["value"], L["steps"]], "lrl", facts))
     for series in (st.loss, st.grad_norm):
         title = L["spikes_of"].format(tag=series.tag)
         if series.reason:
-            blocks.append(Paragraph(f"{title}{L['colon']}{series.reason}", "muted"))
+            blocks.append(Paragraph(f"{title}{L['colon']}{L.text(series.reason)}", "muted"))
             continue
         if not series.spikes:
-            blocks.append(Paragraph(f"{title}{L['colon']}{L['no_spikes']} ({series.rule})", "good"))
+            blocks.append(Paragraph(f"{title}{L['colon']}{L['no_spikes']}{L['paren'].format(L.text(series.rule))}", "good"))
             continue
         spec = charts.spike_height_chart([s.height for s in series.spikes], [str(s.recovery) for s in series.spikes], L)
         if spec and series is st.loss and len(series.spikes) >= MIN_SPIKES_FOR_HISTOGRAM:
             blocks.append(Chart("chart-spike-heights", L["spike_heights"], spec))
         summary = L.fmt(
             "spike_stats", title=title, n=fmt.integer(len(series.spikes)), p50=fmt.percent(series.height_p50),
-            p90=fmt.percent(series.height_p90), max=fmt.percent(series.height_max), rule_label=L["rule"], rule=series.rule,
+            p90=fmt.percent(series.height_p90), max=fmt.percent(series.height_max), rule_label=L["rule"], rule=L.text(series.rule),
         )
         blocks.append(Paragraph(summary))
         rows = [
@@ -575,29 +577,29 @@ def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in s.lower()).strip("-") or "x"
 
 
-def _step_list(steps: Sequence[int], limit: int = 12) -> str:
-    shown = ", ".join(fmt.step(s) for s in steps[:limit])
-    return shown + (f", … (+{len(steps) - limit})" if len(steps) > limit else "")
+def _step_list(steps: Sequence[int], L: Labels, limit: int = 12) -> str:
+    shown = L.join(fmt.step(s) for s in steps[:limit])
+    return shown + (f"{L['list_sep']}… (+{len(steps) - limit})" if len(steps) > limit else "")
 
 
 def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
     p = a.phases
     blocks: list[Block] = []
     if p.reason:
-        blocks.append(Paragraph(p.reason, "muted"))
+        blocks.append(Paragraph(L.sentence(p.reason), "muted"))
     if p.phases:
         rows = [
-            [Cell(L.name("phase_", ph.name), title=ph.rule), Cell(fmt.step(ph.start_step)), Cell(fmt.step(ph.end_step)),
+            [Cell(L.name("phase_", ph.name), title=L.text(ph.rule)), Cell(fmt.step(ph.start_step)), Cell(fmt.step(ph.end_step)),
              cell(ph.step_time_median_s, fmt.duration), cell(ph.tokens_per_s, fmt.tokens_per_s),
              cell(ph.max_allocated_bytes, fmt.bytes_), cell(ph.data_wait_share, fmt.percent), cell(ph.comm_share, fmt.percent),
              Cell(L.join(f"{L.name('event_', k)} × {v}" for k, v in sorted(ph.events.items())), tone="muted")]
             for ph in p.phases
         ]
         cols = [L["phase"], L["first_step"], L["last_step"], L["step_time"], L["tokens_per_s"], L["max_memory"], L["wait_share"], L["comm_share"], L["events"]]
-        blocks.append(_table("phases", cols, "lrrrrrrrl", rows, caption=p.rule))
+        blocks.append(_table("phases", cols, "lrrrrrrrl", rows, caption=L.sentence(p.rule)))
     r = a.ranks
     if r.reason:
-        blocks.append(Paragraph(f"{L['per_rank']}{L['colon']}{r.reason}", "muted"))
+        blocks.append(Paragraph(f"{L['per_rank']}{L['colon']}{L.text(r.reason)}", "muted"))
     elif r.ranks:
         rdf = pl.DataFrame(
             [{"rank": x.rank, "median_step_time_s": x.median_step_time_s, "slow": x.slow, "excess": x.excess} for x in r.ranks],
@@ -611,16 +613,16 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration),
                  cell(x.others_median_s, fmt.duration), cell(x.excess, fmt.rel_delta),
                  Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
-        spread = f" {L['rank_spread']}: {fmt.percent(r.spread)}." if r.spread is not None else ""
+        spread = f" {L['rank_spread']}{L['colon']}{fmt.percent(r.spread)}{L['stop']}" if r.spread is not None else ""
         blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["others_median"], L["excess"], ""], "rrrrrl", rows,
-                             caption=f"{r.rule}.{spread}", collapsed=len(rows) > 16))
+                             caption=f"{L.sentence(r.rule)}{L['stop']}{spread}", collapsed=len(rows) > 16))
     return Section("phases", L["phases"], tuple(blocks))
 
 
 def _checkpoints(a: t.Analysis, L: Labels) -> Section:
     saves = a.phases.checkpoint_saves
     tax = a.phases.checkpoint_tax
-    tax_text = fmt.percent(tax.value) if tax.known else f"{MISSING} {tax.reason or ''}"
+    tax_text = fmt.percent(tax.value) if tax.known else f"{MISSING} {L.text(tax.reason)}"
     blocks: list[Block] = [Paragraph(f"{L['checkpoint_tax']}{L['colon']}{tax_text} · {L.fmt('saves', n=fmt.integer(len(saves)))}")]
     if not saves:
         return Section("checkpoints", L["checkpoints"], tuple(blocks))
@@ -631,7 +633,7 @@ def _checkpoints(a: t.Analysis, L: Labels) -> Section:
     spec = charts.checkpoint_chart(df, L)
     if spec:
         blocks.append(Chart("chart-checkpoints", L["checkpoints"], spec))
-    rows = [[cell(s.step, fmt.step), text(s.path), cell(s.bytes, fmt.bytes_), cell(s.save_s, fmt.duration), Cell(s.method, tone="muted")] for s in saves]
+    rows = [[cell(s.step, fmt.step), text(s.path), cell(s.bytes, fmt.bytes_), cell(s.save_s, fmt.duration), Cell(L.text(s.method), tone="muted")] for s in saves]
     blocks.append(_table("checkpoints", [L["step"], L["file"], L["size"], L["save_time"], L["method"]], "rlrrl", rows, collapsed=len(rows) > 20))
     return Section("checkpoints", L["checkpoints"], tuple(blocks))
 
@@ -655,27 +657,90 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
     if not a.config_checks:
         return Section("config", L["config_checks"], (Paragraph(L["section_empty"], "muted"),))
     rows = [
-        [Cell(check_name(c.name, L.lang)), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(c.message),
+        [Cell(check_name(c.name, L.lang)), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(L.text(c.detail)),
          Cell(", ".join(f"{k}={_evidence(v)}" for k, v in sorted(c.evidence.items()) if v is not None), tone="muted")]
         for c in a.config_checks
     ]
     return Section("config", L["config_checks"], (_table("config-checks", [L["check"], L["status"], L["detail"], L["value"]], "lwll", rows),))
 
 
+def _value(v: Any, L: Labels) -> Cell:
+    from .catalog import setting_value
+
+    return Cell(MISSING, tone="muted") if v is None or v == "" else Cell(setting_value(v, L.lang))
+
+
+def _effects(key: str, L: Labels) -> str:
+    """The families of figures a change of the setting can move (analysis/identity.py)."""
+    from ..analysis.identity import effects
+
+    moved = [f for f in t.Family if f in effects(key)]
+    return L.join(L.name("family_", f) for f in moved) if moved else L["nothing"]
+
+
+def _settings(a: t.Analysis, L: Labels) -> Section:
+    """The run's identity: the settings that define it, grouped, with the file each was read from;
+    the run's own values (outcomes, paths, derived counts) apart and collapsed."""
+    from .catalog import render, source_text
+
+    ident = a.identity
+    blocks: list[Block] = []
+    versions = [f"{render(Text('version.' + k), L.lang)}{L['colon']}{v if v else MISSING}" for k, v in ident.versions.items()]
+    if versions:
+        blocks.append(Paragraph(" · ".join(versions)))
+        if not all(ident.versions.values()):
+            blocks.append(Paragraph(L["versions_missing"] + L["colon"] + render(Text("version.not-found"), L.lang), "muted"))
+    rows, run_rows, last = [], [], None
+    for r in ident.settings:
+        if str(r.group) in ("framework",) and r.key in ident.versions:
+            continue  # said above
+        row = [Cell(render(Text(f"group.{r.group}"), L.lang) if r.group != last else ""), Cell(r.key), _value(r.value, L),
+               Cell(source_text(r.source, L.lang), tone="muted")]
+        (run_rows if r.group == t.SettingGroup.RUN else rows).append(row)
+        last = r.group
+    if rows:
+        blocks.append(_table("settings", [L["group"], L["setting"], L["value"], L["source"]], "lllw", rows, caption=L["settings_note"]))
+    elif not versions:
+        blocks.append(Paragraph(L["no_settings"], "muted"))
+    if run_rows:
+        for r in run_rows:
+            r[0] = Cell("")
+        blocks.append(_table("run-values", [" ", L["setting"], L["value"], L["source"]], "lllw", run_rows, caption=L["run_values"],
+                             collapsed=True))
+    return Section("settings", L["settings"], tuple(blocks))
+
+
 def _settings_diff(a: t.Analysis, L: Labels) -> Section | None:
+    """Changed against the baseline, what can explain a change first (hyperparameters, the parallel
+    layout); the run's own values (the last loss, paths, FLOPs derived from other settings) apart."""
+    from ..analysis.identity import explaining_order, per_run
+
     comp = a.comparison
     if comp is None:
         return None
     d = comp.settings
-    rows = [
-        [Cell(c.key), text(c.baseline), text(c.current), Cell(L[kind], tone="warning" if kind == "changed" else "")]
-        for kind, changes in (("changed", d.changed), ("added", d.added), ("removed", d.removed))
-        for c in changes
-    ]
-    if not rows:
+    changes = sorted(((kind, c) for kind, cs in (("changed", d.changed), ("added", d.added), ("removed", d.removed)) for c in cs),
+                     key=lambda kc: explaining_order(kc[1].key))
+    rows, run_rows = [], []
+    for kind, c in changes:
+        row = [Cell(c.key), _value(c.baseline, L), _value(c.current, L), Cell(L[kind], tone="warning" if kind == "changed" else "")]
+        if per_run(c.key):
+            run_rows.append(row)
+        else:
+            rows.append([*row, Cell(_effects(c.key, L), tone="muted")])
+    if not rows and not run_rows:
         return Section("diff", L["diff"], (Paragraph(L["no_diff"]),))
-    cols = [L["setting"], L['baseline'] + L['paren'].format(comp.baseline_id), L["current"], L["change"]]
-    return Section("diff", L["diff"], (_table("settings-diff", cols, "lllw", rows),))
+    base = L['baseline'] + L['paren'].format(comp.baseline_id)
+    blocks: list[Block] = []
+    if rows:
+        blocks.append(_table("settings-diff", [L["setting"], base, L["current"], L["change"], L["can_explain"]], "lllwl", rows,
+                             caption=L["settings_diff"]))
+    else:
+        blocks.append(Paragraph(L["no_diff"]))
+    if run_rows:
+        blocks.append(_table("run-values-diff", [L["setting"], base, L["current"], L["change"]], "lllw", run_rows,
+                             caption=L["run_values"], collapsed=True))
+    return Section("diff", L["diff"], tuple(blocks))
 
 
 def _findings(a: t.Analysis, L: Labels) -> Section:
@@ -690,16 +755,23 @@ def _appendix(inventory: Sequence[InventoryEntry], L: Labels) -> Section:
     unclaimed = [e for e in inventory if not e.reader]
     blocks: list[Block] = []
     if claimed:
-        rows = [[Cell(e.rel), Cell(e.reader or ""), Cell(fmt.integer(e.rows)), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(e.note, tone="muted")] for e in claimed]
+        rows = [[Cell(e.rel), Cell(e.reader or ""), Cell(fmt.integer(e.rows)), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(_note(e.note, L), tone="muted")] for e in claimed]
         blocks.append(_table("inventory", [L["file"], L["reader"], L["rows"], L["size"], L["rank"], L["note"]], "llrrrl", rows, collapsed=len(rows) > 30))
     elif not inventory:
         blocks.append(Paragraph(L["section_empty"], "muted"))
     if unclaimed:
-        rows = [[Cell(e.rel), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(e.note, tone="muted")] for e in unclaimed]
+        rows = [[Cell(e.rel), Cell(fmt.bytes_(e.size)), cell(e.rank, str), Cell(_note(e.note, L), tone="muted")] for e in unclaimed]
         blocks.append(_table("unclaimed", [L["file"], L["size"], L["rank"], L["note"]], "lrrl", rows, caption=L["unclaimed"]))
     elif inventory:
         blocks.append(Paragraph(L["no_unclaimed"], "muted"))
     return Section("appendix", L["appendix"], tuple(blocks))
+
+
+def _note(note: str, L: Labels) -> str:
+    """Why a file was not read (a code; an archive from before codes keeps its words)."""
+    from .catalog import name
+
+    return name("inventory.", note, L.lang) if note else ""
 
 
 # --------------------------------------------------------------------------- entry point
@@ -726,6 +798,7 @@ def build_view(
     sections = [
         _headline_section(a, L),
         _findings(a, L),
+        _settings(a, L),
         _data_quality(a, L),
         _throughput(a, L, base),
         _mfu(a, L),
@@ -746,7 +819,11 @@ def build_view(
     if a.step_range:
         first, last, count = a.step_range
         meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))
+    from .verdict import verdict_block
+
+    shown = [sec for sec in sections if sec is not None]
     return ReportView(
+        verdict=verdict_block(a, L, {sec.id for sec in shown}),
         lang=lang,
         title=f"{L['report_title']}{L['colon']}{a.run_id}",
         run_id=a.run_id,
@@ -756,6 +833,6 @@ def build_view(
         version=version,
         labels=dict(fmt.CATALOGS[lang]),
         summary=_summary(a, L),
-        sections=tuple(s for s in sections if s is not None),
+        sections=tuple(shown),
         meta=tuple(meta),
     )

@@ -4,7 +4,7 @@ import jsonschema
 import numpy as np
 
 from postmortem.analysis import AnalysisOptions, analyze
-from postmortem.analysis.metrics_json import dumps, load_schema, to_metrics
+from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 
 from .runs import make_run
 
@@ -55,7 +55,14 @@ def test_metrics_json_valid_deterministic_and_nan_free():
         text = dumps(m)  # raises on NaN
         assert text == dumps(to_metrics(a))
     m = to_metrics(analyze(cur, base, AnalysisOptions(run_id="r1", experiment="e")))
-    assert m["run"] == {"id": "r1", "experiment": "e", "steps": {"first": 1, "last": 400, "count": 400}}
+    assert m["run"] == {"id": "r1", "experiment": "e", "steps": {"first": 1, "last": 400, "count": 400},
+                        "started_at": None, "finished_at": None}
+    # the build's own keys come from the same serializer the pipeline uses
+    built = to_metrics(analyze(cur, base, AnalysisOptions(run_id="r1", experiment="e")), started_at="2026-01-01T00:00:00+00:00",
+                       generated_at="2026-01-02T00:00:00+00:00", generator="postmortem test", baseline_id="exp/base-1")
+    jsonschema.Draft202012Validator(schema).validate(built)
+    assert built["run"]["started_at"] == "2026-01-01T00:00:00+00:00" and built["generator"] == "postmortem test"
+    assert built["baseline"]["run"]["id"] == "exp/base-1"
     assert m["baseline"]["run"]["id"] == "base"
     assert m["baseline"]["deltas"]["step_time_s"]["significant"] is True
     assert m["throughput"]["excluded"][0] == {"step": 1, "reason": "compile"}

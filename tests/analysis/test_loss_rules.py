@@ -11,6 +11,7 @@ from postmortem.analysis.convergence import final_level, smooth
 from postmortem.load import load_run
 
 from .runs import REPO, make_run
+from postmortem.report.catalog import english as en
 
 
 def plateau_loss(n: int, level: float = 6.21, seed: int = 0) -> list[float]:
@@ -76,11 +77,11 @@ def test_sparse_lossmonitor_log_final_loss_is_where_the_run_ended():
     # last 10% of steps 223..6690: 6468 steps, 647 of them, from step 6044: steps 6467 and 6690;
     # the line through (6467, 0.3037338) and (6690, 0.2176594) read at 6690 is 0.2176594
     assert c.final_smoothed_loss.value == pytest.approx(0.2176594)
-    assert "6044-6690" in c.final_smoothed_loss.method
-    assert c.final_loss_se.value is None and "only 2" in c.final_loss_se.reason
+    assert "6,044–6,690" in en(c.final_smoothed_loss.method)
+    assert c.final_loss_se.value is None and "only 2" in en(c.final_loss_se.reason)
     # the smoothed loss (one value per 50-step window) is 0.3037 at 6467: outside 2% of 0.2177
     assert c.status == "not_converged" and c.status_code == "still_moving"
-    assert c.status_evidence["entered_step"] == 6690 and "6690" in c.convergence_step.reason
+    assert c.status_evidence["entered_step"] == 6690 and "6,690" in en(c.convergence_step.reason)
 
 
 def test_a_run_that_never_came_down_is_not_converged():
@@ -89,14 +90,14 @@ def test_a_run_that_never_came_down_is_not_converged():
     c = a.convergence
     assert c.initial_loss.value == pytest.approx(4.859152, abs=1e-6)
     assert c.status == "not_converged" and c.status_code == "no_drop"
-    assert c.convergence_step.value is None and "never came down" in c.convergence_step.reason
+    assert c.convergence_step.value is None and "never came down" in en(c.convergence_step.reason)
     # start level: median of the 12 values (the first 50 steps); band: 2% of the final level
     values = sorted([4.859152, 4.862511, 4.851968, 4.848331, 4.863372, 4.857122, 4.846107, 4.86047, 4.84448,
                      4.847674, 4.833968, 4.831582])
     assert c.status_evidence["initial"] == pytest.approx((values[5] + values[6]) / 2, abs=1e-5)
     assert c.status_evidence["initial"] - c.final_smoothed_loss.value < 0.02 * c.final_smoothed_loss.value
     kinds = {str(f.kind): f for f in a.findings}
-    assert kinds["not_converged"].evidence["code"] == "no_drop"
+    assert kinds["not_converged"].params["code"] == "no_drop"
 
 
 def test_one_late_spike_does_not_erase_convergence():
@@ -159,7 +160,7 @@ def test_resistant_line_by_hand():
 def test_loss_that_ends_in_nan_has_no_final_level():
     loss = [3.0 - 0.01 * i for i in range(80)] + [float("nan")] * 20
     c = analyze(make_run(step_time=[1.0] * 100, scalars={"loss": loss})).convergence
-    assert c.final_smoothed_loss.value is None and "91-100" in c.final_smoothed_loss.reason
+    assert c.final_smoothed_loss.value is None and "91–100" in en(c.final_smoothed_loss.reason)
     assert c.status == "not_converged" and c.status_code == "nonfinite_end"
     assert c.left_out["nonfinite"] == tuple(range(81, 101))
 

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from postmortem.analysis import AnalysisOptions, analyze
-from postmortem.analysis.metrics_json import dumps, load_schema, to_metrics
+from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 from postmortem.analysis.types import FindingSeverity
 from postmortem.model import Setting
 from postmortem.report.viewmodel import build_view
 
 from .runs import make_run
+from postmortem.report.catalog import english as en
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -30,8 +31,8 @@ def test_tokens_per_step_from_logged_tokens_per_s_when_seq_length_is_missing():
     tp = analyze(run).throughput
     assert tp.seq_length.value is None
     assert tp.tokens_per_step.value == 256  # 256 / t x t, rounded to the whole token
-    assert "logged tokens_per_s x e2e step time" in tp.tokens_per_step.method
-    assert "seq_length unknown" in tp.tokens_per_step.method and tp.tokens_per_step.source == "scalars:tokens_per_s"
+    assert "logged tokens_per_s × the e2e step time" in en(tp.tokens_per_step.method)
+    assert "no seq_length" in en(tp.tokens_per_step.method) and en(tp.tokens_per_step.source) == "logged tokens_per_s"
     assert tp.tokens_per_s.value == pytest.approx(256 / tp.step_time_s.value)
 
 
@@ -42,7 +43,7 @@ def test_logged_rate_divided_by_the_in_step_timer_is_recognised():
     run = make_run(step_time=t, in_step=inner, source="wall-clock:test", settings={"global_batch_size": 8},
                    scalars={"tokens_per_s": [256 / x for x in inner]})
     tp = analyze(run).throughput
-    assert tp.tokens_per_step.value == 256 and "in-step timer" in tp.tokens_per_step.method
+    assert tp.tokens_per_step.value == 256 and "in-step timer" in en(tp.tokens_per_step.method)
 
 
 def test_lineage_batch_size_1_contradicted_by_logged_samples_per_s():
@@ -52,10 +53,10 @@ def test_lineage_batch_size_1_contradicted_by_logged_samples_per_s():
                    scalars={"samples_per_s": [8 / x for x in t]})
     a = analyze(run)
     tp = a.throughput
-    assert tp.global_batch_size.value == 8 and "lineage's batch size 1 contradicted" in tp.global_batch_size.method
+    assert tp.global_batch_size.value == 8 and "lineage's batch size 1 is contradicted" in en(tp.global_batch_size.method)
     assert tp.samples_per_s.value == pytest.approx(8 / tp.step_time_s.value)  # not 1 / step time
     notes = [d for d in a.diagnostics if d.slug == "batch-size-contradicted"]
-    assert len(notes) == 1 and "the logged figure is used" in notes[0].message
+    assert len(notes) == 1 and "the logged figure is used" in en(notes[0].text)
 
 
 def test_config_batch_size_contradicted_is_kept_with_a_warning_and_per_device_rates_are_not_used():
@@ -64,7 +65,7 @@ def test_config_batch_size_contradicted_is_kept_with_a_warning_and_per_device_ra
                    scalars={"samples_per_s": [8 / x for x in t]})
     a = analyze(run)
     assert a.throughput.global_batch_size.value == 16
-    assert any(d.slug == "batch-size-contradicted" and "kept" in d.message for d in a.diagnostics)
+    assert any(d.slug == "batch-size-contradicted" and "kept" in en(d.text) for d in a.diagnostics)
     # MindFormers' samples/s/p is per device: it says nothing about the global batch
     per_device = make_run(step_time=t, settings={"batch_size": Setting(1, "lineage")},
                           scalars={"samples_per_s@samples/s/p": [8 / x for x in t]})
@@ -92,7 +93,7 @@ def test_mfu_above_100_percent_is_an_error_and_flagged_in_the_headline():
     errors = [f for f in a.findings if f.severity == FindingSeverity.ERROR]
     assert len(errors) == 1 and str(errors[0].kind) == "implausible"
     # both figures: the MFU and what it is held against, with the inputs behind it
-    assert "MFU 268% is above 100%" in errors[0].message and f"{peak:.3g} TFLOPS" in errors[0].message
+    assert "MFU 268.0% is above 100%" in en(errors[0].text) and "4.47 GFLOPS" in en(errors[0].text)  # the peak: 4.47e9 FLOP/s
     assert "low_mfu" not in {str(f.kind) for f in a.findings}
     view = build_view(a, generated_at=NOW, version="test")
     stat = next(s for s in view.summary.stats if s.key == "mfu")
@@ -110,8 +111,8 @@ def test_mfu_above_100_percent_is_an_error_and_flagged_in_the_headline():
 
 def test_mfu_below_a_tenth_of_a_percent_is_an_error():
     a, _ = mfu_run(0.0005)
-    assert a.flag("mfu").against == "0.1%"
-    assert a.findings[0].message.startswith("MFU 0.05% is below 0.1%")  # the percentage keeps its digits
+    assert a.flag("mfu").against == "mfu_min" and a.flag("mfu").against_value == 0.001
+    assert en(a.findings[0].text).startswith("MFU 0.05% is below 0.1%")  # the percentage keeps its digits
     a, _ = mfu_run(0.4)
     assert a.plausibility == ()
 
@@ -123,8 +124,8 @@ def test_logged_step_under_a_tenth_of_its_wall_clock_gap():
     p = a.flag("step_time_s")
     assert p is not None and p.check == "step_vs_gap" and p.value == 0.05 and p.against_value == 1.0
     assert a.flag("tokens_per_s") is p
-    msg = next(f.message for f in a.findings if str(f.kind) == "implausible")
-    assert "0.05 s" in msg and "1 s" in msg
+    msg = next(en(f.text) for f in a.findings if str(f.kind) == "implausible")
+    assert "50.0 ms" in msg and "1.00 s" in msg
 
 
 def test_tokens_per_s_that_contradicts_the_logged_tokens_per_s():
@@ -136,7 +137,7 @@ def test_tokens_per_s_that_contradicts_the_logged_tokens_per_s():
     p = a.flag("tokens_per_s")
     assert p is not None and p.check == "tokens_vs_logged"
     assert p.value == pytest.approx(8192 / 0.5) and p.against_value == pytest.approx(2048)
-    assert "8.00x" in next(f.message for f in a.findings if str(f.kind) == "implausible")
+    assert "8.00×" in next(en(f.text) for f in a.findings if str(f.kind) == "implausible")
     # the same tokens a step, divided by an in-step timer: only the timers differ, nothing flagged
     inner = [0.3] * 100
     ok = make_run(step_time=t, in_step=inner, source="wall-clock:test",
@@ -152,7 +153,7 @@ def test_flagged_figure_is_not_judged_against_the_baseline():
 
     c = compare(cur, base, {}, {})
     d = c.delta("mfu")
-    assert d.significant is None and d.reason == "implausible in the current run and the baseline"
+    assert d.significant is None and en(d.reason) == "implausible in both runs"
 
 
 def test_efficiency_is_unknown_when_mfu_is_unknown_in_both_runs():

@@ -6,6 +6,7 @@ from postmortem.analysis.peaks import peak_flops
 from postmortem.analysis.window import exclusion_reasons
 
 from .runs import make_run
+from postmortem.report.catalog import english as en
 
 SETTINGS = {"global_batch_size": 8, "seq_length": 1024}
 
@@ -57,8 +58,8 @@ def test_batch_from_parallel_settings_and_unknown_seq():
                                                     "gradient_accumulation_steps": 3})
     tp = analyze(run).throughput
     assert tp.global_batch_size.value == 24
-    assert "data_parallel" in tp.global_batch_size.method
-    assert tp.tokens_per_s.value is None and "seq_length" in tp.tokens_per_s.reason
+    assert "data_parallel" in en(tp.global_batch_size.method)
+    assert tp.tokens_per_s.value is None and "seq_length" in en(tp.tokens_per_s.reason)
     assert tp.samples_per_s.value == pytest.approx(24.0)
 
 
@@ -81,7 +82,7 @@ def test_exclusion_reasons_empty():
 
 def test_peaks():
     v, note = peak_flops("H100-SXM5-80GB", "bf16")
-    assert v == 989e12 and "datasheet" in note
+    assert v == 989e12 and "datasheet" in en(note)
     assert peak_flops("Ascend910B2", "bf16")[0] == 376e12
     assert peak_flops("910B", "bf16")[0] is None  # ambiguous family
     assert peak_flops("910A", "bf16")[0] is None  # no bf16 on 910A

@@ -31,7 +31,7 @@ def test_mindformers_yaml_settings():
     assert s["precision"] == "float16" and s["network"] == "llama2_7b"
     # 4 per device x dp 8 x accumulation 2 x 16 micro batches (pipeline_stage 2 > 1)
     assert s["global_batch_size"] == 4 * 8 * 2 * 16
-    assert r.settings["global_batch_size"].source == "derived from config:config/run_llama2_7b.yaml"
+    assert r.settings["global_batch_size"].source == "derived:config:config/run_llama2_7b.yaml"
     assert r.settings["num_layers"].source == "config:config/run_llama2_7b.yaml"
     assert not r.diagnostics
 

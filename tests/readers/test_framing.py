@@ -79,7 +79,7 @@ def test_length_crc_mismatch_stops_the_file():
     got, diags = _scan(bytes(buf))
     assert got == records[:k]
     assert [d.slug for d in diags] == ["summary-record-crc"]
-    assert diags[0].offset == at and str(at) in diags[0].message
+    assert diags[0].offset == at and f"{at:,}" in diags[0].message
 
 
 def test_data_crc_mismatch_skips_one_record_and_continues():

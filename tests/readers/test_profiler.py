@@ -56,7 +56,7 @@ def test_trace_view_claimed_and_counted():
 
     events = json.loads(path.read_text())
     (d,) = [d for d in r.diagnostics if d.slug == "profiler-trace-events"]
-    assert d.message == f"{len(events)} trace events (X 73, M 9)"
+    assert d.message == f"{len(events)} trace events (X 73, M 9)."
     assert sum(e["ph"] == "X" for e in events) == 73  # a CPU trace: no Overlap Analysis, so no steps
 
 

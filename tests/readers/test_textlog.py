@@ -67,7 +67,7 @@ def test_single_epoch_keeps_step_in_epoch_and_1x_timemonitor():
     r = read(FIX / "ms1x.log")
     assert series(r, "loss") == [(1, 2.5), (2, 2.4)]
     assert series(r, "step_time") == [(2, pytest.approx(0.215968))]
-    assert any("one epoch only" in d.message for d in r.diagnostics)
+    assert any("One epoch only" in d.message for d in r.diagnostics)
 
 
 def test_mindformers_r03():
@@ -236,9 +236,9 @@ def test_empty_file_says_so(tmp_path: Path):
     p.write_bytes(b"")
     r = read(p)
     assert r.tables["scalars"].height == 0 and r.tables["scalars"].schema == SCALARS
-    assert slugs(r)["log-empty"].message == "the file is empty"
+    assert slugs(r)["log-empty"].message == "The file is empty."
     p.write_bytes(b"\n  \n\t\r\n")
-    assert slugs(read(p))["log-empty"].message == "the file holds only blank lines"
+    assert slugs(read(p))["log-empty"].message == "The file holds only blank lines."
 
 
 def test_unrecognised_file_shows_its_first_line(tmp_path: Path):
@@ -258,7 +258,7 @@ def test_recognised_lines_that_give_nothing_say_so(tmp_path: Path):
     r = read(p)
     assert r.rows() == 0
     assert slugs(r)["log-no-step"].message.startswith("2 values had no step")
-    assert slugs(r)["log-nothing-kept"].message.startswith("2 lines in known log shapes")
+    assert slugs(r)["log-nothing-kept"].message.startswith("2 lines are in known log shapes")
 
 
 def test_a_file_with_only_errors_is_not_silent(tmp_path: Path):

@@ -111,8 +111,8 @@ def test_resnet_epoch_summary():
     # 103711/332.408 = 312.0, 99554/319.804 = 311.3, 94192/301.897 = 312.0, 87943/281.867 = 312.0;
     # the median, 312. The loss of epoch e is at its last step, e x 312.
     assert rows(r, "loss") == [(312, 5.282135), (624, 4.446517), (936, 3.916948), (1248, 3.510729), (1560, 3.402662)]
-    assert diag(r, "log-steps-per-epoch").message.startswith("steps per epoch 312 from epoch time / per step time")
-    assert "1 of 5 lines give another ratio" in diag(r, "log-steps-per-epoch").message
+    assert diag(r, "log-steps-per-epoch").message.startswith("312 steps per epoch, from epoch time / per-step time")
+    assert "the median of 5 epoch lines; 1 give another ratio" in diag(r, "log-steps-per-epoch").message
     # the times are epoch averages: the source the loader treats as such
     st = rows(r, "step_time", "log:timemonitor")
     assert st == [(312, pytest.approx(0.588613)), (624, pytest.approx(0.332408)), (936, pytest.approx(0.319804)),
@@ -144,7 +144,7 @@ def test_c3d_lossmonitor_timemonitor():
     # sink mode prints the epoch's last step, 223; epochs 1, 2, 3, 29, 30 ("..." in between):
     # the complete epochs end at step 223 -> global (epoch - 1) x 223 + 223 = epoch x 223
     assert rows(r, "loss") == [(223, 2.8705792), (446, 1.8403366), (669, 1.4866445), (6467, 0.3037338), (6690, 0.2176594)]
-    assert diag(r, "log-steps-per-epoch").message == "steps per epoch 223 inferred from LossMonitor epochs"
+    assert diag(r, "log-steps-per-epoch").message == "223 steps per epoch, inferred from the epochs LossMonitor completed."
     assert rows(r, "step_time") == [(223, pytest.approx(0.332464)), (446, pytest.approx(0.269439)),
                                     (669, pytest.approx(0.273972)), (6467, pytest.approx(0.271018)),
                                     (6690, pytest.approx(0.269644))]

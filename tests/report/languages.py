@@ -14,12 +14,18 @@ from typing import Any
 
 import polars as pl
 
+from postmortem.text import Text
+
 # Latin words a Chinese reader sees in the article or in any Chinese tool: its terms, units, symbols.
 ALLOWED = {
     "loss", "token", "tokens", "step", "steps", "checkpoint", "MFU", "FLOPs", "FLOP", "FLOPS", "TFLOPS", "GFLOPS",
     "PFLOPS", "batch", "size", "micro", "embedding", "Profiler", "NaN", "Inf", "NaN/Inf", "UTC", "ms", "µs", "s", "min",
     "h", "B", "KiB", "MiB", "GiB", "TiB", "k", "M", "G", "T", "P", "p10", "p50", "p90", "p99", "MAD", "n", "N", "z",
     "L", "H", "Q", "PaLM", "postmortem", "HTML", "metrics.json", "tokens/s", "samples/s", "steps/s", "W",
+    # names of methods and tools the Chinese text cites as they are written
+    "Tukey", "bootstrap", "msprof", "analyze", "max", "AllReduce", "MindSpore", "MindFormers", "MindInsight", "CANN",
+    "BF16", "FP16", "FP32", "TopN", "callback", "summary", "lr", "warmup", "CPU", "GPU", "NPU", "Ascend", "JSON", "json",
+    "host", "inf", "scale",  # the article's "host 侧", "inf 值", "loss scale"
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[./][A-Za-z0-9_]+)*")
 
@@ -60,6 +66,8 @@ def strings_of(obj: Any, out: set[str] | None = None, keys: bool = True) -> set[
     out = set() if out is None else out
     if isinstance(obj, str):
         out.add(obj)
+    elif isinstance(obj, Text):  # a sentence as data: its key and parameter names are not shown, its values are data
+        strings_of(list(obj.params.values()), out, keys)
     elif isinstance(obj, pl.DataFrame):
         for name, dtype in obj.schema.items():
             if dtype == pl.Utf8:
@@ -93,7 +101,9 @@ def english_words(text: str, dynamic: set[str]) -> list[str]:
     """The Latin words of `text` once the run's own strings are taken out, less the allowed ones."""
     dynamic = dynamic - codes()
     for s in sorted((d for d in dynamic if len(d) > 1), key=len, reverse=True):
-        text = text.replace(s, " ")
+        if s in text:  # whole names only: a tag "at" leaves "batch" alone
+            text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])", " ", text)
+    text = re.sub(r"(?<![A-Za-z0-9])--[a-z][a-z0-9-]*", " ", text)  # a command-line option is a name
     # an identifier (a metrics.json key, a setting, a file) is a name, not a word to translate
     return [w for w in _WORD.findall(text) if w not in ALLOWED and "_" not in w and "." not in w]
 

@@ -10,7 +10,7 @@ from weasyprint.formatting_structure import boxes
 from postmortem.report.pdf import offline_fetcher
 
 # A run of this many Chinese characters or fewer is a word or two (html.breakable keeps it whole).
-_HAN_WORDS = re.compile(r"[\u4e00-\u9fff]{2,12}")
+_HAN_WORDS = re.compile(r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,12}(?![\u4e00-\u9fff])")  # whole runs: a longer one is prose
 
 
 def layout(html: str):

@@ -108,13 +108,14 @@ def test_trends_have_time_on_the_x_axis_and_say_what_is_not_drawn(tmp_path):
 def _digest_archive(tmp_path: Path) -> Path:
     regression = {"kind": "regression", "severity": "warning", "message": "throughput regressed vs base: tokens/s -20.0%",
                   "evidence": {"family": "throughput", "baseline": "base", "changes": "tokens/s -20.0%"}}
-    stall = {"kind": "data_stalls", "severity": "warning", "message": "9 data-stall steps (3.0%)", "evidence": {"count": 9, "share": 0.03}}
+    stall = {"kind": "data_stalls", "severity": "warning", "message": "9 data-stall steps (3.0%)",
+             "evidence": {"count": 9, "share": 0.03, "lost_s": 12.5}}
     _run(tmp_path, "base", "2026-11-30T10:00:00+00:00", {"findings": [stall]})
     _run(tmp_path, "two-families", "2026-12-01T10:00:00+00:00", {
         "baseline": {"run": {"id": "base"}, "verdicts": {"throughput": "regressed", "stability": "regressed"}},
         "findings": [regression, dict(regression, message="stability regressed vs base: loss spikes 0 → 1",
                                       evidence={"family": "stability", "baseline": "base", "changes": "loss spikes 0 → 1"}),
-                     {"kind": "log_errors", "severity": "warning", "message": "1 error in the logs", "evidence": {"count": 1}}],
+                     {"kind": "log_errors", "severity": "warning", "message": "1 error in the logs", "evidence": {"count": 1, "detail": "ERROR boom"}}],
     })
     _run(tmp_path, "nan", "2026-12-02T10:00:00+00:00", {
         "findings": [{"kind": "nan_loss", "severity": "critical", "message": "3 steps with NaN/Inf loss",
@@ -133,7 +134,8 @@ def test_digest_counts_runs_that_regressed_and_leads_with_what_matters(tmp_path)
     assert lead == [(0, "nan"), (1, "two-families"), (2, "two-families"), (3, "base")]
     zh = weekly.render_markdown(digest, "zh")
     lead = zh[zh.index("## 需要关注"):]
-    assert lead.index("NaN/Inf") < lead.index("退化") < lead.index("日志错误") < lead.index("数据停顿")
+    assert lead.index("NaN/Inf") < lead.index("退化") < lead.index("行错误") < lead.index("数据停顿")
+    assert "。；" not in lead
     assert "完成 3 个任务 · 1 个任务相对基线退化" in zh
 
 

@@ -141,3 +141,26 @@ def test_every_table_fits_the_page_and_keeps_chinese_words_whole(lang):
 
     found = problems(layout(render_pdf_html(view_of(300, lang=lang, hostile=True))))
     assert found == [], found[:10]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("run,base", [("samples/gpt-tiny-lr2x", "samples/gpt-tiny-base"),
+                                      ("tests/fixtures/conformance/mi-cluster-4rank", None)], ids=["sample", "cluster"])
+def test_real_runs_fit_the_page(run, base, lang):
+    """The sample against its baseline (a wide comparison table in Chinese) and a 4-rank profile
+    (nine columns per rank) laid out on A4: nothing past the margin, no Chinese word split."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from layout import layout, problems
+
+    from postmortem.analysis import analyze
+    from postmortem.load import load_run
+    from postmortem.report.viewmodel import build_view
+
+    repo = Path(__file__).resolve().parents[2]
+    loaded = load_run(str(repo / run))
+    a = analyze(loaded, load_run(str(repo / base)) if base else None)
+    view = build_view(a, lang=lang, generated_at=datetime(2026, 1, 1, tzinfo=UTC), version="test", inventory=loaded.inventory)
+    found = problems(layout(render_pdf_html(view)))
+    assert found == [], found[:10]

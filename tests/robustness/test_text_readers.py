@@ -302,7 +302,7 @@ def test_config_truncation_and_flips_never_raise(work: Path, src: Path, data):
             raw[pos] ^= 1 << bit
     result = read_bytes(configfile, bytes(raw), work, src.name)
     for setting in result.settings.values():
-        assert setting.source.startswith(("config:", "derived from config:"))
+        assert setting.source.startswith(("config:", "derived:config:"))
 
 
 def test_config_unparseable_has_slug_and_line(work: Path):

@@ -47,12 +47,12 @@ def read(artifact: Artifact) -> ReadResult:
     fmt = format_of(artifact.rel)
     if fmt is None:
         name = artifact.rel.rsplit("/", 1)[-1]
-        result.diagnostics.append(dg.warning("profiler-format-not-read", f"{name}: format not read", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-format-not-read", path=artifact.rel, name=name))
         return result
     try:
         fmt.read(artifact, file_rank(artifact), result)
     except (ValueError, KeyError, TypeError, IndexError, csv.Error) as exc:  # bad content, never raise
-        result.diagnostics.append(dg.warning("profiler-unreadable", f"cannot parse: {exc}", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
     return result
 
 

@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ... import diagnostics as dg
+from ...text import Text
 from ...model import Artifact, ReadResult
 from . import ascend_comm, ascend_data, ascend_memory, ascend_ops, ascend_steps, trace
 from .common import Format
@@ -38,9 +39,7 @@ def _rank(artifact: Artifact, rank: int | None, result: ReadResult) -> int | Non
     if said is None:
         return rank
     if rank is not None and said != rank:
-        result.diagnostics.append(dg.warning(
-            "profiler-rank-mismatch", f"rank {rank} from the path, rank_id {said} in profiler_info: {said} is used",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-rank-mismatch", path=artifact.rel, rank=rank, said=said))
     return said
 
 
@@ -77,40 +76,29 @@ def _data_lines(path: Path) -> int:
 
 
 def _not_read(severity: str, why: str):
+    """A known file deliberately not read; ``why``: the variant of its diagnostic, which says why."""
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         name = artifact.rel.rsplit("/", 1)[-1]
         make = dg.info if severity == "info" else dg.warning
         slug = "profiler-not-read" if severity == "info" else "profiler-format-not-read"
-        result.diagnostics.append(make(slug, f"{name} not read: {why}", artifact.rel))
+        result.diagnostics.append(make(slug, path=artifact.rel, variant=why, name=name))
     return read
 
 
 def _other_csv(artifact: Artifact, result: ReadResult) -> None:
     name = artifact.rel.rsplit("/", 1)[-1]
-    result.diagnostics.append(dg.warning(
-        "profiler-format-not-read", f"{name} ({_OTHER[name[:-4]]}): format not read", artifact.rel))
+    result.diagnostics.append(dg.warning("profiler-format-not-read", path=artifact.rel, variant="other", name=name,
+                                         holds=Text(f"ascend-csv.{name[:-4]}")))
 
 
 def _name(file_name: str, folder: str = "") -> re.Pattern[str]:
     return re.compile(r"(?:^|/)" + folder + file_name + "$")
 
 
-# CSVs the profilers also write, with what they hold (not read: nothing analyses them yet).
-_OTHER = {
-    "api_statistic": "host time of each CANN API",
-    "l2_cache": "L2 cache hit rates per kernel",
-    "static_op_mem": "static graph memory per operator",
-    "data_preprocess": "AI CPU data preprocessing",
-    "aicpu": "AI CPU kernels",
-    "ai_core_freq": "AI Core frequency",
-    "hbm": "HBM bandwidth samples",
-    "ddr": "DDR bandwidth samples",
-    "llc": "LLC bandwidth samples",
-    "pcie": "PCIe bandwidth samples",
-    "hccs": "HCCS bandwidth samples",
-    "nic": "NIC bandwidth samples",
-    "roce": "RoCE bandwidth samples",
-}
+# CSVs the profilers also write (not read: nothing analyses them yet); the catalogue's
+# ascend-csv.<name> says what each holds.
+_OTHER = ("api_statistic", "l2_cache", "static_op_mem", "data_preprocess", "aicpu", "ai_core_freq", "hbm", "ddr", "llc",
+          "pcie", "hccs", "nic", "roce")
 _PROFILE = r"[^/]*_ascend_(?:ms|pt)/"  # a profile folder: <host>_<pid>_<stamp>_ascend_ms, rank0_ascend_pt, ...
 _OUT = r"(?:[^/]*/)?"  # ASCEND_PROFILER_OUTPUT/ or FRAMEWORK/ (or none: files moved out of their folder)
 
@@ -131,20 +119,19 @@ FORMATS = (
            _with_rank(ascend_data.read_pipeline_raw)),
     # Known files not read, each with its reason.
     Format("profiler_info_<r>.json", _name(r"profiler_info(?:_\d+)?\.json"),
-           _not_read("info", "profiler settings; the rank is taken from its rank_id")),
+           _not_read("info", "profiler-info")),
     Format("profiler_metadata.json", _name(r"profiler_metadata\.json"),
-           _not_read("info", "environment variables and parallel settings of the profiled process")),
+           _not_read("info", "profiler-metadata")),
     Format("minddata_pipeline_summary_<r>", _name(r"minddata_pipeline_summary_\d+\.(?:json|csv)"),
-           _not_read("info", "derived from minddata_pipeline_raw (read) and the CPU-utilisation samples")),
+           _not_read("info", "pipeline-summary")),
     Format("operator_details.csv", _name(r"operator_details\.csv"),
-           _not_read("info", "framework operators' host and device totals; the device time is the kernels' of "
-                             "kernel_details.csv")),
+           _not_read("info", "operator-details")),
     Format("FRAMEWORK/ raw data", re.compile(r"(?:^|/)" + _PROFILE + r"FRAMEWORK/"),
-           _not_read("info", "raw framework data the profiler analysed into ASCEND_PROFILER_OUTPUT/")),
+           _not_read("info", "framework-raw")),
     Format("profiler log", re.compile(r"(?:^|/)" + _PROFILE + r"logs/[^/]*$"),
-           _not_read("info", "the profiler's own log")),
+           _not_read("info", "profiler-log")),
     Format("profile database", re.compile(r"(?:^|/)" + _PROFILE + _OUT + r"[^/]*\.db$"),
-           _not_read("warning", "the SQLite export is not read; profile with export_type text for readable files")),
+           _not_read("warning", "database")),
     Format("other ASCEND_PROFILER_OUTPUT files", _name("(" + "|".join(_OTHER) + r")\.csv", _PROFILE + _OUT),
            lambda artifact, rank, result: _other_csv(artifact, result)),
 )

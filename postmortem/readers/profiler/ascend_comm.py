@@ -29,11 +29,10 @@ def _load(artifact: Artifact, result: ReadResult) -> dict | None:
         with open(artifact.path, encoding="utf-8", errors="replace") as fh:
             data = json.load(fh)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
-        result.diagnostics.append(dg.warning("profiler-json", f"{artifact.rel.rsplit('/', 1)[-1]} does not parse: "
-                                             f"{exc}"[:300], artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)[:300]))
         return None
     if not isinstance(data, dict):
-        result.diagnostics.append(dg.warning("profiler-json", "not a JSON object of steps", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="not-object"))
         return None
     return data
 
@@ -84,8 +83,7 @@ def read_communication(artifact: Artifact, rank: int | None, result: ReadResult)
                                size_mb * MB if size_mb is not None else None, bw)):
             out[k].append(v)
     if not out["op"]:
-        result.diagnostics.append(dg.warning(
-            "profiler-empty", "communication.json has no communication ops", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
     result.tables["profile_comm"] = frame(
         {**out, "rank": rank, "source": "communication.json", "file": artifact.rel}, PROFILE_COMM)
@@ -131,10 +129,9 @@ def read_matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
                                    _num(info.get("Bandwidth(GB/s)")))):
                 out[k].append(v)
     if bad_links:
-        result.diagnostics.append(dg.warning("profiler-row", f"{bad_links} links not of the form src-dst skipped",
-                                             artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="links", n=bad_links))
     if not out["op"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "communication_matrix.json has no links", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="links"))
         return
     result.tables["profile_comm"] = frame(
         {**out, "rank": rank, "source": "communication_matrix.json", "file": artifact.rel}, PROFILE_COMM)

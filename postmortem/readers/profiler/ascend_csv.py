@@ -26,9 +26,7 @@ def scan(path: str, columns: list[str]) -> pl.LazyFrame:
 
 def row_by_row(artifact: Artifact, columns: list[str], result: ReadResult, why: Exception) -> pl.DataFrame:
     """The columns of every row the csv module can split, for a file polars refused."""
-    result.diagnostics.append(dg.warning(
-        "profiler-damaged", f"read row by row (the file is damaged: {str(why).splitlines()[0][:200]}); "
-        "rows that do not split into the header's fields are skipped", artifact.rel))
+    result.diagnostics.append(dg.warning("profiler-damaged", path=artifact.rel, detail=str(why).splitlines()[0][:200]))
     with open(artifact.path, encoding="utf-8-sig", errors="replace", newline="") as fh:
         reader = csv.reader(fh)
         header = [h.strip() for h in next(reader, [])]

@@ -25,14 +25,14 @@ def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) 
     header, rows = csv_rows(artifact.path)
     need = ("op_id", "op_type", "output_queue_size", "output_queue_usage_rate")
     if any(n not in header for n in need):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     i_id, i_type, i_sizes, i_usage = (header.index(n) for n in need)
     i_workers = column(header, "num_workers")
     out: dict[str, list] = {k: [] for k in _COLS}
     for line_no, row in enumerate(rows, start=2):
         if len(row) <= max(i_id, i_type, i_sizes, i_usage):
-            result.diagnostics.append(dg.warning("profiler-row", "short row skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="short"))
             continue
         sizes = _int_list(row[i_sizes])
         workers = number(row[i_workers]) if i_workers is not None and i_workers < len(row) else None
@@ -46,8 +46,7 @@ def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) 
         out["time_s"].append(None)
         out["samples"].append(len(sizes) if sizes else None)
     if not out["stage"]:
-        result.diagnostics.append(dg.warning(
-            "profiler-empty", "minddata_pipeline_raw has no operator rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
     result.tables["profile_data"] = frame(
         {**out, "rank": rank, "source": "minddata_pipeline_raw", "file": artifact.rel}, PROFILE_DATA)
@@ -65,7 +64,7 @@ def read_dataset(artifact: Artifact, rank: int | None, result: ReadResult) -> No
     header, rows = csv_rows(artifact.path)
     idx = [column(header, n) for n in ("Operation", "Stage", "Occurrences", "Avg. time (us)")]
     if None in idx:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     i_op, i_stage, i_n, i_avg = idx
     out: dict[str, list] = {k: [] for k in _COLS}
@@ -73,7 +72,7 @@ def read_dataset(artifact: Artifact, rank: int | None, result: ReadResult) -> No
         n = number(row[i_n]) if i_n < len(row) else None
         avg = number(row[i_avg]) if i_avg < len(row) else None
         if n is None or avg is None:
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         out["stage"].append(f"{row[i_op].strip()}::{row[i_stage].strip()}")
         out["op_type"].append(row[i_op].strip())
@@ -83,7 +82,7 @@ def read_dataset(artifact: Artifact, rank: int | None, result: ReadResult) -> No
         out["time_s"].append(avg * US)
         out["samples"].append(int(n))
     if not out["stage"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "dataset.csv has no rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="rows"))
         return
     result.tables["profile_data"] = frame(
         {**out, "rank": rank, "source": "dataset", "file": artifact.rel}, PROFILE_DATA)

@@ -45,9 +45,7 @@ def _mb(artifact: Artifact, header: list[str], components: set[str], result: Rea
     if "_ascend_ms" in artifact.rel or components & {"MindSpore", "MindSpore+GE"}:
         return MS_MB
     if not ("_ascend_pt" in artifact.rel or components & {"PTA", "PTA+GE", "WORKSPACE"}):
-        result.diagnostics.append(dg.info(
-            "profiler-units", "writer not known from the folder or the components: MB read as 2^20 bytes (torch_npu)",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-units", path=artifact.rel))
     return MIB
 
 
@@ -56,7 +54,7 @@ def read_memory_record(artifact: Artifact, rank: int | None, result: ReadResult)
     unit = "KB" if "Total Allocated(KB)" in header or "Total Reserved(KB)" in header else "MB"
     cols = {k: f"Total {k.title()}({unit})" for k in ("allocated", "reserved", "active")}
     if "Timestamp(us)" not in header or cols["reserved"] not in header:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     df = _read(artifact, [c for c in ("Component", "Timestamp(us)", *cols.values()) if c in header], result)
     components = set(df["Component"].unique().drop_nulls().to_list()) if "Component" in df.columns else set()
@@ -74,7 +72,7 @@ def read_module_memory(artifact: Artifact, rank: int | None, result: ReadResult)
     header = header_of(artifact.path)
     col = next((c for c in ("Total Reserved(MB)", "Total Reserved(KB)") if c in header), None)
     if col is None or "Timestamp(us)" not in header or "Component" not in header:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     df = _read(artifact, ["Component", "Timestamp(us)", col], result)
     mem = df.select(
@@ -89,15 +87,14 @@ def read_operator_memory(artifact: Artifact, rank: int | None, result: ReadResul
     header = header_of(artifact.path)
     need = ("Size(KB)", "Allocation Time(us)", "Release Time(us)")
     if any(c not in header for c in need):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     df = _read(artifact, list(need), result)
     allocs = df.select((num("Size(KB)") * KIB).alias("size"), (num("Allocation Time(us)") * US).alias("alloc"),
                        (num("Release Time(us)") * US).alias("release"))
     bad = allocs.filter(pl.col("size").is_null() | pl.col("alloc").is_null()).height
     if bad:
-        result.diagnostics.append(dg.warning(
-            "profiler-row", f"{bad} allocations without size or time skipped", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="allocations", n=bad))
     allocs = allocs.drop_nulls(["size", "alloc"])
     # +size at allocation, -size at release (none: alive until the profile's end); releases first at a tie
     events = pl.concat([
@@ -113,10 +110,10 @@ def read_operator_memory(artifact: Artifact, rank: int | None, result: ReadResul
 def _finish(mem: pl.DataFrame, rank: int | None, artifact: Artifact, result: ReadResult, name: str) -> None:
     bad = mem.filter(pl.col("time_s").is_null()).height
     if bad:
-        result.diagnostics.append(dg.warning("profiler-row", f"{bad} rows without a timestamp skipped", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-timestamp", n=bad))
     mem = mem.filter(pl.col("time_s").is_not_null())
     if mem.is_empty():
-        result.diagnostics.append(dg.warning("profiler-empty", f"{name} has no memory rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="memory"))
         return
     result.tables["memory"] = conform(
         mem.with_columns(pl.lit(rank, pl.Int32).alias("rank"), pl.lit(artifact.rel).alias("file")), MEMORY)
@@ -125,13 +122,13 @@ def _finish(mem: pl.DataFrame, rank: int | None, artifact: Artifact, result: Rea
 def read_cpu_memory(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     header, rows = csv_rows(artifact.path)
     if not header or header[0] != "Timestamp(ns)":
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     out: dict[str, list] = {k: [] for k in ("time_s", "allocated_bytes", "reserved_bytes", "active_bytes")}
     for line_no, row in enumerate(rows, start=2):
         vals = [number(x) for x in row[:4]]
         if len(vals) < 4 or vals[0] is None:
-            result.diagnostics.append(dg.warning("profiler-row", "malformed memory row skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="memory"))
             continue
         # integer ns timestamps exceed float precision only below 1 us: fine for memory curves
         out["time_s"].append(int(row[0]) * NS if row[0].strip().isdigit() else vals[0] * NS)

@@ -37,9 +37,8 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
     header = header_of(artifact.path)
     missing = [c for c in (_NAME, _TYPE, _DUR) if c not in header]
     if missing:
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"kernel_details.csv without {', '.join(missing)}: header {header[:6]}",
-            artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="missing", missing=list(missing),
+                   header=header[:6]))
         return
     step = next((c for c in _STEP if c in header), None)
     core = _CORE if _CORE in header else None
@@ -53,18 +52,14 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
         wanted = [c for c in (step, _TYPE, core, _NAME, _DUR) if c]
         kernels = _from_strings(row_by_row(artifact, wanted, result, exc), step, core)
     if kernels.is_empty():
-        result.diagnostics.append(dg.warning(
-            "profiler-empty", "kernel_details.csv has a header and no kernels", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="kernels"))
         return
     no_duration = kernels["dur"].null_count()
     if no_duration:
-        result.diagnostics.append(dg.warning(
-            "profiler-row", f"{no_duration} of {kernels.height} kernels without a Duration(us) number are not counted",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=no_duration, of=kernels.height,
+                   column="Duration(us)"))
     if step is None:
-        result.diagnostics.append(dg.info(
-            "profiler-no-step", "kernel_details.csv has no Step Id column (no schedule): kernels have no step",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-no-step", path=artifact.rel))
     result.tables["profile_ops"] = _finish(_aggregate(kernels.drop_nulls("dur")), rank, "kernel_details", artifact.rel)
 
 
@@ -123,13 +118,11 @@ _OP_STAT = {"OP Type": "type", "Core Type": "core", "Count": "calls", "Total Tim
 def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     beside = Path(artifact.path).with_name("kernel_details.csv")
     if beside.is_file() and beside.stat().st_size > 0:
-        result.diagnostics.append(dg.info(
-            "profiler-covered", "op_statistic.csv not read: kernel_details.csv beside it has the same kernels "
-            "(and the communication ops op_statistic.csv leaves out)", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="op-statistic"))
         return
     header = header_of(artifact.path)
     if any(c not in header for c in ("OP Type", "Count", "Total Time(us)")):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     columns = [c for c in _OP_STAT if c in header]
     try:
@@ -148,10 +141,9 @@ def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) 
     )
     bad = ops.filter(pl.col("total_s").is_null() | pl.col("calls").is_null()).height
     if bad:
-        result.diagnostics.append(dg.warning(
-            "profiler-row", f"{bad} op_statistic.csv rows without numbers skipped", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="count", n=bad))
     ops = ops.filter(pl.col("total_s").is_not_null() & pl.col("calls").is_not_null())
     if ops.is_empty():
-        result.diagnostics.append(dg.warning("profiler-empty", "op_statistic.csv has no operator rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
     result.tables["profile_ops"] = _finish(ops, rank, "op_statistic", artifact.rel)

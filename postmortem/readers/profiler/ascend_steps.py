@@ -68,13 +68,9 @@ def profile_steps(parts: list[Parts], rank: int | None, source: str, artifact: A
         out["preparing_s"].append(preparing * US if preparing is not None else None)
         out["total_s"].append((p.computing + p.comm_not_overlapped + p.free + (preparing or 0.0)) * US)
     if clipped:
-        result.diagnostics.append(dg.info(
-            "profiler-bubble-overlapped", f"in {clipped} steps the p2p op time (Bubble) exceeds the exposed "
-            "communication: only the exposed part is counted as bubble", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-bubble-overlapped", path=artifact.rel, n=clipped))
     if later_preparing:
-        result.diagnostics.append(dg.info(
-            "profiler-preparing-in-free", f"Preparing of {later_preparing} later steps lies inside Free and is not "
-            "added again; only the first profiled step's is part of its step", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-preparing-in-free", path=artifact.rel, n=later_preparing))
     result.tables["profile_steps"] = frame({**out, "rank": rank, "source": source, "file": artifact.rel}, PROFILE_STEPS)
 
 
@@ -93,7 +89,7 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
     idx = {k: column(header, v) for k, v in _COLUMNS.items()}
     i_step = column(header, "Step")
     if any(idx[k] is None for k in ("computing", "comm_not_overlapped", "free")):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     i_device = column(header, "Device_id")
     devices = set()
@@ -103,7 +99,7 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
             continue
         v = {k: (number(row[i]) if i is not None and i < len(row) else None) for k, i in idx.items()}
         if any(v[k] is None for k in ("computing", "comm_not_overlapped", "free")):
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         step = number(row[i_step]) if i_step is not None and i_step < len(row) else None
         if i_device is not None and i_device < len(row):
@@ -111,10 +107,8 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
         parts.append(Parts(int(step) if step is not None else None, v["computing"], v["comm_not_overlapped"],
                            v["communication"], v["free"], v["bubble"], v["preparing"]))
     if not parts:
-        result.diagnostics.append(dg.warning("profiler-empty", "step_trace_time.csv has no step rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     if len(devices) > 1:
-        result.diagnostics.append(dg.warning(
-            "profiler-devices", f"rows of {len(devices)} devices in one file ({', '.join(sorted(devices))}): all are "
-            "read as this file's rank", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-devices", path=artifact.rel, n=len(devices), devices=sorted(devices)))
     profile_steps(parts, rank, "step_trace_time", artifact, result)

@@ -53,12 +53,7 @@ def _per_rank_inputs_beside(artifact: Artifact) -> list[str]:
 def _covered(artifact: Artifact, result: ReadResult) -> bool:
     inputs = _per_rank_inputs_beside(artifact)
     if inputs:
-        result.diagnostics.append(dg.info(
-            "profiler-cluster-derived",
-            f"msprof-analyze's cluster summary of the {len(inputs)} per-rank profiler folders beside it "
-            f"(e.g. {inputs[0]}), which are read instead; its rows are not counted twice",
-            artifact.rel,
-        ))
+        result.diagnostics.append(dg.info("profiler-cluster-derived", path=artifact.rel, n=len(inputs), example=inputs[0]))
     return bool(inputs)
 
 
@@ -69,8 +64,8 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
     i_type, i_index, i_step = column(header, "Type"), column(header, "Index"), column(header, "Step")
     i_comp = column(header, "Computing")
     if i_type is None or i_index is None or i_comp is None:
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"not a cluster_step_trace_time.csv header: {header[:5]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="cluster_step_trace_time.csv",
+                   header=header[:5]))
         return
     idx = {k: column(header, n) for k, n in (
         ("cno", "Communication(Not Overlapped)"), ("overlapped", "Overlapped"), ("comm", "Communication"),
@@ -91,8 +86,7 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         v = {k: (number(row[i]) if i is not None and i < len(row) else None) for k, i in idx.items()}
         comp = number(row[i_comp]) if i_comp < len(row) else None
         if kind != "rank" or not rank_text.isdigit() or comp is None or v["cno"] is None or v["free"] is None:
-            result.diagnostics.append(dg.warning("profiler-row", "row is not a rank row with numbers; skipped",
-                                                 artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="not-rank"))
             continue
         bubble = v["bubble"] or 0.0
         # The partition: exposed communication without the receives, plus the receives (bubble).
@@ -113,15 +107,9 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         out["preparing_s"].append(preparing * US if v["preparing"] is not None else None)
         out["total_s"].append(total * US)
     if stage_rows:
-        result.diagnostics.append(dg.info(
-            "profiler-cluster-stage-rows",
-            f"{stage_rows} stage rows (each column the maximum over a pipeline stage's ranks) not read: "
-            "the rank rows they are made from are", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-cluster-stage-rows", path=artifact.rel, n=stage_rows))
     if off:
-        result.diagnostics.append(dg.warning(
-            "profiler-partition",
-            f"Computing + Communication(Not Overlapped) + Free differs from Stage + Bubble by over 1% for "
-            f"{len(off)} rows ({', '.join(off[:3])})", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-partition", path=artifact.rel, n=len(off), rows=off[:3]))
     result.tables["profile_steps"] = frame(
         {**out, "source": "cluster_step_trace_time", "file": artifact.rel}, PROFILE_STEPS)
 
@@ -131,11 +119,10 @@ def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
         with open(artifact.path, encoding="utf-8", errors="replace") as fh:
             data = json.load(fh)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
-        result.diagnostics.append(dg.warning("profiler-json", f"does not parse as JSON: {exc}", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return None
     if not isinstance(data, dict):
-        result.diagnostics.append(dg.warning("profiler-json", "not a JSON object of communication groups",
-                                             artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="not-object"))
         return None
     return data
 
@@ -175,7 +162,7 @@ def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> 
                              ("bandwidth_gbps", f.bandwidth_gbps)):
                     out[k].append(v)
     if not out["op"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no communication operator found", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
     result.tables["profile_comm"] = frame(
         {**out, "source": "cluster_communication", "file": artifact.rel}, PROFILE_COMM)
@@ -210,16 +197,14 @@ def _matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
                              ("bytes", size * MB if size is not None else None), ("bandwidth_gbps", bw)):
                     out[k].append(v)
     if not out["op"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no communication link found", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="links"))
         return
     result.tables["profile_comm"] = frame(
         {**out, "source": "cluster_communication_matrix", "file": artifact.rel}, PROFILE_COMM)
 
 
 def _other(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    result.diagnostics.append(dg.info(
-        "profiler-not-read", "msprof-analyze output not read (postmortem reads its cluster_step_trace_time.csv, "
-        "cluster_communication.json and cluster_communication_matrix.json)", artifact.rel))
+    result.diagnostics.append(dg.info("profiler-not-read", path=artifact.rel, variant="msprof-analyze"))
 
 
 def _name(file_name: str) -> re.Pattern[str]:

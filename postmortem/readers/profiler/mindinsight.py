@@ -46,58 +46,53 @@ def _ranked(read: ReadFn) -> ReadFn:
         if rank is None:
             rank = named
         elif named is not None and named != rank:
-            result.diagnostics.append(dg.info(
-                "profiler-rank", f"the file name says {named} and the folder rank {rank}: rank {rank} is used "
-                "(older MindSpore named files by device id)", artifact.rel))
+            result.diagnostics.append(dg.info("profiler-rank", path=artifact.rel, named=named, rank=rank))
         read(artifact, rank, result)
 
     return run
 
 
-def _not_read(slug: str, why: str):
-    """A format for a file that is known and deliberately not read: an info saying why."""
+def _not_read(slug: str, why: str, target: str = ""):
+    """A format for a file that is known and deliberately not read: an info saying why (``why``,
+    its variant) and, for an intermediate file, the file read instead (``target``)."""
 
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         m = _NAMED_RANK.search(artifact.rel)
-        result.diagnostics.append(dg.info(slug, why.replace("<r>", m.group(1)) if m else why, artifact.rel))
+        instead = target.replace("<r>", m.group(1)) if m else target
+        result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=why, target=instead))
 
     return read
 
 
 R = r"_\d+"  # the rank in a file name (in older MindSpore: the device id)
 
-# (name, pattern, the file it is read from instead)
+# (name, pattern, the file it is read from instead, what of it is left out: a variant of profiler-intermediate)
 _INTERMEDIATES = (
-    ("output_op_compute_time_<r>.txt", r"output_op_compute_time" + R + r"\.txt", "aicore_intermediate_<r>_detail.csv"),
+    ("output_op_compute_time_<r>.txt", r"output_op_compute_time" + R + r"\.txt", "aicore_intermediate_<r>_detail.csv", ""),
     ("output_op_compute_time_detail_<r>.txt", r"output_op_compute_time_detail" + R + r"\.txt",
-     "aicore_intermediate_<r>_type.csv"),
-    ("output_timeline_data_<r>.txt", r"output_timeline_data" + R + r"\.txt",
-     "aicore_intermediate_<r>_detail.csv (operator totals)"),
+     "aicore_intermediate_<r>_type.csv", ""),
+    ("output_timeline_data_<r>.txt", r"output_timeline_data" + R + r"\.txt", "aicore_intermediate_<r>_detail.csv",
+     "operator-totals"),
     ("output_format_data_hwts_<r>.txt", r"output_format_data_hwts" + R + r"\.txt",
-     "aicore_intermediate_<r>_detail.csv"),
+     "aicore_intermediate_<r>_detail.csv", ""),
     ("output_data_preprocess_aicpu_<r>.txt", r"output_data_preprocess_aicpu" + R + r"\.txt",
-     "aicpu_intermediate_<r>.csv"),
-    ("pipeline_profiling_<r>.json", r"pipeline_profiling" + R + r"\.json", "minddata_pipeline_raw_<r>.csv"),
+     "aicpu_intermediate_<r>.csv", ""),
+    ("pipeline_profiling_<r>.json", r"pipeline_profiling" + R + r"\.json", "minddata_pipeline_raw_<r>.csv", ""),
     ("minddata_pipeline_summary_<r>.{json,csv}", r"minddata_pipeline_summary" + R + r"\.(?:json|csv)",
-     "minddata_pipeline_raw_<r>.csv"),
-    ("flops_<r>.txt", r"flops" + R + r"\.txt", "flops_summary_<r>.json (per-operator FLOPs not read)"),
-    ("flops_scope_<r>.json", r"flops_scope" + R + r"\.json", "flops_summary_<r>.json (FLOPs per scope not read)"),
-    ("flops_utilization_step_<r>.json", r"flops_utilization_step" + R + r"\.json",
-     "flops_summary_<r>.json (per-step utilisation not read)"),
+     "minddata_pipeline_raw_<r>.csv", ""),
+    ("flops_<r>.txt", r"flops" + R + r"\.txt", "flops_summary_<r>.json", "per-operator-flops"),
+    ("flops_scope_<r>.json", r"flops_scope" + R + r"\.json", "flops_summary_<r>.json", "scope-flops"),
+    ("flops_utilization_step_<r>.json", r"flops_utilization_step" + R + r"\.json", "flops_summary_<r>.json",
+     "step-utilisation"),
 )
-# (name, pattern, why it is not read)
+# (name, pattern, why it is not read: a variant of profiler-not-read)
 _SKIPPED = (
-    ("[ascend_]timeline_display_<r>.json", r"(?:ascend_)?timeline_display" + R + r"\.json",
-     "display timeline of MindInsight; steps and operators are read from step_trace_raw and aicore_intermediate"),
-    ("[ascend_]timeline_summary_<r>.json", r"(?:ascend_)?timeline_summary" + R + r"\.json",
-     "event counts of the display timeline, not needed"),
-    ("framework_raw_<r>.csv", r"framework_raw" + R + r"\.csv",
-     "operator names, types and shapes; operator times come from aicore_intermediate"),
-    ("step_trace_point_info[_<r>].json", r"step_trace_point_info(?:" + R + r")?\.json",
-     "names of the operators that mark fp start and bp end"),
-    ("min_cycle_counter_<r>.txt", r"min_cycle_counter" + R + r"\.txt", "time origin of the display timeline"),
-    ("dynamic_shape_info_<r>.json", r"dynamic_shape_info" + R + r"\.json",
-     "per-step shapes of dynamic-shape operators, not read"),
+    ("[ascend_]timeline_display_<r>.json", r"(?:ascend_)?timeline_display" + R + r"\.json", "timeline-display"),
+    ("[ascend_]timeline_summary_<r>.json", r"(?:ascend_)?timeline_summary" + R + r"\.json", "timeline-summary"),
+    ("framework_raw_<r>.csv", r"framework_raw" + R + r"\.csv", "framework-names"),
+    ("step_trace_point_info[_<r>].json", r"step_trace_point_info(?:" + R + r")?\.json", "step-trace-points"),
+    ("min_cycle_counter_<r>.txt", r"min_cycle_counter" + R + r"\.txt", "cycle-counter"),
+    ("dynamic_shape_info_<r>.json", r"dynamic_shape_info" + R + r"\.json", "dynamic-shapes"),
 )
 
 FORMATS: tuple[Format, ...] = (
@@ -120,10 +115,10 @@ FORMATS: tuple[Format, ...] = (
     Format("minddata_aicpu_<r>.txt", _name(r"minddata_aicpu" + R + r"\.txt"), _ranked(read_minddata_aicpu)),
     Format("minddata_cpu_utilization_<r>.json", _name(r"minddata_cpu_utilization" + R + r"\.json"),
            _ranked(read_cpu_utilization)),
-    *(Format(name, _name(p), _not_read("profiler-intermediate", f"intermediate file; read from {target} instead"))
-      for name, p, target in _INTERMEDIATES),
+    *(Format(name, _name(p), _not_read("profiler-intermediate", left_out, target))
+      for name, p, target, left_out in _INTERMEDIATES),
     *(Format(name, _name(p), _not_read("profiler-not-read", why)) for name, p, why in _SKIPPED),
     # MindSpore 1.x keeps the device's raw data in profiler/JOB<id>/ beside the files it parsed from it.
     Format("JOB*/ raw device data", re.compile(r"(?:^|/)profiler/JOB[^/]*/"),
-           _not_read("profiler-intermediate", "raw device data; read from the files parsed from it instead")),
+           _not_read("profiler-intermediate", "raw-device")),
 )

@@ -36,7 +36,7 @@ def read_hccl_raw(artifact: Artifact, rank: int | None, result: ReadResult) -> N
     lines, header = opened
     need = ("step_num", "communication_cost", "wait_cost", "link_info")
     if any(n not in header for n in need):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:5]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:5]))
         return
     i_step, i_cost, i_wait, i_link = (header.index(n) for n in need)
     i_ops = header.index("communication_operator_cost") if "communication_operator_cost" in header else None
@@ -62,13 +62,13 @@ def read_hccl_raw(artifact: Artifact, rank: int | None, result: ReadResult) -> N
                                size_kb * KB if size_kb is not None else None,
                                size_kb * KB / (time_ms * MS) / 1e9 if size_kb and time_ms else None))
         except (ValueError, TypeError, IndexError, KeyError, AttributeError, RecursionError) as exc:
-            result.diagnostics.append(dg.warning("profiler-row", f"row skipped: {type(exc).__name__}", artifact.rel,
-                                                 line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="error",
+                                                 detail=type(exc).__name__))
             continue
         for k, values in zip(columns, zip(*parsed)):
             out[k].extend(values)
     if not out["step"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no step rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     result.tables["profile_comm"] = frame(
         {**out, "rank": rank, "source": "hccl_raw", "file": artifact.rel}, PROFILE_COMM)

@@ -39,7 +39,7 @@ def _add(out: dict[str, list], **values) -> None:
 
 def _data_table(out: dict[str, list], rank: int | None, source: str, artifact: Artifact, result: ReadResult) -> None:
     if not out["stage"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no data pipeline figures", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="data"))
         return
     result.tables["profile_data"] = frame({**out, "rank": rank, "source": source, "file": artifact.rel}, PROFILE_DATA)
 
@@ -51,13 +51,13 @@ def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) 
     lines, header = opened
     need = ("op_id", "op_type", "num_workers", "output_queue_size", "output_queue_usage_rate", "parent_id")
     if any(n not in header for n in need):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     i = {n: header.index(n) for n in need}
     ops = []
     for line_no, row in lines:
         if len(row) < len(header):
-            result.diagnostics.append(dg.warning("profiler-row", "short row skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="short"))
             continue
         sizes = _int_list(row[i["output_queue_size"]])
         workers = number(row[i["num_workers"]])
@@ -102,8 +102,8 @@ def _records(artifact: Artifact, result: ReadResult, fields: int) -> list[list[f
                 continue
             records.append(values)
     if bad:
-        result.diagnostics.append(dg.warning("profiler-row", f"{len(bad)} line(s) that are not a trace record skipped",
-                                             artifact.rel, bad[0]))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=bad[0], variant="not-record",
+                                             n=len(bad)))
     return records
 
 
@@ -165,7 +165,7 @@ def read_cpu_utilization(artifact: Artifact, rank: int | None, result: ReadResul
     if data is None:
         return
     if not isinstance(data, dict):
-        result.diagnostics.append(dg.warning("profiler-columns", "not a JSON object", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="not-object"))
         return
     out: dict[str, list] = {"key": [], "value": [], "unit": []}
 
@@ -190,11 +190,9 @@ def read_cpu_utilization(artifact: Artifact, rank: int | None, result: ReadResul
     put("cpu_count", float(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else None, "count")
     ops = data.get("op_info")
     if isinstance(ops, list) and ops:
-        result.diagnostics.append(dg.info(
-            "profiler-not-read", f"CPU use of {len(ops)} dataset operator(s) not read (per operator, by op_id)",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-not-read", path=artifact.rel, variant="dataset-op-cpu", n=len(ops)))
     if not out["key"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no CPU figure", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="cpu"))
         return
     result.tables["profile_summary"] = frame(
         {**out, "rank": rank, "source": "minddata_cpu_utilization", "file": artifact.rel}, PROFILE_SUMMARY)

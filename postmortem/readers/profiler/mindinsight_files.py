@@ -24,7 +24,7 @@ def csv_open(artifact: Artifact, result: ReadResult) -> tuple[Iterator[tuple[int
     lines = csv_lines(artifact.path)
     _, header = next(lines, (1, []))
     if not header:
-        result.diagnostics.append(dg.warning("profiler-empty", "empty file", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="file"))
         return None
     return lines, header
 
@@ -35,5 +35,5 @@ def json_file(artifact: Artifact, result: ReadResult) -> object | None:
         with open(artifact.path, encoding="utf-8", errors="replace") as fh:
             return json.load(fh)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
-        result.diagnostics.append(dg.warning("profiler-json", f"does not parse: {exc}", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return None

@@ -42,14 +42,14 @@ def read_aicore_type(artifact: Artifact, rank: int | None, result: ReadResult) -
     i_total, i_mean = _column(header, "total_time"), _column(header, "execution_time")
     i_calls, i_pct = _column(header, "execution_frequency"), _column(header, "percent")
     if i_type is None or (i_total is None and i_mean is None) or i_calls is None:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:4]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return
     out: dict[str, list] = {k: [] for k in ("type", "calls", "total_s")}
     percents = []
     for line_no, row in lines:
         ms, calls = _finite(row, i_total if i_total is not None else i_mean), _finite(row, i_calls)
         if ms is None or calls is None or i_type >= len(row):
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         out["type"].append(row[i_type])
         out["calls"].append(int(calls))
@@ -67,7 +67,7 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
     i_name = _column(header, "full_op_name", "full_kernel_name")
     i_mean, i_calls = _column(header, "execution_time"), _column(header, "execution_frequency")
     if i_name is None or i_mean is None:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:3]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:3]))
         return
     out: dict[str, list] = {k: [] for k in ("type", "name", "calls", "total_s")}
     for line_no, row in lines:
@@ -75,7 +75,7 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
         # Without a frequency column the mean call is one step's call (graph mode).
         calls = _finite(row, i_calls) if i_calls is not None else 1.0
         if mean is None or calls is None or i_name >= len(row):
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         out["type"].append(_op_type(row[i_name]))
         out["name"].append(row[i_name])
@@ -92,13 +92,13 @@ def read_aicpu(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     i_type = _column(header, "op_type", "kernel_type", "node_type_name")
     i_total = _column(header, "total_time", "total_time(ms)")
     if i_type is None or i_total is None:
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:3]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:3]))
         return
     per_type: dict[str, list[float]] = {}
     for line_no, row in lines:
         ms = _finite(row, i_total)
         if ms is None or i_type >= len(row):
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         per_type.setdefault(row[i_type], []).append(ms * MS)
     out = {"type": list(per_type), "calls": [len(v) for v in per_type.values()],
@@ -122,15 +122,14 @@ def _check_percent(totals: list[float], percents: list[float | None], artifact: 
         return
     off = [p for t, p in zip(totals, percents) if abs(100 * t / whole - p) > PERCENT_ROUNDING]
     if off:
-        result.diagnostics.append(dg.warning(
-            "profiler-implausible", f"{len(off)} type(s) whose percent is not their share of the summed time "
-            f"(percents add up to {sum(percents):.2f})", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-implausible", path=artifact.rel, variant="type-percent", n=len(off),
+                                             total=float(sum(percents))))
 
 
 def _ops_table(out: dict[str, list], rank: int | None, source: str, core: str, artifact: Artifact,
                result: ReadResult) -> None:
     if not out["type"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no operator rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
     result.tables["profile_ops"] = frame(
         {**out, "rank": rank, "core": core, "source": source, "file": artifact.rel}, PROFILE_OPS)
@@ -156,7 +155,7 @@ def read_flops_summary(artifact: Artifact, rank: int | None, result: ReadResult)
     if data is None:
         return
     if not isinstance(data, dict):
-        result.diagnostics.append(dg.warning("profiler-columns", "not a JSON object", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="not-object"))
         return
     out: dict[str, list] = {"key": [], "value": [], "unit": []}
     unknown = []
@@ -173,14 +172,13 @@ def read_flops_summary(artifact: Artifact, rank: int | None, result: ReadResult)
         out["value"].append(sum(v for k, v in zip(out["key"], out["value"]) if k in ("cube_flops", "vector_flops")))
         out["unit"].append("FLOP")
     if unknown:
-        result.diagnostics.append(dg.info("profiler-keys", f"keys not read: {', '.join(map(str, unknown))}",
-                                          artifact.rel))
+        result.diagnostics.append(dg.info("profiler-keys", path=artifact.rel, keys=[str(k) for k in unknown]))
     util = dict(zip(out["key"], out["value"])).get("flops_utilization")
     if util is not None and not 0 <= util <= 1:
-        result.diagnostics.append(dg.warning("profiler-implausible",
-                                             f"FLOPS_Utilization {util * 100:g} % is outside 0-100 %", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-implausible", path=artifact.rel, variant="flops-utilization",
+                                             value=util))
     if not out["key"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no FLOPs figure", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="flops"))
         return
     result.tables["profile_summary"] = frame(
         {**out, "rank": rank, "source": "flops_summary", "file": artifact.rel}, PROFILE_SUMMARY)

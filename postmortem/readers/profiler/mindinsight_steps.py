@@ -87,22 +87,19 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
     lines, header = opened
     base = ("step_num", "start_point", "end_point", "total", "fp_point", "iteration_interval")
     if any(n not in header for n in base) or not ({"fp_and_bp", "fp"} & set(header)):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:9]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:9]))
         return
     i_step, i_start, i_end, i_total, i_fp, i_interval = (header.index(n) for n in base)
     ops, unpaired = _ops(header)
     if unpaired:
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"{unpaired} op column(s) without their _start_point / _end_point: not read",
-            artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="unpaired", n=unpaired))
     steps: dict[str, list] = {k: [] for k in ("step", "computing_s", "comm_not_overlapped_s", "communication_s",
                                                "bubble_s", "data_wait_s", "total_s")}
     comm: dict[str, list] = {k: [] for k in ("step", "op", "kind", "elapse_s")}
     skipped, odd_sums, odd_ops = [], 0, 0
     for line_no, row in lines:
         if len(row) != len(header):
-            result.diagnostics.append(dg.warning(
-                "profiler-row", f"row has {len(row)} cells, the header {len(header)}: skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="cells", cells=len(row), header=len(header)))
             continue
         label = row[i_step]
         if label == "-":
@@ -114,8 +111,7 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
             start, end, total, fp, interval = (int(row[i]) for i in (i_start, i_end, i_total, i_fp, i_interval))
             spans = [(op, int(row[op.start]), int(row[op.end]), int(row[op.duration])) for op in ops]
         except ValueError:
-            result.diagnostics.append(dg.warning("profiler-row", "row with a non-integer tick count skipped",
-                                                 artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="ticks"))
             continue
         if total != end - start or fp - start != interval:
             odd_sums += 1
@@ -144,18 +140,13 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
         steps["computing_s"].append((end - fp - with_comm) * TICK)
         steps["total_s"].append(total * TICK)
     if skipped:
-        result.diagnostics.append(dg.info(
-            "profiler-step-trace-row", f"{len(skipped)} row(s) whose step_num is not a step number skipped",
-            artifact.rel, skipped[0]))
+        result.diagnostics.append(dg.info("profiler-step-trace-row", path=artifact.rel, offset=skipped[0], n=len(skipped)))
     if odd_sums:
-        result.diagnostics.append(dg.warning(
-            "profiler-implausible", f"{odd_sums} step(s) where total is not end_point - start_point or "
-            "iteration_interval is not fp_point - start_point", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-implausible", path=artifact.rel, variant="step-trace-sums", n=odd_sums))
     if odd_ops:
-        result.diagnostics.append(dg.warning(
-            "profiler-implausible", f"{odd_ops} op duration(s) that differ from end_point - start_point", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-implausible", path=artifact.rel, variant="step-trace-ops", n=odd_ops))
     if not steps["step"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no step rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     result.tables["profile_steps"] = frame(
         {**steps, "rank": rank, "source": "step_trace_raw", "file": artifact.rel}, PROFILE_STEPS)
@@ -186,9 +177,7 @@ def read_cluster_analyse(artifact: Artifact, rank: int | None, result: ReadResul
         for key, value in (("pipeline_stage", int(stages)), ("device_num", int(rank_size))):
             result.settings[key] = Setting(value, f"profiler:{artifact.rel}")
         if rank is not None and rank >= int(rank_size):
-            result.diagnostics.append(dg.warning(
-                "profiler-rank", f"rank {rank} is not below the rank size {rank_size} in the file name: the number "
-                "may be a device id, as older MindSpore wrote", artifact.rel))
+            result.diagnostics.append(dg.warning("profiler-rank", path=artifact.rel, variant="rank-size", rank=rank, size=int(rank_size)))
     opened = csv_open(artifact, result)
     if opened is None:
         return
@@ -197,14 +186,12 @@ def read_cluster_analyse(artifact: Artifact, rank: int | None, result: ReadResul
     idx = {k: next((header.index(n) for n in names if n in header), None) for k, names in _CLUSTER_COLUMNS.items()}
     ticks = all(n in header for n in _TICK_COLUMNS)
     if not ticks and (idx["computation"] is None or idx["comm_alone"] is None):
-        result.diagnostics.append(dg.warning("profiler-columns", f"unexpected header: {header[:5]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:5]))
         return
     if len(rows) > 1:
         rows = rows[:-1]  # the writer appends the average of the steps
     elif rows:
-        result.diagnostics.append(dg.warning(
-            "profiler-cluster-rows", "one row only, where MindSpore writes the steps and then their average: "
-            "read as step 1", artifact.rel, rows[0][0]))
+        result.diagnostics.append(dg.warning("profiler-cluster-rows", path=artifact.rel, offset=rows[0][0]))
     out: dict[str, list] = {k: [] for k in ("step", "computing_s", "comm_not_overlapped_s", "bubble_s",
                                              "data_wait_s", "total_s")}
     odd = 0
@@ -219,18 +206,16 @@ def read_cluster_analyse(artifact: Artifact, rank: int | None, result: ReadResul
                 values, bad = _cluster_partition(ms)
                 odd += bad
         except (ValueError, IndexError):
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         out["step"].append(step)
         for k in out:
             if k != "step":
                 out[k].append(values.get(k))
     if odd:
-        result.diagnostics.append(dg.warning(
-            "profiler-implausible", f"{odd} step(s) where receive_alone + collective_communication_alone is not "
-            "communication_alone, or stage is not the step minus receive_alone", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-implausible", path=artifact.rel, variant="cluster-sums", n=odd))
     if not out["step"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no step rows", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     result.tables["profile_steps"] = frame(
         {**out, "rank": rank, "source": "cluster_analyse", "file": artifact.rel}, PROFILE_STEPS)

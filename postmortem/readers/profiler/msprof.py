@@ -37,6 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from ... import diagnostics as dg
+from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .common import US, Format, column, csv_rows, number
@@ -114,9 +115,7 @@ def _rank_note(artifact: Artifact, result: ReadResult) -> None:
     prof = _prof_dir(artifact)
     for device, rank in _device_ranks(str(prof)) if prof else ():
         if rank is not None and rank != device:
-            result.diagnostics.append(dg.info(
-                "profiler-rank-id", f"device_{device} is rank {rank} (info.json.{device} rank_id); the rank id is used",
-                artifact.rel))
+            result.diagnostics.append(dg.info("profiler-rank-id", path=artifact.rel, device=device, rank=rank))
 
 
 def _covered_by_ascend_output(artifact: Artifact) -> str | None:
@@ -159,14 +158,11 @@ def _skip(artifact: Artifact, result: ReadResult) -> bool:
     """Files whose data another read file carries: a note instead of rows."""
     covered = _covered_by_ascend_output(artifact)
     if covered:
-        result.diagnostics.append(dg.info(
-            "profiler-covered", f"msprof export inside MindSpore/torch_npu output: {covered} is made from it "
-            "and read instead", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="inside-output", target=covered))
         return True
     later = _superseded(artifact)
     if later:
-        result.diagnostics.append(dg.info(
-            "profiler-superseded", f"an earlier export; the later {later} in the same folder is read", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-superseded", path=artifact.rel, target=later))
         return True
     return False
 
@@ -187,7 +183,7 @@ def _read_strings(artifact: Artifact, result: ReadResult) -> pl.DataFrame | None
     try:
         df = pl.read_csv(artifact.path, infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
     except (pl.exceptions.PolarsError, OSError) as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", f"cannot parse as CSV: {exc}", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
         return None
     return df.rename({c: c.strip() for c in df.columns})
 
@@ -212,8 +208,7 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         return
     need = ("Op Name", "OP Type", "Task Duration(us)")
     if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"not an op_summary header: {df.columns[:6]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="op_summary", header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     _rank_note(artifact, result)
@@ -228,12 +223,10 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     )
     bad = rows["dur_s"].is_null().sum()
     if bad:
-        result.diagnostics.append(dg.warning(
-            "profiler-row", f"{bad} of {rows.height} operators have no Task Duration(us) and are left out",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=bad, of=rows.height, column="Task Duration(us)"))
     rows = rows.filter(pl.col("dur_s").is_not_null())
     if rows.is_empty():
-        result.diagnostics.append(dg.warning("profiler-empty", "no operator with a duration", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
     result.tables["profile_ops"] = _aggregate_ops(rows, "op_summary", artifact.rel)
 
@@ -257,16 +250,14 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         return
     summary = _sibling(artifact, "op_summary")
     if summary:
-        result.diagnostics.append(dg.info(
-            "profiler-covered", f"operator types summed from {summary}, which is read", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="types-summed", target=summary))
         return
     df = _read_strings(artifact, result)
     if df is None:
         return
     need = ("OP Type", "Count", "Total Time(us)")
     if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"not an op_statistic header: {df.columns[:6]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="op_statistic", header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     out = df.select(
@@ -278,9 +269,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         (_num("Total Time(us)") * US).alias("total_s"),
         ((_num("Max Time(us)") * US) if "Max Time(us)" in df.columns else pl.lit(None, pl.Float64)).alias("max_s"),
     ).filter(pl.col("total_s").is_not_null())
-    result.diagnostics.append(dg.info(
-        "profiler-op-types-only", "operator totals per type only (no op_summary exported): names are not known",
-        artifact.rel))
+    result.diagnostics.append(dg.info("profiler-op-types-only", path=artifact.rel))
     result.tables["profile_ops"] = frame(
         {**{c: out[c].to_list() for c in out.columns}, "source": "op_statistic", "file": artifact.rel}, PROFILE_OPS)
 
@@ -291,8 +280,7 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     header, rows = csv_rows(artifact.path)
     need = ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")
     if any(n not in header for n in need):
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"not a step_trace header: {header[:6]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="step_trace", header=header[:6]))
         return
     i_id, i_fp, i_end, i_time = (header.index(n) for n in need)
     i_dev = column(header, "Device_id")
@@ -305,7 +293,7 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
             continue
         step, end, total = number(row[i_id]), number(row[i_end]), number(row[i_time])
         if step is None or end is None or total is None:
-            result.diagnostics.append(dg.warning("profiler-row", "row without numbers skipped", artifact.rel, line_no))
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
         fp = number(row[i_fp])  # N/A where no FP/BP points were set (inference, some graphs)
         dev = number(row[i_dev]) if i_dev is not None and i_dev < len(row) else None
@@ -323,11 +311,9 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         out["computing_s"].append((end - fp) * US)
         out["data_wait_s"].append((fp - (end - total)) * US)
     if no_fp:
-        result.diagnostics.append(dg.info(
-            "profiler-step-trace-no-fp", f"{no_fp} iterations have no FP start: only their total is known",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
     if not out["step"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no iteration row", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     result.tables["profile_steps"] = frame({**out, "source": "msprof_step_trace", "file": artifact.rel}, PROFILE_STEPS)
 
@@ -340,8 +326,8 @@ def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) ->
         return
     need = ("OP Type", "Count", "Total Time(us)")
     if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning(
-            "profiler-columns", f"not a communication_statistic header: {df.columns[:6]}", artifact.rel, 1))
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="communication_statistic",
+                   header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     out = df.select(
@@ -351,7 +337,7 @@ def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) ->
         (_num("Total Time(us)") * US).alias("elapse_s"),
     ).filter(pl.col("elapse_s").is_not_null() & ~pl.col("op").str.to_lowercase().str.starts_with("total"))
     if out.is_empty():
-        result.diagnostics.append(dg.warning("profiler-empty", "no communication operator type", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
     ops = out["op"].to_list()
     result.tables["profile_comm"] = frame({
@@ -367,25 +353,17 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         return
     steps_csv = _sibling(artifact, "step_trace")
     if steps_csv:
-        result.diagnostics.append(dg.info(
-            "profiler-covered", f"the steps are read from {steps_csv}; this timeline's events are not summed again",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
         return
     tl = read_timeline(artifact.path)
     if tl.broken:
-        result.diagnostics.append(dg.warning(
-            "profiler-json", f"{tl.broken} events do not decode (a cut or damaged file); the rest are read",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="events", n=tl.broken))
     if not tl.sums:
-        result.diagnostics.append(dg.info(
-            "profiler-no-overlap", "no Overlap Analysis events (single device, or exported without "
-            "--task-time and --hccl): the timeline gives no step breakdown", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-no-overlap", path=artifact.rel))
         return
     mapping, default = _rank_map(artifact)
     if tl.outside:
-        result.diagnostics.append(dg.info(
-            "profiler-outside-iterations", f"{tl.outside} overlap events fall in no iteration and are left out",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-outside-iterations", path=artifact.rel, n=tl.outside))
     out: dict[str, list] = {k: [] for k in (
         "rank", "step", "computing_s", "comm_not_overlapped_s", "overlapped_s", "communication_s", "free_s",
         "bubble_s", "total_s")}
@@ -401,9 +379,7 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         out["free_s"].append(free * US)
         out["total_s"].append((comp + cno + free) * US)
     if not tl.iterations:
-        result.diagnostics.append(dg.info(
-            "profiler-whole-capture", "no Step Trace iterations in the timeline: one row per rank for the whole "
-            "capture, as msprof-analyze sums it", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-whole-capture", path=artifact.rel))
     result.tables["profile_steps"] = frame({**out, "source": "msprof_timeline", "file": artifact.rel}, PROFILE_STEPS)
 
 
@@ -414,10 +390,10 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
         with open(artifact.path, encoding="utf-8", errors="replace") as fh:
             data = json.load(fh)
     except (ValueError, RecursionError) as exc:
-        result.diagnostics.append(dg.warning("profiler-json", f"does not parse as JSON: {exc}", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return
     if not isinstance(data, dict):
-        result.diagnostics.append(dg.warning("profiler-json", "not a JSON object of operators", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="not-object"))
         return
     _, default = _rank_map(artifact)
     cols = ("op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s", "synchronization_s", "bytes",
@@ -433,11 +409,9 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
                      ("bandwidth_gbps", f.bandwidth_gbps)):
             out[k].append(v)
     if not out["op"]:
-        result.diagnostics.append(dg.warning("profiler-empty", "no communication operator found", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
-    result.diagnostics.append(dg.info(
-        "profiler-first-iteration", "msprof --analyze keeps each operator's first profiled iteration only",
-        artifact.rel))
+    result.diagnostics.append(dg.info("profiler-first-iteration", path=artifact.rel))
     result.tables["profile_comm"] = frame(
         {**out, "rank": default, "source": "msprof_analyze_communication", "file": artifact.rel}, PROFILE_COMM)
 
@@ -461,16 +435,12 @@ def _raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         return  # the folder's first file spoke for all of them
     prof = _prof_dir(artifact)
     folder = os.path.dirname(artifact.rel)
-    what = "msprof's intermediate databases" if folder.endswith("sqlite") else "raw profiling data (binary)"
+    what = Text("msprof-raw.sqlite" if folder.endswith("sqlite") else "msprof-raw.data")
     if prof is not None and (_exported(prof) or _covered_by_ascend_output(artifact)):
-        result.diagnostics.append(dg.info(
-            "profiler-raw", f"{count} files of {what} in {folder}/: their exported files are read", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-raw", path=artifact.rel, n=count, what=what, folder=folder))
     else:
-        result.diagnostics.append(dg.warning(
-            "profiler-raw-not-exported",
-            f"{count} files of {what} in {folder}/ and nothing exported: run "
-            f"`msprof --export=on --output={prof.name if prof else 'PROF_...'}` to make the readable files",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-raw-not-exported", path=artifact.rel, n=count, what=what, folder=folder,
+                                             command=f"msprof --export=on --output={prof.name if prof else 'PROF_...'}"))
 
 
 def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -480,22 +450,18 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     if m and int(m.group(1)) in devices:
         device = int(m.group(1))
         r = devices[device]
-        said = f"rank id {r}" if r is not None else "no rank id (rank_id -1: not distributed)"
-        result.diagnostics.append(dg.info(
-            "profiler-metadata", f"capture metadata of device {device}: {said}", artifact.rel))
+        result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="rank" if r is not None else "no-rank",
+                                          device=device, rank=r))
     # host/info.json and the other metadata files add nothing to the tables: quiet
 
 
 def _db_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     prof = _prof_dir(artifact)
     if prof is not None and (_exported(prof) or _covered_by_ascend_output(artifact)):
-        result.diagnostics.append(dg.info(
-            "profiler-db-export", "msprof's database export of the same data as its text export, which is read",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
     else:
-        result.diagnostics.append(dg.warning(
-            "profiler-db-only", "msprof's database export is not read, and no text export exists: run "
-            f"`msprof --export=on --type=text --output={prof.name if prof else 'PROF_...'}`", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-db-only", path=artifact.rel,
+                       command=f"msprof --export=on --type=text --output={prof.name if prof else 'PROF_...'}"))
 
 
 _NOT_READ = re.compile(r"(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_")
@@ -511,16 +477,16 @@ def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> N
     except OSError:
         names = [os.path.basename(artifact.rel)]
     kinds = sorted({(m["kind"] if (m := _STAMP.match(n)) else n) for n in names if not _NOT_READ.match(n)})
-    result.diagnostics.append(dg.info(
-        "profiler-not-read", f"{len(kinds)} kinds of exported files not read ({', '.join(kinds[:12])}"
-        f"{', ...' if len(kinds) > 12 else ''})", artifact.rel))
+    result.diagnostics.append(dg.info("profiler-not-read", path=artifact.rel, variant="export-kinds", n=len(kinds),
+                kinds=kinds[:12] + (["…"] if len(kinds) > 12 else [])))
 
 
-def _quiet_note(slug: str, message: str):
+def _quiet_note(slug: str, variant: str):
+    """One note for the folder (on its first file), with the folder's count of files."""
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         first, count = _first_in_folder(artifact)
         if first:
-            result.diagnostics.append(dg.info(slug, message.format(count=count), artifact.rel))
+            result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=variant, count=count))
     return read
 
 
@@ -537,8 +503,7 @@ FORMATS = (
     Format("msprof_*.json", _prof(_EXPORT_DIRS + r"/msprof(?:_[^/]*)?\.json"), _timeline),
     Format("analyze/communication.json", _prof(r"analyze/communication\.json"), _analyze_communication),
     Format("analyze/communication_matrix.json", _prof(r"analyze/communication_matrix\.json"), _quiet_note(
-        "profiler-covered", "per-link sizes of the operators in analyze/communication.json, which is read; link "
-        "ends are ranks local to each group (msprof-analyze maps them with profiler_metadata.json)")),
+        "profiler-covered", "analyze-matrix")),
     Format("raw data", _prof(r"(?:device_\d+|host)/(?:data|sqlite)/[^/]+"), _raw),
     Format("info.json", _prof(r"(?:device_\d+|host)/[^/]*info[^/]*|(?:device_\d+|host)/(?:sample\.json|\w+_info\.\d+|end_info|start_info)"),
            _info_json),
@@ -550,7 +515,7 @@ FORMATS = (
 # PROF folder) are read by their own format first.
 FALLBACK = (
     Format("logs", _prof(r"(?:[^/]+/)*(?:mindstudio_profiler_log|log|logs)/[^/]+"),
-           _quiet_note("profiler-logs", "{count} log files of msprof itself, not read")),
+           _quiet_note("profiler-logs", "")),
     Format("PROF_* (other)", _prof(r".+"), _quiet_note(
-        "profiler-not-read", "{count} files of this PROF folder not read (not a format postmortem knows)")),
+        "profiler-not-read", "prof-other")),
 )

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import diagnostics as dg
+from ...text import Text
 from ...model import Artifact, ReadResult
 
 BLOCK = 8 << 20  # bytes read at a time
@@ -232,32 +233,23 @@ def read(artifact: Artifact, rank: int | None, result: ReadResult, *, steps_besi
     trace = scan(artifact.path)
     total = sum(trace.phases.values())
     if total == 0:
-        result.diagnostics.append(dg.warning("profiler-empty", "trace_view.json has no trace events", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="events"))
         return []
-    by_phase = ", ".join(f"{ph} {n}" for ph, n in trace.phases.most_common())
-    result.diagnostics.append(dg.info("profiler-trace-events", f"{total} trace events ({by_phase})", artifact.rel))
+    by_phase = [f"{ph} {n}" for ph, n in trace.phases.most_common()]  # event phases as the trace names them
+    result.diagnostics.append(dg.info("profiler-trace-events", path=artifact.rel, n=total, phases=by_phase))
     if not trace.complete:
-        result.diagnostics.append(dg.warning(
-            "profiler-trace-truncated", "trace_view.json does not end with its closing bracket: events up to "
-            "the cut are read", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-trace-truncated", path=artifact.rel))
     if trace.unreadable:
-        result.diagnostics.append(dg.warning(
-            "profiler-row", f"{trace.unreadable} step or overlap events could not be decoded", artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="trace-events", n=trace.unreadable))
     if not trace.overlap:
         return []
     if steps_beside:
-        result.diagnostics.append(dg.info(
-            "profiler-covered", "steps taken from step_trace_time.csv beside it (the same Overlap Analysis sums)",
-            artifact.rel))
+        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="trace-steps"))
         return []
     rows, outside = step_sums(trace)
     if len({p for p, n in trace.process.items() if n == "Overlap Analysis"}) > 1:
-        result.diagnostics.append(dg.warning(
-            "profiler-devices", "several Overlap Analysis processes (devices) in one trace: the first is read",
-            artifact.rel))
+        result.diagnostics.append(dg.warning("profiler-devices", path=artifact.rel, variant="trace"))
     if outside:
-        spent = ", ".join(f"{name} {us:.0f} µs" for name, us in sorted(outside.items()))
-        result.diagnostics.append(dg.info(
-            "profiler-outside-steps", f"device time outside every ProfilerStep window, not counted: {spent}",
-            artifact.rel))
+        spent = [Text("clause.named-duration", name=name, seconds=us * 1e-6) for name, us in sorted(outside.items())]
+        result.diagnostics.append(dg.info("profiler-outside-steps", path=artifact.rel, spent=spent))
     return rows

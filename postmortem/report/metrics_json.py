@@ -1,7 +1,17 @@
-"""metrics.json: the public, versioned contract for automation.
+"""metrics.json: the public, versioned contract for automation, built here and only here.
 
-Fractions 0-1, times in seconds, unknown = null (never NaN/Inf). Keys sorted by json.dumps at
-write time; lists keep analysis order (which is deterministic).
+``to_metrics`` makes the whole document (the build's own keys too: when the run started and
+finished, when and by what it was built), ``dumps`` writes it; the pipeline and the tests use
+both. Fractions 0-1, times in seconds, unknown = null (never NaN/Inf). Keys sorted at write
+time; lists keep analysis order (which is deterministic). Texts keep their stable keys and
+parameters, with an English rendering (``message``) for people reading the JSON.
+
+1.2 adds `diagnosis` (the verdict-first block as data), `identity` (the run's settings, grouped,
+and the versions looked for), `run.started_at` / `run.finished_at`, `generated_at`, `generator`,
+the parameters of every finding and diagnostic (`evidence` / `params`, `variant`), config checks'
+`check` codes and parameters, deltas' `alignment_code` / `aligned_tokens`, `baseline.settings`
+(the diff in explaining order, with each setting's group), `mfu.reason_text` and
+`convergence.status_reason_text` (the keys and parameters behind the English reasons).
 """
 
 from __future__ import annotations
@@ -13,10 +23,25 @@ from typing import Any
 
 import numpy as np
 
-from .types import BESIDE, PARTITION, Analysis, Figure, Profile, ProfileBreakdown, Ranks, SpikeSeries, Triage
-from .window import excluded_ranges
+from ..analysis.types import (
+    BESIDE,
+    PARTITION,
+    Analysis,
+    Diagnosis,
+    Figure,
+    Identity,
+    Profile,
+    ProfileBreakdown,
+    Ranks,
+    SpikeSeries,
+    Triage,
+)
+from ..analysis.window import excluded_ranges
+from ..text import Text
+from .catalog import english, jsonable
+from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -61,9 +86,21 @@ def _spikes(s: SpikeSeries) -> list[dict]:
             for p in s.spikes]
 
 
+def _en(t: Text | None) -> str | None:
+    return english(t) if t is not None else None
+
+
+def _text(t: Text | None) -> dict | None:
+    """A text's key and parameters, for programs that word it themselves."""
+    return jsonable(t) if t is not None else None
+
+
 def _source(f: Figure) -> str | None:
-    """How a figure was obtained, or why it is missing."""
-    return (f"{f.method} [{f.source}]" if f.source and f.method else f.method or f.source) if f.known else f.reason
+    """How a figure was obtained, or why it is missing (in English)."""
+    if not f.known:
+        return _en(f.reason)
+    method, source = _en(f.method), _en(f.source)
+    return f"{method} [{source}]" if method and source else method or source
 
 
 def _breakdown(b: ProfileBreakdown) -> dict:
@@ -150,22 +187,54 @@ def _ranks(r: Ranks) -> dict:
                 "role": str(p.role) or None, "outlier_steps": list(p.outlier_steps), "tool": dict(sorted(p.tool.items()))},
         })
     g = r.stragglers
-    return {"slow": list(r.slow_ranks), "spread": _num(r.spread), "rule": r.rule, "reason": r.reason,
+    return {"slow": list(r.slow_ranks), "spread": _num(r.spread), "rule": _en(r.rule), "reason": _en(r.reason),
             "stats": stats, "stragglers": None if g is None else {
         "awaited": list(g.awaited), "waiting": list(g.waiting), "awaited_wait_share": _num(g.awaited_wait_share),
         "waiting_wait_share": _num(g.waiting_wait_share), "waiting_receive_share": _num(g.waiting_receive_share),
         "cause": g.cause, "cause_share": _num(g.cause_share)}}
 
 
-def to_metrics(a: Analysis) -> dict:
+def _identity(i: Identity) -> dict:
+    return {"settings": [{"key": s.key, "value": jsonable(s.value), "source": s.source, "group": str(s.group)}
+                         for s in i.settings],
+            "versions": dict(i.versions)}
+
+
+def _diagnosis(d: Diagnosis) -> dict:
+    from .verdict import problem_text
+
+    def q(x):
+        return None if x is None else {"key": x.key, "current": _num(x.current), "baseline": _num(x.baseline),
+                                       "threshold": _num(x.threshold)}
+
+    return {"baseline_id": d.baseline_id,
+            "changed": [{"key": c.key, "baseline": jsonable(c.baseline), "current": jsonable(c.current)} for c in d.changed],
+            "problems": [{"symptom": str(p.symptom), "severity": str(p.severity), "family": str(p.family) if p.family else None,
+                          "message": english(problem_text(p, d.baseline_id)),
+                          "quantities": [q(x) for x in p.quantities], "cause": q(p.cause),
+                          "side": str(p.side) if p.side else None,
+                          "bottleneck": str(p.bottleneck) if p.bottleneck else None,
+                          "actions": [str(x) for x in p.actions],
+                          "settings": [{"key": s.key, "baseline": jsonable(s.baseline), "current": jsonable(s.current),
+                                        "explains": s.explains} for s in p.settings],
+                          "evidence": list(p.evidence), "params": jsonable(p.params)} for p in d.problems]}
+
+
+def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str | None = None,
+               generated_at: str | None = None, generator: str | None = None, baseline_id: str | None = None) -> dict:
+    """The whole document. ``started_at``/``finished_at``: the run's first and last wall time (ISO,
+    UTC); ``generated_at``/``generator``: when and by what it was built; ``baseline_id``: the
+    baseline's id in the archive (else the comparison's own)."""
     tp, m, cv = a.throughput, a.mfu, a.convergence
     first, last, count = a.step_range if a.step_range else (None, None, 0)
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "run": {"id": a.run_id, "experiment": a.experiment,
+        "generated_at": generated_at,
+        "generator": generator,
+        "run": {"id": a.run_id, "experiment": a.experiment, "started_at": started_at, "finished_at": finished_at,
                 "steps": {"first": first, "last": last, "count": count}},
         "model": {"params": _int(m.model.params.value), "params_total": _int(m.model.params_total.value),
-                  "params_method": m.model.params.method or m.model.params.reason},
+                  "params_method": _en(m.model.params.method or m.model.params.reason)},
         "throughput": {
             "steady": {"tokens_per_s": _fig(tp.tokens_per_s), "samples_per_s": _fig(tp.samples_per_s),
                        "step_time_s": _fig(tp.step_time_s), "steps_per_s": _fig(tp.steps_per_s),
@@ -189,12 +258,14 @@ def to_metrics(a: Analysis) -> dict:
         "mfu": {"value": _fig(m.mfu), "value_causal": _fig(m.mfu_causal), "flops_per_token": _fig(m.flops_per_token),
                 "peak_flops": _fig(m.peak_flops), "devices": _int(m.devices.value),
                 "achieved_tflops_per_device": _fig(m.achieved_tflops_per_device),
-                "reason": m.mfu.reason, "logged": {k: _fig(f) for k, f in sorted(m.logged.items())}},
+                "reason": _en(m.mfu.reason), "reason_text": _text(m.mfu.reason),
+                "logged": {k: _fig(f) for k, f in sorted(m.logged.items())}},
         "convergence": {"step": _int(cv.convergence_step.value), "tokens": _fig(cv.convergence_tokens),
                         "hours": _fig(cv.convergence_hours), "smoothed_final_loss": _fig(cv.final_smoothed_loss),
                         "final_loss_method": _source(cv.final_smoothed_loss), "final_loss_se": _fig(cv.final_loss_se),
                         "status": cv.status, "status_code": cv.status_code,
-                        "status_reason": cv.convergence_step.reason,
+                        "status_reason": _en(cv.convergence_step.reason),
+                        "status_reason_text": _text(cv.convergence_step.reason),
                         "smoothing": {"window_steps": a.options.smoothing_window,
                                       "left_out": {k: list(v) for k, v in sorted(cv.left_out.items())}},
                         "targets": [{"target": _num(t.target), "source": t.target_source, "step": _int(t.step.value),
@@ -215,22 +286,34 @@ def to_metrics(a: Analysis) -> dict:
         "triage": _triage(a.triage),
         "ranks": _ranks(a.ranks),
         "plausibility": [{"check": p.check, "figures": list(p.figures), "value": _num(p.value), "against": p.against,
-                          "against_value": _num(p.against_value), "rule": p.rule} for p in a.plausibility],
-        "config_checks": [{"name": c.name, "status": str(c.status), "message": c.message} for c in a.config_checks],
-        "findings": [{"kind": str(f.kind), "severity": str(f.severity), "message": f.message,
-                      "evidence": _clean(f.evidence)} for f in a.findings],
+                          "against_value": _num(p.against_value), "rule": _en(p.rule)} for p in a.plausibility],
+        "config_checks": [{"name": english(Text(f"check.{c.name}")), "check": str(c.name), "status": str(c.status),
+                           "message": english(c.detail), "params": jsonable(c.detail.params)} for c in a.config_checks],
+        "findings": [{"kind": str(f.kind), "severity": str(f.severity), "variant": f.variant or None,
+                      "message": english(finding_text(f)), "evidence": jsonable(f.params)} for f in a.findings],
         "data_quality": [d.to_dict() for d in a.diagnostics],
+        "identity": _identity(a.identity),
+        "diagnosis": _diagnosis(a.diagnosis),
     }
     if a.comparison is not None:
         c = a.comparison
+        from ..analysis.identity import explaining_order, group
+
+        diff = [(kind, ch) for kind, changes in (("changed", c.settings.changed), ("added", c.settings.added),
+                                                 ("removed", c.settings.removed)) for ch in changes]
+        diff.sort(key=lambda kc: explaining_order(kc[1].key))
         out["baseline"] = {
-            "run": {"id": c.baseline_id},
+            "run": {"id": baseline_id or c.baseline_id},
             "deltas": {d.figure: {"baseline": _num(d.baseline), "current": _num(d.current), "delta": _num(d.delta),
-                                  "rel": _num(d.rel), "significant": d.significant, "alignment": d.alignment}
+                                  "rel": _num(d.rel), "significant": d.significant, "alignment": english(alignment(d)),
+                                  "alignment_code": str(d.alignment), "aligned_tokens": _num(d.aligned_tokens),
+                                  "family": str(d.family), "better": str(d.better)}
                        for d in c.deltas},
-            "verdicts": {v.family: v.verdict for v in c.verdicts},
-            "unjudged": {v.family: list(v.unjudged) for v in c.verdicts},
+            "verdicts": {str(v.family): str(v.verdict) for v in c.verdicts},
+            "unjudged": {str(v.family): list(v.unjudged) for v in c.verdicts},
             "settings_changed": sorted(ch.key for ch in (*c.settings.added, *c.settings.removed, *c.settings.changed)),
+            "settings": [{"key": ch.key, "change": kind, "group": str(group(ch.key)), "baseline": jsonable(ch.baseline),
+                          "current": jsonable(ch.current)} for kind, ch in diff],
         }
     return _clean(out)
 
@@ -240,5 +323,5 @@ def load_schema() -> dict:
 
 
 def dumps(metrics: dict) -> str:
-    """Deterministic JSON text (sorted keys, no NaN allowed)."""
-    return json.dumps(metrics, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    """The file's text: deterministic (sorted keys, no NaN allowed), UTF-8 names kept as written."""
+    return json.dumps(metrics, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

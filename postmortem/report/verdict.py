@@ -1,0 +1,169 @@
+"""The first block of every report: the diagnosis (analysis/diagnosis.py) in a few sentences.
+
+For each problem: a title, the deciding numbers in both runs, what points at the layer, which
+changed settings can or cannot explain it, the first things to try, and links to the sections
+holding the evidence. The sentences are ``Text`` values made here from the typed problem and worded
+by the catalogue (report/catalog/diagnosis.py); ``problem_text`` is the one-line form (metrics.json's
+English message, summary.md, the CLI line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..analysis import types as t
+from ..text import Text
+from .format import Labels
+
+# How each deciding quantity is written: the catalogue's q.change.<kind> / q.value.<kind>.
+KINDS = {
+    "step_time_s": "dur", "tokens_per_s": "tps", "samples_per_s": "sps", "mfu": "pct", "checkpoint_tax": "pct",
+    "final_smoothed_loss": "loss", "loss_at_equal_tokens": "loss", "convergence_step": "step",
+    "loss_spikes": "int", "grad_norm_spikes": "int", "nan_steps": "int", "stall_share": "pct",
+}
+MAX_ACTIONS = 3
+# Triage evidence that is not a share of the step time.
+NOT_OF_STEP = {"memory_peak_share": "memory", "queue_empty_share": "queue"}
+# The section each evidence id names (its title's label).
+SECTIONS = {"throughput": "throughput", "profile": "profile_section", "stability": "stability",
+            "convergence": "convergence", "mfu": "mfu_derivation", "checkpoints": "checkpoints", "phases": "phases",
+            "findings": "findings", "data-quality": "data_quality", "settings": "settings"}
+
+
+def quantity(q: t.Quantity) -> Text:
+    """A deciding quantity: its name, the baseline's value, the run's, and the change."""
+    kind = KINDS.get(q.key, "pct" if q.key.endswith("_share") else "num")
+    if q.baseline is None:
+        return Text(f"q.value.{kind}", name=q.key, current=q.current)
+    rel = (q.current - q.baseline) / abs(q.baseline) if q.current is not None and q.baseline else None
+    return Text(f"q.change.{kind}", name=q.key, baseline=q.baseline, current=q.current,
+                rel=Text("q.rel", rel=rel) if rel is not None and kind not in ("int", "pct") else None)
+
+
+def problem_text(p: t.Problem, baseline_id: str | None = None) -> Text:
+    """The problem in one sentence: its title and its deciding numbers."""
+    numbers = [quantity(q) for q in p.quantities if q is not None]
+    title = Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")
+    if not numbers:
+        return Text("verdict.line.bare", title=title)
+    return Text("verdict.line", title=title, numbers=numbers)
+
+
+def _cause(p: t.Problem) -> Text | None:
+    c = p.cause
+    if c is None:
+        if p.symptom == t.Symptom.SLOWER:
+            return Text("verdict.cause.unknown")
+        return None
+    # the side is said unless the layer already says it (data-bound: on the data side)
+    where = Text("verdict.where", side=p.side) if p.side and not (p.side == t.Side.DATA and p.bottleneck == t.Verdict.DATA) else None
+    verdict = p.bottleneck or "unknown"
+    if c.key in NOT_OF_STEP:  # a share of something else than the step time: its own sentence
+        return Text(f"verdict.cause.{NOT_OF_STEP[c.key]}", current=c.current, threshold=c.threshold, verdict=verdict, where=where)
+    if c.baseline is not None and c.current is not None and c.current > c.baseline:
+        return Text("verdict.cause.rose", name=c.key, baseline=c.baseline, current=c.current, verdict=verdict, where=where)
+    if c.threshold is not None:
+        return Text("verdict.cause.is-threshold", name=c.key, current=c.current, threshold=c.threshold, verdict=verdict,
+                    where=where)
+    return Text("verdict.cause.is", name=c.key, current=c.current, verdict=verdict, where=where)
+
+
+def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
+    """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
+    out: list[Text] = []
+    if p.symptom == t.Symptom.NOT_CONVERGED and a.convergence.convergence_step.reason is not None:
+        out.append(a.convergence.convergence_step.reason)  # why: rose, flat, still moving
+    pp = p.params
+    if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
+        lr = pp.get("lr_share")
+        key = {t.Symptom.NAN: "verdict.nan-at", t.Symptom.DIVERGED: "verdict.diverged-at"}.get(p.symptom, "verdict.spike-at")
+        out.append(Text(key + ("/peak" if lr is not None and lr >= 0.9 else "/lr" if lr is not None else ""),
+                        step=pp["step"], lr_share=lr))
+    if p.symptom == t.Symptom.ERRORS:
+        if pp.get("errors"):
+            out.append(Text("verdict.errors" + ("/at" if pp.get("error_step") is not None else ""), n=pp["errors"],
+                            step=pp.get("error_step")))
+        if pp.get("restarts"):
+            out.append(Text("verdict.restarts" + ("/at" if pp.get("restart_step") is not None else ""), n=pp["restarts"],
+                            step=pp.get("restart_step")))
+    if p.symptom == t.Symptom.SLOW_RANKS:
+        out.append(Text("verdict.slow-ranks", ranks=pp.get("ranks", [])))
+    if p.symptom == t.Symptom.DATA_STALLS:
+        out.append(Text("verdict.stalls", n=pp.get("count"), lost=pp.get("lost_s")))
+    if p.symptom == t.Symptom.SLOWER and pp.get("stalls"):  # the data stalls of a data-bound slower run
+        out.append(Text("verdict.stalls", n=pp["stalls"], lost=pp.get("lost_s")))
+    return out
+
+
+def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
+    """Which changed settings can or cannot explain it."""
+    if d.baseline_id is None or p.family is None:
+        return []
+    if not d.changed:
+        return [Text("verdict.nothing-changed", baseline=d.baseline_id)]
+    out = [Text("verdict.setting.can" if s.explains else "verdict.setting.cannot", key=s.key, baseline=s.baseline,
+                current=s.current, effect=p.family) for s in p.settings]
+    regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE)
+    if regressed and not any(s.explains for s in p.settings):
+        out.append(Text("verdict.unexplained-speed" if p.family in (t.Family.THROUGHPUT, t.Family.EFFICIENCY)
+                        else "verdict.unexplained"))
+    return out
+
+
+@dataclass(frozen=True)
+class VerdictItem:
+    tone: str  # critical, error, warning, info, good
+    tag: str  # the severity, as a badge
+    title: str
+    numbers: str  # the deciding quantities, current against baseline
+    lines: tuple[str, ...]  # the cause, the problem's own details, the settings that can or cannot explain it
+    actions: tuple[str, ...]  # the first things to try
+    evidence: tuple[tuple[str, str], ...]  # (section title, #anchor)
+
+
+@dataclass(frozen=True)
+class VerdictBlock:
+    title: str
+    note: str  # what the block is about: against the baseline, or the run itself
+    items: tuple[VerdictItem, ...]
+    empty: str = ""  # nothing stands out
+
+
+_TONE = {t.Symptom.FASTER: "good", t.Symptom.MORE_EFFICIENT: "good", t.Symptom.LOSS_BETTER: "good",
+         t.Symptom.MORE_STABLE: "good"}
+
+
+def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
+    """``sections``: the ids of the report's sections, so every evidence link has a target."""
+    d = a.diagnosis
+    items = []
+    for p in d.problems:
+        numbers = [quantity(q) for q in p.quantities if q is not None]
+        lines = [x for x in (_cause(p), *_details(p, a), *_settings(p, d)) if x is not None]
+        sev = str(p.severity)
+        evidence = tuple((L[SECTIONS[e]], f"#{e}") for e in p.evidence if e in SECTIONS and e in sections)
+        items.append(VerdictItem(
+            tone=_TONE.get(p.symptom, sev), tag=L.get(sev, sev),
+            title=L.sentence(Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")),
+            # the bottleneck's one number is its cause's: said once, in the cause's sentence
+            numbers=L.text(Text("verdict.numbers", numbers=numbers)) if numbers and p.symptom != t.Symptom.BOTTLENECK else "",
+            lines=tuple(L.sentence(x) for x in lines),
+            actions=tuple(L.text(Text(f"action.{x}")) for x in p.actions[:MAX_ACTIONS]),
+            evidence=evidence,
+        ))
+    note = (L.text(Text("verdict.note.baseline", baseline=d.baseline_id)) if d.baseline_id
+            else L.text(Text("verdict.note.run")))
+    empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
+    return VerdictBlock(L["verdict_title"], note, tuple(items), empty)
+
+
+def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
+    """The first problems, one line each, for the terminal: severity, title and deciding numbers."""
+    from .format import labels
+
+    L = labels(lang)
+    d = a.diagnosis
+    out = [f"[{L.get(str(p.severity), str(p.severity))}] {L.sentence(problem_text(p, d.baseline_id))}" for p in d.problems[:limit]]
+    if len(d.problems) > limit:
+        out.append(L.fmt("verdict_more", n=len(d.problems) - limit))
+    return out
