@@ -53,10 +53,7 @@ def validate_name(name: str, what: str) -> str:
         or _BAD_NAME.search(name)
         or name != name.strip()
     ):
-        raise InputError(
-            f"bad-{what.replace(' ', '-')}",
-            f"{what} {name!r} cannot be a folder name (no '/', '\\\\', control characters, leading '.' or '-', at most 128 characters)",
-        )
+        raise InputError(f"bad-{what.replace(' ', '-')}", name=name)
     return name
 
 
@@ -84,7 +81,7 @@ def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, b
         _remove_leftovers(exp_dir, run_id)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{run_id}-", dir=exp_dir))
     except OSError as exc:
-        raise OutputError("out-unwritable", f"cannot create the archive folder: {exc.strerror}", exp_dir) from None
+        raise OutputError("out-unwritable", exp_dir, detail=str(exc.strerror or exc)) from None
     try:
         for name, content in files.items():
             path = staging / name
@@ -94,7 +91,7 @@ def write_run(archive: Path, experiment: str, run_id: str, files: Mapping[str, b
         _swap_into_place(staging, target)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError("out-write-failed", f"writing the report failed, nothing was kept: {exc.strerror or exc}", target) from None
+        raise OutputError("out-write-failed", target, detail=str(exc.strerror or exc)) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -171,15 +168,10 @@ def load_archived_run(path: Path) -> tuple[Run, dict]:
     try:
         doc = json.loads(run_json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputError("archive-unreadable", f"archived run cannot be read: {exc}", run_json) from None
+        raise InputError("archive-unreadable", run_json, detail=str(exc)) from None
     version = doc.get("archive_schema_version")
     if version not in READABLE_ARCHIVE_VERSIONS:
-        raise InputError(
-            "archive-version",
-            f"archived with schema version {version}; this postmortem reads versions "
-            f"{', '.join(map(str, READABLE_ARCHIVE_VERSIONS))}",
-            run_json,
-        )
+        raise InputError("archive-version", run_json, version=version, readable=list(READABLE_ARCHIVE_VERSIONS))
     tables = {}
     for name, schema in TABLES.items():
         file = path / DATA_DIR / f"{name}.parquet"
@@ -272,10 +264,9 @@ def find_run(archive: Path, run_id: str, experiment: str | None = None) -> Archi
     if not matches and experiment:
         matches = [r for r in list_runs(archive) if r.run_id == run_id]
     if not matches:
-        raise InputError("run-not-archived", f"no archived run {run_id!r}", archive)
+        raise InputError("run-not-archived", archive, run_id=run_id)
     if len(matches) > 1:
-        names = ", ".join(f"{m.experiment}/{m.run_id}" for m in matches)
-        raise InputError("run-id-ambiguous", f"run id {run_id!r} is in several experiments ({names}); pass --experiment", archive)
+        raise InputError("run-id-ambiguous", archive, run_id=run_id, experiments=[f"{m.experiment}/{m.run_id}" for m in matches])
     return matches[0]
 
 

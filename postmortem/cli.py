@@ -219,11 +219,11 @@ def weekly(
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in ("html", "pdf", "md")]
     if bad:
-        raise InputError("bad-option", f"unknown format(s) {', '.join(bad)}; choose from html, pdf, md")
+        raise InputError("bad-option", variant="format", given=bad, choices=["html", "pdf", "md"])
     settings = load_settings(config, dict(lang=lang, out=archive_dir))
     root = Path(settings.out)
     if not root.is_dir():
-        raise InputError("archive-missing", "archive folder does not exist", root)
+        raise InputError("archive-missing", root)
     period = digest_mod.parse_period(week, since, now())
     digest = digest_mod.collect(root, period)
     _print_written(digest_mod.write_digest(root, digest, wanted, settings.lang), settings.lang)
@@ -296,33 +296,47 @@ def _print_inventory(info: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code; never lets a traceback reach the user."""
+    args = sys.argv[1:] if argv is None else argv
     try:
         # Without standalone mode click returns typer.Exit's code instead of raising it.
-        result = app(args=argv, prog_name="postmortem", standalone_mode=False)
+        result = app(args=args, prog_name="postmortem", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except PostmortemError as exc:
-        err.print(exc.one_line(), markup=False)
+        err.print(exc.one_line(_error_language(args)), markup=False)
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        err.print("error[interrupted]: stopped by the user", markup=False)
+        err.print(_error_line("interrupted", args), markup=False)
         return 130
     except typer.TyperException as exc:  # usage errors: unknown command, bad option value, ...
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `postmortem`: the help is the answer
             out.print(message, markup=False, highlight=False)
             return 0
-        err.print(f"error[usage]: {message} (see postmortem --help)", markup=False)
+        err.print(_error_line("usage", args, detail=message), markup=False)  # click's own words stay English
         return getattr(exc, "exit_code", 2) or 2
     except KeyboardInterrupt:
-        err.print("error[interrupted]: stopped by the user", markup=False)
+        err.print(_error_line("interrupted", args), markup=False)
         return 130
     except Exception as exc:  # a bug: one line, and the way to see more
         if os.environ.get("POSTMORTEM_DEBUG"):
             raise
-        err.print(f"error[internal]: {type(exc).__name__}: {exc} (set POSTMORTEM_DEBUG=1 for a traceback)", markup=False)
+        err.print(_error_line("internal", args, kind=type(exc).__name__, detail=str(exc)), markup=False)
         return 3
+
+
+def _error_language(args: list[str]) -> str:
+    from .config import error_language
+
+    return error_language(args)
+
+
+def _error_line(slug: str, args: list[str], **params) -> str:
+    from .report.catalog import render
+    from .text import Text
+
+    return f"error[{slug}]: {render(Text(f'error.{slug}', **params), _error_language(args))}"
 
 
 def app_main() -> None:

@@ -86,13 +86,28 @@ def load_settings(config_file: str | None = None, flags: dict[str, Any] | None =
     if given:
         settings = _apply(settings, given, "flags")
     if settings.lang not in ("en", "zh"):
-        raise InputError("bad-option", f"--lang must be en or zh, got {settings.lang!r}")
+        raise InputError("bad-option", variant="lang", given=settings.lang)
     unknown = [f for f in settings.formats if f not in FORMATS]
     if unknown:
-        raise InputError("bad-option", f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+        raise InputError("bad-option", variant="format", given=unknown, choices=list(FORMATS))
     if settings.analysis.device and settings.analysis.peak_tflops:
-        raise InputError("bad-option", "give --device or --peak-tflops, not both")
+        raise InputError("bad-option", variant="device-and-peak")
     return settings
+
+
+def error_language(argv: list[str], cwd: Path | None = None) -> str:
+    """The language to word an error in, when the settings may be what failed: ``--lang`` as
+    given, else the project file's, else English. Never raises."""
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--lang=") else argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None
+        if value in ("en", "zh"):
+            return value
+    try:
+        project = _project_file(cwd or Path.cwd())
+    except InputError:
+        return "en"
+    lang = project[1].get("lang") if project else None
+    return lang if lang in ("en", "zh") else "en"
 
 
 def _project_file(cwd: Path) -> tuple[Path, dict] | None:
@@ -111,11 +126,11 @@ def _read_toml(path: Path, table: str | None) -> dict:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise InputError("config-missing", "config file not found", path) from None
+        raise InputError("config-missing", path) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError("config-unreadable", f"cannot read config: {exc}", path) from None
+        raise InputError("config-unreadable", path, detail=str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError("config-invalid", f"not valid TOML: {exc}", path) from None
+        raise InputError("config-invalid", path, variant="toml", detail=str(exc)) from None
     if table:
         for part in table.split("."):
             data = data.get(part, {}) if isinstance(data, dict) else {}
@@ -136,7 +151,7 @@ def _apply(settings: BuildSettings, values: dict, source: str) -> BuildSettings:
         elif name in _ANALYSIS_FIELDS:
             analysis[name] = _typed(name, _ANALYSIS_FIELDS[name].type, value, source)
         else:
-            raise InputError("config-unknown-key", f"unknown setting {key!r}", source)
+            raise InputError("config-unknown-key", source, key=key)
     return replace(settings, sources=settings.sources + (source,), analysis=replace(settings.analysis, **analysis), **build)
 
 
@@ -149,5 +164,5 @@ def _typed(name: str, kind: str, value: Any, source: str) -> Any:
         if kind == "bool":
             return bool(value)
     except (TypeError, ValueError):
-        raise InputError("config-invalid", f"{name} must be a number, got {value!r}", source) from None
+        raise InputError("config-invalid", source, variant="number", key=name, given=repr(value)) from None
     return value

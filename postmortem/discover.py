@@ -48,12 +48,12 @@ class Discovery:
 def check_run_dir(path: str | Path) -> Path:
     root = Path(path)
     if not root.exists():
-        raise InputError("run-dir-missing", "run folder does not exist", root)
+        raise InputError("run-dir-missing", root)
     if not root.is_dir():
-        raise InputError("run-dir-not-a-directory", "expected a run folder, got a file", root)
+        raise InputError("run-dir-not-a-directory", root)
     # effective ids: a build run under a dropped/setuid identity is checked as the user it runs as
     if not os.access(root, os.R_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
-        raise InputError("run-dir-unreadable", "run folder cannot be read (permissions)", root)
+        raise InputError("run-dir-unreadable", root)
     return root
 
 
@@ -75,7 +75,7 @@ def discover(path: str | Path, readers: Sequence[Reader]) -> Discovery:
             claimed.append(Claimed(artifact, reader))
 
     if not claimed and not unclaimed and not skipped:
-        raise InputError("run-dir-empty", "run folder holds no files", root)
+        raise InputError("run-dir-empty", root)
     return Discovery(str(root), tuple(claimed), tuple(unclaimed), tuple(skipped), tuple(notes))
 
 

@@ -128,7 +128,7 @@ def render_and_archive(
             data = archive.run_data(run, meta)  # while a helper may still lay out the PDF
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
-            raise OutputError("render-failed", f"rendering the report failed, nothing was written: {exc.strerror or exc}") from None
+            raise OutputError("render-failed", detail=str(exc.strerror or exc)) from None
     files["metrics.json"] = dumps(metrics)  # the archive needs it for indexes and baselines even when not asked for
 
     archive_root = Path(settings.out)
@@ -204,7 +204,7 @@ def resolve_baseline(spec: str | None, archive_root: Path, experiment: str, run_
     if spec == "prev":
         earlier = [r for r in archive.list_runs(archive_root, experiment) if r.run_id != run_id]
         if not earlier:
-            raise InputError("baseline-not-found", f"--baseline prev: no earlier run of experiment {experiment!r} in the archive", archive_root)
+            raise InputError("baseline-not-found", archive_root, variant="prev", experiment=experiment)
         run, meta = archive.load_archived_run(earlier[0].path)
         return run, earlier[0].run_id
     folder = raw_run_folder(spec)
@@ -215,7 +215,7 @@ def resolve_baseline(spec: str | None, archive_root: Path, experiment: str, run_
         run, meta = archive.load_archived_run(path)
         return run, meta.get("run_id") or path.name
     if "/" in spec or "\\" in spec:
-        raise InputError("baseline-not-found", "baseline folder does not exist", spec)
+        raise InputError("baseline-not-found", spec)
     found = archive.find_run(archive_root, spec, experiment)
     run, meta = archive.load_archived_run(found.path)
     return run, found.run_id
@@ -233,7 +233,7 @@ def _refuse_inside_run(archive_root: Path, run_dir: Path) -> None:
     """Nothing is ever written inside the run folder."""
     out, run = archive_root.resolve(), run_dir.resolve()
     if out == run or run in out.parents:
-        raise InputError("out-inside-run", "the output folder is inside the run folder; choose another --out", archive_root)
+        raise InputError("out-inside-run", archive_root)
 
 
 def _update_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") -> None:
@@ -269,7 +269,7 @@ def rebuild_report(folder: Path, settings: BuildSettings, progress=None, session
         try:
             baseline, baseline_id = resolve_baseline(baseline_id, Path(settings.out), experiment, run_id)
         except InputError as exc:  # the baseline left the archive: report without it, and say so
-            note = diag.warning("baseline-missing", baseline=baseline_id, detail=exc.message)
+            note = diag.warning("baseline-missing", baseline=baseline_id, detail=exc.text)
             run = replace(run, diagnostics=run.diagnostics + (note,))
             baseline, baseline_id = None, None
     if "pdf" in settings.formats:

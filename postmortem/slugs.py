@@ -135,6 +135,9 @@ ERRORS: dict[str, str] = {
     "config-unreadable": "the config file (postmortem.toml, pyproject.toml) cannot be read",
     "config-invalid": "a setting of the config file has a wrong type or value",
     "config-unknown-key": "the config file has a key postmortem does not know",
+    "usage": "the command line cannot be parsed (click's message, in English)",
+    "interrupted": "stopped by the user (Ctrl-C)",
+    "internal": "a bug: the exception's name and message; POSTMORTEM_DEBUG=1 shows the traceback",
 }
 
 # Finding kinds (analysis/types.py FindingKind): what the findings list can say.

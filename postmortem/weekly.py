@@ -30,20 +30,20 @@ class Period:
 
 def parse_period(week: str | None, since: str | None, now: datetime) -> Period:
     if week and since:
-        raise InputError("bad-option", "give --week or --since, not both")
+        raise InputError("bad-option", variant="week-and-since")
     if week:
         m = _WEEK.match(week)
         if not m:
-            raise InputError("bad-option", f"--week must look like 2026-W48, got {week!r}")
+            raise InputError("bad-option", variant="week", given=week)
         try:
             monday = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
         except ValueError:
-            raise InputError("bad-option", f"no such ISO week: {week!r}") from None
+            raise InputError("bad-option", variant="no-such-week", given=week) from None
         start = datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
         return Period(start, start + timedelta(days=7), week, week)
     m = _SINCE.match(since or "7d")
     if not m:
-        raise InputError("bad-option", f"--since must look like 7d or 36h, got {since!r}")
+        raise InputError("bad-option", variant="since", given=since)
     amount = int(m.group(1))
     delta = timedelta(days=amount) if m.group(2) == "d" else timedelta(hours=amount)
     end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)

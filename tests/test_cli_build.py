@@ -417,3 +417,22 @@ def test_archive_show_words_the_findings_in_the_language_asked(archive, capsys):
     assert "稳态吞吐" in shown and "吞吐相对基线 gpt-tiny-base 退化" in shown and "warning" not in shown
     assert main(["archive", "show", "gpt-tiny-lr2x", "--archive", str(out)]) == 0
     assert "throughput regressed against gpt-tiny-base" in capsys.readouterr().out.lower()
+
+
+def test_errors_are_worded_in_the_language_asked(tmp_path, capsys):
+    """The one line keeps its slug and path, and says the rest in Chinese with --lang zh (or the
+    project file's lang); English otherwise."""
+    missing = str(tmp_path / "nope")
+    assert main(["build", missing, "--out", str(tmp_path / "o"), "--lang", "zh"]) == 2
+    assert capsys.readouterr().err.strip() == f"error[run-dir-missing]: {missing}: 训练目录不存在"
+    assert main(["build", missing, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == f"error[run-dir-missing]: {missing}: the run folder does not exist"
+    assert main(["weekly", "--archive", str(tmp_path), "--week", "48", "--lang=zh"]) == 2
+    assert capsys.readouterr().err.strip() == "error[bad-option]: --week 的格式应为 2026-W48，收到的是 “48”"
+
+
+def test_errors_from_a_project_file_language(tmp_path, capsys, monkeypatch):
+    (tmp_path / "postmortem.toml").write_text('lang = "zh"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "nope"]) == 2
+    assert capsys.readouterr().err.strip() == "error[run-dir-missing]: nope: 训练目录不存在"

@@ -68,3 +68,38 @@ def test_the_readme_lists_every_slug():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     rows = {**slugs.DIAGNOSTICS, **slugs.ERRORS, **slugs.FINDINGS, **slugs.SYMPTOMS}
     assert [s for s in rows if f"`{s}`" not in readme] == [], "python -m postmortem.slugs prints the README's tables"
+
+
+def _raised_errors() -> list[tuple[str, str, str, set[str]]]:
+    """Every ``InputError(...)`` / ``OutputError(...)`` in the code with a literal slug: (file,
+    slug, variant, parameter names)."""
+    import ast
+
+    found = []
+    for path, text in CODE.items():
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("InputError", "OutputError", "PostmortemError")):
+                continue
+            if not node.args or not isinstance(node.args[0], ast.Constant):
+                continue  # a slug made from a name (bad-run-id, bad-experiment-name): the next test
+            variant = next((k.value.value for k in node.keywords if k.arg == "variant"), "")
+            found.append((path.name, node.args[0].value, variant, {k.arg for k in node.keywords if k.arg != "variant"}))
+    return found
+
+
+def test_every_error_raised_has_its_sentence_with_its_parameters():
+    raised = _raised_errors()
+    assert len(raised) > 25
+    bad = []
+    for file, slug, variant, params in raised:
+        key = f"error.{slug}" + (f"/{variant}" if variant else "")
+        if key not in TEMPLATES:
+            bad.append(f"{file}: {key} has no template")
+        elif {n for n, _ in placeholders(TEMPLATES[key][0])} != params:
+            bad.append(f"{file}: {key} takes {placeholders(TEMPLATES[key][0])}, is given {sorted(params)}")
+    assert bad == []
+
+
+def test_every_listed_error_has_its_sentences():
+    missing = [s for s in slugs.ERRORS if f"error.{s}" not in TEMPLATES and not any(k.startswith(f"error.{s}/") for k in TEMPLATES)]
+    assert missing == []
