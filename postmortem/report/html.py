@@ -47,13 +47,17 @@ def environment() -> jinja2.Environment:
 
 
 STYLESHEET = "postmortem.css"
+PAPER_STYLESHEET = "paper.css"  # weasyprint's additions, after the stylesheet
 
 
 def render(template: str, *, lang: str, paper: bool = False, version: str = "", **context: Any) -> str:
     """A document from its template, with `L` (the label catalogue of its language) and the one
-    stylesheet. `paper`: for weasyprint (static charts, no scripts)."""
+    stylesheet. `paper`: for weasyprint (static charts, no scripts, paper.css after the stylesheet)."""
+    css = read_template_file(STYLESHEET)
+    if paper:
+        css += read_template_file(PAPER_STYLESHEET)
     return environment().get_template(template).render(
-        L=labels(lang), paper=paper, version=version, css=Markup(read_template_file(STYLESHEET)), **context
+        L=labels(lang), paper=paper, version=version, css=Markup(css), **context
     )
 
 

@@ -1,6 +1,7 @@
 """ReportView -> PDF bytes with weasyprint: A4, page numbers, contents with page numbers.
 
-Charts are static SVG (vl-convert) passed as data: URIs; the URL fetcher refuses everything else,
+Charts are static SVG (vl-convert, lines thinned to the printed pixels: charts.for_paper) passed
+as data: URIs; the URL fetcher refuses everything else,
 so rendering never touches the network or the file system.
 """
 
@@ -39,7 +40,7 @@ def render_pdf_html(view: ReportView) -> str:
     """The HTML weasyprint lays out (exposed for debugging and tests)."""
     return render(
         "report.html.j2", lang=view.lang, paper=True, version=view.version, view=view,
-        specs={}, images={c.id: charts.svg_uri(c.spec) for c in view.charts},
+        specs={}, images={c.id: charts.svg_uri(charts.for_paper(c.spec)) for c in view.charts},
     )
 
 

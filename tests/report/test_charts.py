@@ -52,3 +52,62 @@ def test_svg_renders():
     spec = charts.grad_norm_chart(_steps(500), labels("en"))
     svg = charts.to_svg(spec)
     assert svg.startswith("<svg") and "Gradient norm" in svg
+
+
+def _by_series(rows, key="k"):
+    out = {}
+    for r in rows:
+        out.setdefault(r.get(key), []).append(r)
+    return out
+
+
+def test_paper_lines_keep_each_series_ends_and_extremes_per_printed_pixel():
+    steps = _steps(20_000)
+    spec = charts.loss_chart(steps, None, labels("en"))
+    before = [dict(r) for r in spec["layer"][0]["data"]["values"]]
+    paper = charts.for_paper(spec)
+    assert spec["layer"][0]["data"]["values"] == before  # the HTML's spec is not touched
+    after = paper["layer"][0]["data"]["values"]
+    series_before, series_after = _by_series(before), _by_series(after)
+    assert series_before.keys() == series_after.keys()
+    raw = series_before[0]
+    assert len(raw) > 2 * charts.PAPER_BUCKETS  # the raw loss (2,000 rows here) is thinned ...
+    for k, rows in series_after.items():
+        full = series_before[k]
+        assert len(rows) <= max(2 * charts.PAPER_BUCKETS + 2, len(full))
+        assert rows[0] == full[0] and rows[-1] == full[-1]
+        assert [r["step"] for r in rows] == sorted(r["step"] for r in rows)
+        values = [r["v"] for r in full if r["v"] is not None]
+        kept = [r["v"] for r in rows if r["v"] is not None]
+        assert max(kept) == max(values) and min(kept) == min(values)  # a spike still shows
+    assert len(series_after[0]) < len(raw)  # ... to at most two points per slice
+    # the spike, NaN and rule layers keep every row
+    assert paper["layer"][1:] == spec["layer"][1:]
+
+
+def test_paper_thinning_is_per_slice_min_and_max():
+    # 10,000 points over x 0..9999: each of the slices keeps its lowest and highest point only
+    rows = [{"step": i, "v": float((i * 7919) % 1000)} for i in range(10_000)]
+    spec = {"data": {"values": rows}, "mark": {"type": "line"},
+            "encoding": {"x": {"field": "step", "type": "quantitative"}, "y": {"field": "v", "type": "quantitative"}}}
+    out = charts.for_paper(spec)["data"]["values"]
+    assert len(out) <= 2 * charts.PAPER_BUCKETS + 2
+    width = 9999 / charts.PAPER_BUCKETS
+    slices = {}
+    for r in rows:
+        slices.setdefault(min(int(r["step"] / width), charts.PAPER_BUCKETS - 1), []).append(r["v"])
+    kept = {}
+    for r in out:
+        kept.setdefault(min(int(r["step"] / width), charts.PAPER_BUCKETS - 1), []).append(r["v"])
+    for b, vs in slices.items():
+        assert min(vs) in kept[b] and max(vs) in kept[b]
+
+
+def test_paper_keeps_data_any_other_mark_draws_and_gaps():
+    rows = [{"step": i, "v": None if i == 5000 else float(i % 17)} for i in range(10_000)]
+    enc = {"x": {"field": "step", "type": "quantitative"}, "y": {"field": "v", "type": "quantitative"}}
+    shared = {"data": {"values": rows}, "layer": [{"mark": "line", "encoding": enc}, {"mark": "point", "encoding": enc}]}
+    assert charts.for_paper(shared) == shared  # the points would lose rows: not thinned
+    alone = charts.for_paper({**shared, "layer": shared["layer"][:1]})
+    assert {"step": 5000, "v": None} in alone["data"]["values"]  # a gap in the line stays a gap
+    assert len(alone["data"]["values"]) < len(rows)

@@ -63,6 +63,16 @@ def test_pdf_html_has_contents_with_page_counters():
     assert 'src="data:image/svg+xml;base64,' in html
 
 
+def test_paper_stylesheet_is_in_the_pdf_only():
+    from postmortem.report.html import render_html, read_template_file
+
+    view = view_of(200)
+    paper_css = read_template_file("paper.css")
+    assert "nav.toc ol { columns: auto; }" in paper_css
+    assert paper_css in render_pdf_html(view)
+    assert paper_css not in render_html(view)  # the HTML report is unchanged by it
+
+
 def test_long_collapsed_tables_are_cut_on_paper_only():
     from postmortem.report.format import labels
     from postmortem.report.html import environment
