@@ -94,3 +94,14 @@ def test_every_log_source_has_a_trust():
     sources = {s.source for s in SHAPES if s.source != "log"}
     sources |= {f.source for s in SHAPES for f in getattr(s, "fields", ()) if getattr(f, "source", None)}
     assert sources <= set(SOURCE_PRIORITY), sorted(sources - set(SOURCE_PRIORITY))
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in CONFORMANCE.iterdir() if p.is_dir()))
+def test_every_claimed_file_gives_rows_or_a_warning(folder):
+    """Nothing silent, on every real run here: a claimed file that gives nothing (a profiler file
+    known and not read, an intermediate one, one whose data a file beside it carries) warns why;
+    an info alone is not enough."""
+    run = load_run(CONFORMANCE / folder)
+    warned = {d.path for d in run.diagnostics if d.severity != "info"}
+    silent = [e.rel for e in run.inventory if e.reader and e.rows == 0 and e.rel not in warned]
+    assert silent == []

@@ -64,7 +64,7 @@ def test_other_cpu_files_say_why_they_are_not_read():
     for name in ("FRAMEWORK/cpu_op_detail_info_0.csv", "FRAMEWORK/cpu_framework_0.txt", "logs"):
         path = CPU / name if name != "logs" else next((CPU / "logs").glob("*.log"))
         r = profiler.READER.read(art(path, FIX))
-        assert r.rows() == 0 and [(d.severity, d.slug) for d in r.diagnostics] == [("info", "profiler-not-read")]
+        assert r.rows() == 0 and [(d.severity, d.slug) for d in r.diagnostics] == [("warning", "profiler-not-read")]
 
 
 def test_step_trace_raw_ticks():

@@ -26,7 +26,7 @@ from ... import diagnostics as dg
 from ...text import Text
 from ...model import Artifact, ReadResult
 from . import ascend_comm, ascend_data, ascend_memory, ascend_ops, ascend_steps, trace
-from .common import Format
+from .common import Format, not_read
 
 
 def _rank(artifact: Artifact, rank: int | None, result: ReadResult) -> int | None:
@@ -75,16 +75,6 @@ def _data_lines(path: Path) -> int:
         return max(0, sum(1 for line in fh if line.strip()) - 1)
 
 
-def _not_read(severity: str, why: str):
-    """A known file deliberately not read; ``why``: the variant of its diagnostic, which says why."""
-    def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        name = artifact.rel.rsplit("/", 1)[-1]
-        make = dg.info if severity == "info" else dg.warning
-        slug = "profiler-not-read" if severity == "info" else "profiler-format-not-read"
-        result.diagnostics.append(make(slug, path=artifact.rel, variant=why, name=name))
-    return read
-
-
 def _other_csv(artifact: Artifact, result: ReadResult) -> None:
     name = artifact.rel.rsplit("/", 1)[-1]
     result.diagnostics.append(dg.warning("profiler-format-not-read", path=artifact.rel, variant="other", name=name,
@@ -119,19 +109,19 @@ FORMATS = (
            _with_rank(ascend_data.read_pipeline_raw)),
     # Known files not read, each with its reason.
     Format("profiler_info_<r>.json", _name(r"profiler_info(?:_\d+)?\.json"),
-           _not_read("info", "profiler-info")),
+           not_read("profiler-not-read", "profiler-info")),
     Format("profiler_metadata.json", _name(r"profiler_metadata\.json"),
-           _not_read("info", "profiler-metadata")),
+           not_read("profiler-not-read", "profiler-metadata")),
     Format("minddata_pipeline_summary_<r>", _name(r"minddata_pipeline_summary_\d+\.(?:json|csv)"),
-           _not_read("info", "pipeline-summary")),
+           not_read("profiler-not-read", "pipeline-summary")),
     Format("operator_details.csv", _name(r"operator_details\.csv"),
-           _not_read("info", "operator-details")),
+           not_read("profiler-not-read", "operator-details")),
     Format("FRAMEWORK/ raw data", re.compile(r"(?:^|/)" + _PROFILE + r"FRAMEWORK/"),
-           _not_read("info", "framework-raw")),
+           not_read("profiler-not-read", "framework-raw")),
     Format("profiler log", re.compile(r"(?:^|/)" + _PROFILE + r"logs/[^/]*$"),
-           _not_read("info", "profiler-log")),
+           not_read("profiler-not-read", "profiler-log")),
     Format("profile database", re.compile(r"(?:^|/)" + _PROFILE + _OUT + r"[^/]*\.db$"),
-           _not_read("warning", "database")),
+           not_read("profiler-format-not-read", "database")),
     Format("other ASCEND_PROFILER_OUTPUT files", _name("(" + "|".join(_OTHER) + r")\.csv", _PROFILE + _OUT),
            lambda artifact, rank, result: _other_csv(artifact, result)),
 )

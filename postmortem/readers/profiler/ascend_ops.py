@@ -118,7 +118,7 @@ _OP_STAT = {"OP Type": "type", "Core Type": "core", "Count": "calls", "Total Tim
 def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     beside = Path(artifact.path).with_name("kernel_details.csv")
     if beside.is_file() and beside.stat().st_size > 0:
-        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="op-statistic"))
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="op-statistic"))
         return
     header = header_of(artifact.path)
     if any(c not in header for c in ("OP Type", "Count", "Total Time(us)")):

@@ -53,7 +53,7 @@ def _per_rank_inputs_beside(artifact: Artifact) -> list[str]:
 def _covered(artifact: Artifact, result: ReadResult) -> bool:
     inputs = _per_rank_inputs_beside(artifact)
     if inputs:
-        result.diagnostics.append(dg.info("profiler-cluster-derived", path=artifact.rel, n=len(inputs), example=inputs[0]))
+        result.diagnostics.append(dg.warning("profiler-cluster-derived", path=artifact.rel, n=len(inputs), example=inputs[0]))
     return bool(inputs)
 
 
@@ -204,7 +204,7 @@ def _matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
 
 
 def _other(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    result.diagnostics.append(dg.info("profiler-not-read", path=artifact.rel, variant="msprof-analyze"))
+    result.diagnostics.append(dg.warning("profiler-not-read", path=artifact.rel, variant="msprof-analyze"))
 
 
 def _name(file_name: str) -> re.Pattern[str]:

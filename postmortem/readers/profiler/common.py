@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import diagnostics as dg
 from ...model import Artifact, ReadResult
 from ..base import rank_from_path
 
@@ -26,6 +27,24 @@ class Format:
     name: str  # as the format notes (docs/formats/) name it
     pattern: re.Pattern[str]  # searched in the path relative to the run folder
     read: Callable[[Artifact, int | None, ReadResult], None]  # (file, rank, result to fill)
+
+
+# The rank in a MindInsight-era file name: aicore_intermediate_1_type.csv, step_trace_raw_1_detail_time.csv.
+NAMED_RANK = re.compile(r"_(\d+)(?:_detail_time|_type|_detail)?\.(?:csv|txt|json)$")
+
+
+def not_read(slug: str, variant: str, target: str = "") -> Callable[[Artifact, int | None, ReadResult], None]:
+    """A format for a known file that gives no rows: a warning (a claimed file that gives nothing
+    is never silent) saying why (``variant``) and, for an intermediate file, the file read instead
+    (``target``, whose ``<r>`` is the rank in this file's name)."""
+
+    def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+        name = artifact.rel.rsplit("/", 1)[-1]
+        m = NAMED_RANK.search(name)
+        instead = target.replace("<r>", m.group(1)) if m else target
+        result.diagnostics.append(dg.warning(slug, path=artifact.rel, variant=variant, name=name, target=instead))
+
+    return read
 
 
 def file_rank(artifact: Artifact) -> int | None:

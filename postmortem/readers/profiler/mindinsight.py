@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from ... import diagnostics as dg
 from ...model import Artifact, ReadResult
-from .common import Format
+from .common import NAMED_RANK, Format, not_read
 from .mindinsight_comm import read_hccl_raw
 from .mindinsight_data import read_cpu_utilization, read_device_trace, read_minddata_aicpu, read_pipeline_raw
 from .mindinsight_ops import read_aicore_detail, read_aicore_type, read_aicpu, read_flops_summary
@@ -30,9 +30,6 @@ def _name(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?:^|/)" + pattern + "$")
 
 
-_NAMED_RANK = re.compile(r"_(\d+)(?:_detail_time|_type|_detail)?\.(?:csv|txt|json)$")
-
-
 ReadFn = Callable[[Artifact, int | None, ReadResult], None]
 
 
@@ -41,7 +38,7 @@ def _ranked(read: ReadFn) -> ReadFn:
     has it before the suffix), and an info where the name and the folder disagree."""
 
     def run(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        m = _NAMED_RANK.search(artifact.rel)
+        m = NAMED_RANK.search(artifact.rel)
         named = int(m.group(1)) if m else None
         if rank is None:
             rank = named
@@ -50,18 +47,6 @@ def _ranked(read: ReadFn) -> ReadFn:
         read(artifact, rank, result)
 
     return run
-
-
-def _not_read(slug: str, why: str, target: str = ""):
-    """A format for a file that is known and deliberately not read: an info saying why (``why``,
-    its variant) and, for an intermediate file, the file read instead (``target``)."""
-
-    def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        m = _NAMED_RANK.search(artifact.rel)
-        instead = target.replace("<r>", m.group(1)) if m else target
-        result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=why, target=instead))
-
-    return read
 
 
 R = r"_\d+"  # the rank in a file name (in older MindSpore: the device id)
@@ -115,10 +100,10 @@ FORMATS: tuple[Format, ...] = (
     Format("minddata_aicpu_<r>.txt", _name(r"minddata_aicpu" + R + r"\.txt"), _ranked(read_minddata_aicpu)),
     Format("minddata_cpu_utilization_<r>.json", _name(r"minddata_cpu_utilization" + R + r"\.json"),
            _ranked(read_cpu_utilization)),
-    *(Format(name, _name(p), _not_read("profiler-intermediate", left_out, target))
+    *(Format(name, _name(p), not_read("profiler-intermediate", left_out, target))
       for name, p, target, left_out in _INTERMEDIATES),
-    *(Format(name, _name(p), _not_read("profiler-not-read", why)) for name, p, why in _SKIPPED),
+    *(Format(name, _name(p), not_read("profiler-not-read", why)) for name, p, why in _SKIPPED),
     # MindSpore 1.x keeps the device's raw data in profiler/JOB<id>/ beside the files it parsed from it.
     Format("JOB*/ raw device data", re.compile(r"(?:^|/)profiler/JOB[^/]*/"),
-           _not_read("profiler-intermediate", "raw-device")),
+           not_read("profiler-intermediate", "raw-device")),
 )

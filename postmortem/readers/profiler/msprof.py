@@ -158,7 +158,7 @@ def _skip(artifact: Artifact, result: ReadResult) -> bool:
     """Files whose data another read file carries: a note instead of rows."""
     covered = _covered_by_ascend_output(artifact)
     if covered:
-        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="inside-output", target=covered))
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="inside-output", target=covered))
         return True
     later = _superseded(artifact)
     if later:
@@ -250,7 +250,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         return
     summary = _sibling(artifact, "op_summary")
     if summary:
-        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="types-summed", target=summary))
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="types-summed", target=summary))
         return
     df = _read_strings(artifact, result)
     if df is None:
@@ -353,7 +353,7 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         return
     steps_csv = _sibling(artifact, "step_trace")
     if steps_csv:
-        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
         return
     tl = read_timeline(artifact.path)
     if tl.broken:
@@ -477,7 +477,7 @@ def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> N
     except OSError:
         names = [os.path.basename(artifact.rel)]
     kinds = sorted({(m["kind"] if (m := _STAMP.match(n)) else n) for n in names if not _NOT_READ.match(n)})
-    result.diagnostics.append(dg.info("profiler-not-read", path=artifact.rel, variant="export-kinds", n=len(kinds),
+    result.diagnostics.append(dg.warning("profiler-not-read", path=artifact.rel, variant="export-kinds", n=len(kinds),
                 kinds=kinds[:12] + (["…"] if len(kinds) > 12 else [])))
 
 

@@ -244,7 +244,7 @@ def read(artifact: Artifact, rank: int | None, result: ReadResult, *, steps_besi
     if not trace.overlap:
         return []
     if steps_beside:
-        result.diagnostics.append(dg.info("profiler-covered", path=artifact.rel, variant="trace-steps"))
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="trace-steps"))
         return []
     rows, outside = step_sums(trace)
     if len({p for p, n in trace.process.items() if n == "Overlap Analysis"}) > 1:
