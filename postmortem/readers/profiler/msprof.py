@@ -179,13 +179,19 @@ def _sibling(artifact: Artifact, kind: str) -> str | None:
 # --------------------------------------------------------------------------- CSV exports
 
 
-def _read_strings(artifact: Artifact, result: ReadResult) -> pl.DataFrame | None:
+def _read_strings(artifact: Artifact, result: ReadResult, kind: str, need: tuple[str, ...]) -> pl.DataFrame | None:
+    """The CSV as strings, or None with a warning: unreadable, or without the columns ``need``."""
     try:
         df = pl.read_csv(artifact.path, infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
     except (pl.exceptions.PolarsError, OSError) as exc:
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
         return None
-    return df.rename({c: c.strip() for c in df.columns})
+    df = df.rename({c: c.strip() for c in df.columns})
+    if any(c not in df.columns for c in need):
+        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind=kind,
+                                             header=df.columns[:6]))
+        return None
+    return df
 
 
 def _num(col: str) -> pl.Expr:
@@ -203,12 +209,8 @@ def _ranks_expr(df: pl.DataFrame, mapping: dict[int, int], default: int | None) 
 def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
-    df = _read_strings(artifact, result)
+    df = _read_strings(artifact, result, "op_summary", ("Op Name", "OP Type", "Task Duration(us)"))
     if df is None:
-        return
-    need = ("Op Name", "OP Type", "Task Duration(us)")
-    if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="op_summary", header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     _rank_note(artifact, result)
@@ -252,12 +254,8 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
     if summary:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="types-summed", target=summary))
         return
-    df = _read_strings(artifact, result)
+    df = _read_strings(artifact, result, "op_statistic", ("OP Type", "Count", "Total Time(us)"))
     if df is None:
-        return
-    need = ("OP Type", "Count", "Total Time(us)")
-    if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="op_statistic", header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     out = df.select(
@@ -321,13 +319,8 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
 def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
-    df = _read_strings(artifact, result)
+    df = _read_strings(artifact, result, "communication_statistic", ("OP Type", "Count", "Total Time(us)"))
     if df is None:
-        return
-    need = ("OP Type", "Count", "Total Time(us)")
-    if any(c not in df.columns for c in need):
-        result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="communication_statistic",
-                   header=df.columns[:6]))
         return
     mapping, default = _rank_map(artifact)
     out = df.select(
