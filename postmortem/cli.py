@@ -333,10 +333,8 @@ def _error_language(args: list[str]) -> str:
 
 
 def _error_line(slug: str, args: list[str], **params) -> str:
-    from .report.catalog import render
-    from .text import Text
-
-    return f"error[{slug}]: {render(Text(f'error.{slug}', **params), _error_language(args))}"
+    """The one line of a failure that is not a PostmortemError (usage, interrupted, internal)."""
+    return PostmortemError(slug, **params).one_line(_error_language(args))
 
 
 def app_main() -> None:
