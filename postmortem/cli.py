@@ -1,4 +1,4 @@
-"""Command line: build, inspect, rebuild, archive, weekly.
+"""Command line: build, inspect, check, rebuild, archive, weekly.
 
 Every expected failure is a PostmortemError, caught once in ``main`` and printed as one line
 (``error[slug]: path: message``) with exit code 2. Exit 1 is reserved for a regression found
@@ -231,6 +231,65 @@ def weekly(
     out.print(L.fmt("digest_line", period=period.label, runs=digest.run_count, regressed=digest.regression_count), markup=False)
     if fail_on_regression and digest.regression_count:
         raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    config_file: Annotated[str, typer.Argument(metavar="CONFIG", help="A MindFormers yaml (or training JSON) to check before launch.")],
+    devices: Annotated[Optional[int], typer.Option(help="Devices the job will be launched on (msrun --worker_num).")] = None,
+    step_time: Annotated[Optional[float], typer.Option("--step-time", help="Expected seconds per step (checks the checkpoint interval).")] = None,
+    global_batch_size: Annotated[Optional[int], typer.Option("--global-batch-size", help="The global batch you mean (checked against the config).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    lang: Annotated[Optional[str], typer.Option(help="Language: en or zh (default: the project file's, else en).")] = None,
+) -> None:
+    """Check a training config before launch: layout against devices, divisibility, micro-batches,
+    global batch, positions, recompute, checkpoint interval and disk. Exit 1 when the job cannot run."""
+    from .config import load_settings
+    from .precheck import check_config
+
+    language = load_settings(None, dict(lang=lang)).lang
+    result = check_config(config_file, devices=devices, step_time_s=step_time, global_batch_size=global_batch_size)
+    if as_json:
+        from .report.metrics_json import config_check
+
+        sys.stdout.write(_json({"config": result.path, "devices": result.devices, "exit_code": result.exit_code(strict),
+                                "checks": [config_check(c) for c in result.checks]}) + "\n")
+    else:
+        _print_checks(result, language)
+    code = result.exit_code(strict)
+    if code:
+        raise typer.Exit(code)
+
+
+def _print_checks(result, lang: str) -> None:
+    from .analysis.types import CheckStatus
+    from .report.catalog import render
+    from .report.format import labels
+    from .report.messages import check_name
+
+    L = labels(lang)
+    mark = {CheckStatus.PASS: ("ok", "green"), CheckStatus.WARN: ("warn", "yellow"),
+            CheckStatus.FAIL: ("fail", "red"), CheckStatus.UNKNOWN: ("unknown", "dim")}
+    devices = L.fmt("check_devices", n=result.devices) if result.devices else L["check_devices_unknown"]
+    out.print(L.fmt("check_head", path=result.path, devices=devices), markup=False)
+    t = Table(show_header=False, box=None, pad_edge=False)
+    for _ in range(3):
+        t.add_column(overflow="fold")
+    for c in result.checks:
+        word, colour = mark[c.status]
+        t.add_row(f"[{colour}]{L[word]}[/{colour}]", check_name(c.name, lang), _escape(render(c.detail, lang)))
+        if c.fix is not None:
+            t.add_row("", "", f"[dim]{L['check_fix']}: {_escape(render(c.fix, lang))}[/dim]")
+    out.print(t)
+    out.print(L.fmt("check_summary", fail=result.count(CheckStatus.FAIL), warn=result.count(CheckStatus.WARN),
+                    ok=result.count(CheckStatus.PASS), unknown=result.count(CheckStatus.UNKNOWN)), markup=False)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _print_written(paths, lang: str) -> None:

@@ -176,7 +176,7 @@ def analyze(
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
                  base_analysis.triage if base_analysis else None)
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
-    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None)
+    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
     m = mfu(run, options, tp, window, kept_steps)
 
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()

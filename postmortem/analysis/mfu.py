@@ -45,6 +45,18 @@ def latest_train_checkpoint(run: Run) -> str | None:
     return with_params.sort()[-1] if with_params.len() else None
 
 
+def decoder_parameters(layers: float, hidden: float, *, heads: float | None = None, kv_heads: float | None = None,
+                       ffn: float | None = None) -> float:
+    """A decoder's parameters without embeddings, from its shape: attention (grouped-query where
+    the kv heads are given) and a gated MLP where the FFN width is given (MindFormers' llama
+    family), else the 4h two-matrix MLP: 12 L h² for a GPT. Norms and biases are left out (under
+    0.1%)."""
+    kv_dim = hidden * kv_heads / heads if heads and kv_heads else hidden
+    attention = 2 * hidden * hidden + 2 * hidden * kv_dim
+    mlp = 3 * hidden * ffn if ffn else 8 * hidden * hidden
+    return layers * (attention + mlp)
+
+
 def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
     path = latest_train_checkpoint(run)
     if path is not None:
@@ -66,7 +78,7 @@ def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
     if layers.value is None or hidden.value is None:
         reason = Text("reason.no-params")
         return ModelSize(*(missing(reason) for _ in range(5)))
-    body = 12.0 * layers.value * hidden.value**2
+    body = decoder_parameters(layers.value, hidden.value)
     emb = vocab.value * hidden.value if vocab.value is not None else None
     method = Text("method.params-estimate" if emb is not None else "method.params-estimate-no-vocab")
     arch = Text("source.architecture")

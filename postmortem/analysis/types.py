@@ -710,11 +710,17 @@ class CheckStatus(StrEnum):
 class Check(StrEnum):
     """The configuration checks (analysis/configcheck.py)."""
 
+    LAYOUT = "layout"  # data x model x context x pipeline parallel = the device count
     GLOBAL_BATCH = "global_batch"  # global batch = micro batch x data parallel x accumulation (x micro-batches)
-    PIPELINE = "pipeline"  # pipeline micro-batches >= stages
+    PIPELINE = "pipeline"  # pipeline micro-batches >= stages, stages <= layers
     NUM_HEADS = "num_heads_divisible"  # num_heads divisible by model_parallel
+    KV_HEADS = "kv_heads_divisible"  # grouped-query kv heads divisible by model_parallel
     HIDDEN_SIZE = "hidden_size_divisible"  # hidden_size divisible by model_parallel
+    POSITIONS = "positions"  # seq_length within max_position_embeddings
+    PARALLEL_FEATURES = "parallel_features"  # parallel optimizer / sequence parallel with something to split
+    RECOMPUTE = "recompute"  # recompute switches that do not cancel each other
     CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
+    CHECKPOINT_DISK = "checkpoint_disk"  # keep_checkpoint_max x the checkpoint size
 
 
 @dataclass(frozen=True)
@@ -723,6 +729,7 @@ class ConfigCheck:
     status: CheckStatus
     detail: Text
     evidence: dict[str, Any]
+    fix: Text | None = None  # what to change, for a warning or a failure
 
 
 # --------------------------------------------------------------------------- comparison

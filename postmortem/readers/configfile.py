@@ -102,7 +102,24 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
     put("num_heads", _int(_first(cfg, mc, ("num_heads", "num_attention_heads", "n_head"))))
     put("seq_length", _int(_first(cfg, mc, ("seq_length", "max_position_embeddings", "seq_len"))))
     put("vocab_size", _int(_first(cfg, mc, ("vocab_size",))))
+    put("max_position_embeddings", _int(_first(cfg, mc, ("max_position_embeddings", "max_position_embedding"))))
+    put("num_kv_heads", _int(_first(cfg, mc, ("num_key_value_heads", "n_kv_heads", "num_kv_heads", "multi_query_group_num"))))
+    tie = _first(cfg, mc, ("tie_word_embeddings",))
+    put("tie_word_embeddings", tie if isinstance(tie, bool) else None)
+    init = _first(cfg, mc, ("param_init_type", "params_dtype"))
+    put("param_init_type", str(init) if init is not None else None)
     put("ffn_hidden_size", _int(_first(cfg, mc, ("ffn_hidden_size", "intermediate_size"))))
+    multiple_of = _int(_first(cfg, mc, ("multiple_of",)))
+    hidden = out["hidden_size"].value if "hidden_size" in out else None
+    if "ffn_hidden_size" not in out and multiple_of and hidden:
+        # LlamaConfig without intermediate_size (models/llama/llama_layer.py FeedForward): 4h, times
+        # ffn_dim_multiplier where given, 2/3 of it, rounded up to multiple_of
+        ffn = 4 * hidden
+        mult = _num(_first(cfg, mc, ("ffn_dim_multiplier",)))
+        if mult is not None:
+            ffn = int((mult + 0.01) * ffn)
+        ffn = int(2 * ffn / 3)
+        out["ffn_hidden_size"] = Setting(multiple_of * -(-ffn // multiple_of), f"derived:{source}")
     dtype = _first(cfg, mc, ("compute_dtype",))
     put("precision", str(dtype) if dtype is not None else None)
 
@@ -123,9 +140,24 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
     put("model_parallel", _int(_first(cfg, pc, ("model_parallel",))))
     put("pipeline_stage", pp)
     put("micro_batch_num", mbn)
+    put("context_parallel", _int(_first(cfg, pc, ("context_parallel",))))
     for key in ("vocab_emb_dp", "use_seq_parallel"):
         v = _first(cfg, pc, (key,))
         put(key, v if isinstance(v, bool) else None)
+    par = _get(cfg, "parallel")
+    if isinstance(par, dict):
+        mode = par.get("parallel_mode")
+        put("parallel_mode", mode if isinstance(mode, (int, str)) and not isinstance(mode, bool) else None)
+        po = par.get("enable_parallel_optimizer")
+        put("enable_parallel_optimizer", po if isinstance(po, bool) else None)
+        put("device_num", _int(par.get("device_num")))
+    use_parallel = cfg.get("use_parallel")
+    put("use_parallel", use_parallel if isinstance(use_parallel, bool) else None)
+    rec = _get(cfg, "recompute_config")
+    if isinstance(rec, dict):
+        for key in ("recompute", "select_recompute", "parallel_optimizer_comm_recompute"):
+            v = rec.get(key)
+            put(key, v if isinstance(v, bool) else None)  # lists of layers select too: not a switch
 
     opt = _first(cfg, (), ("optimizer",))
     put("optimizer", _get(opt, "type") if isinstance(opt, dict) else None)
@@ -142,8 +174,12 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
             # "CheckpointMointor" is MindFormers' own historical spelling
             if isinstance(cb, dict) and cb.get("type") in ("CheckpointMonitor", "CheckpointMointor"):
                 put("save_checkpoint_steps", _int(cb.get("save_checkpoint_steps")))
+                put("keep_checkpoint_max", _int(cb.get("keep_checkpoint_max")))
     elif isinstance(callbacks, dict):  # a flat mapping, as hand-written configs often have
         put("save_checkpoint_steps", _int(callbacks.get("save_checkpoint_steps")))
+        put("keep_checkpoint_max", _int(callbacks.get("keep_checkpoint_max")))
+    out_dir = cfg.get("output_dir")
+    put("output_dir", out_dir if isinstance(out_dir, str) and out_dir else None)
     ctx = _get(cfg, "context")
     if isinstance(ctx, dict):
         put("device", ctx.get("device_target"))
@@ -153,12 +189,23 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
         put("mode", mode)
     put("network", _get(cfg, "trainer", "model_name") or _get(cfg, "model", "arch", "type"))
 
-    if batch and dp:
-        gbs = batch * dp * (accum or 1)
-        if pp and pp > 1 and mbn:
-            gbs *= mbn
+    interleave = _int(cfg.get("micro_batch_interleave_num"))
+    put("micro_batch_interleave_num", interleave)
+    gbs = global_batch(batch, dp, pp, mbn, accum, interleave)
+    if gbs is not None:
         out["global_batch_size"] = Setting(gbs, f"derived:{source}")  # a code: the report words it
     return out
+
+
+def global_batch(batch: int | float | None, dp: int | float | None, pp: int | float | None, micro: int | float | None,
+                 accumulation: int | float | None, interleave: int | float | None = None) -> float | None:
+    """Samples per step as MindFormers counts them (``trainer/base_trainer.py``, full batch):
+    batch × dp × interleave × (micro_batch_num with pipeline stages, else the accumulation
+    steps: MindFormers resets the accumulation to 1 under a pipeline)."""
+    if not batch or not dp:
+        return None
+    per = batch * dp * (interleave or 1)
+    return per * (micro or 1) if pp and pp > 1 else per * (accumulation or 1)
 
 
 def read(artifact: Artifact) -> ReadResult:

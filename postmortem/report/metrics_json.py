@@ -27,6 +27,7 @@ from ..analysis.types import (
     BESIDE,
     PARTITION,
     Analysis,
+    ConfigCheck,
     Diagnosis,
     Figure,
     Identity,
@@ -44,6 +45,13 @@ from .messages import alignment, finding_text
 SCHEMA_VERSION = "1.2"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
+
+
+def config_check(c: ConfigCheck) -> dict[str, Any]:
+    """One configuration check as data: metrics.json's config_checks and ``postmortem check --json``."""
+    return {"name": english(Text(f"check.{c.name}")), "check": str(c.name), "status": str(c.status),
+            "message": english(c.detail), "params": jsonable(c.detail.params),
+            "fix": english(c.fix) if c.fix is not None else None, "evidence": jsonable(c.evidence)}
 
 def _num(x: Any) -> float | int | None:
     if x is None:
@@ -287,8 +295,7 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "ranks": _ranks(a.ranks),
         "plausibility": [{"check": p.check, "figures": list(p.figures), "value": _num(p.value), "against": p.against,
                           "against_value": _num(p.against_value), "rule": _en(p.rule)} for p in a.plausibility],
-        "config_checks": [{"name": english(Text(f"check.{c.name}")), "check": str(c.name), "status": str(c.status),
-                           "message": english(c.detail), "params": jsonable(c.detail.params)} for c in a.config_checks],
+        "config_checks": [config_check(c) for c in a.config_checks],
         "findings": [{"kind": str(f.kind), "severity": str(f.severity), "variant": f.variant or None,
                       "message": english(finding_text(f)), "evidence": jsonable(f.params)} for f in a.findings],
         "data_quality": [d.to_dict() for d in a.diagnostics],

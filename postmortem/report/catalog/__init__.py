@@ -2,7 +2,7 @@
 
 Each key has an English and a Chinese template side by side (``key: (en, zh)``), in the module of
 its area: ``diagnostics.py`` (the slugs of readers and loading), ``analysis.py`` (methods, reasons,
-rules, config checks), ``findings.py``, ``triage.py`` (the profiler's verdicts, reasons and the
+rules), ``checks.py`` (the configuration checks), ``findings.py``, ``triage.py`` (the profiler's verdicts, reasons and the
 article's first moves), ``diagnosis.py`` (the verdict-first block). The Chinese follows the
 vocabulary of the practitioner's article (稳态吞吐, 显存, 通信占比, 梯度范数; loss, token, step,
 checkpoint as it writes them).
@@ -27,12 +27,12 @@ from typing import Any
 
 from ...text import Text
 from .. import format as fmt
-from . import analysis, diagnosis, diagnostics, errors, findings, triage
+from . import analysis, checks, diagnosis, diagnostics, errors, findings, triage
 
 LANGS = ("en", "zh")
 
 TEMPLATES: dict[str, tuple[str, str]] = {}
-for _part in (diagnostics, analysis, findings, triage, diagnosis, errors):
+for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors):
     for _key, _pair in _part.TEMPLATES.items():
         if _key in TEMPLATES:
             raise ValueError(f"template {_key!r} is defined twice")

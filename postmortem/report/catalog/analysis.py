@@ -282,29 +282,6 @@ TEMPLATES.update({
     "reason.implausible-in-current": ("implausible in the current run", "本次任务中不可信"),
 })
 
-TEMPLATES.update({
-    # configuration checks (analysis/configcheck.py)
-    "check.global_batch": ("global batch = micro batch × data parallel × accumulation", "全局 batch = micro batch × 数据并行 × 梯度累积"),
-    "check.pipeline": ("pipeline micro-batches ≥ stages", "流水线 micro batch 数 ≥ stage 数"),
-    "check.num_heads_divisible": ("num_heads divisible by model_parallel", "注意力头数能被模型并行度整除"),
-    "check.hidden_size_divisible": ("hidden_size divisible by model_parallel", "隐藏维度能被模型并行度整除"),
-    "check.checkpoint_interval": ("checkpoint interval against the step time", "checkpoint 间隔与 step 耗时"),
-    "check.needs": ("needs {keys}", "需要 {keys}"),
-    "check.batch-equal": ("{batch:g} = {product:g}", "{batch:g} = {product:g}"),
-    "check.batch-differs": ("the global batch {batch:g} ≠ the product {product:g}", "全局 batch {batch:g} ≠ 乘积 {product:g}"),
-    "check.no-pipeline": ("no pipeline parallelism", "未使用流水线并行"),
-    "check.micro-below-stages": ("{micro:g} micro-batches < {stages:g} stages: large bubbles",
-                                 "{micro:g} 个 micro batch < {stages:g} 个 stage：流水线气泡很大"),
-    "check.micro-bubble": ("{micro:g} micro-batches for {stages:g} stages: a bubble of {bubble:pct0}",
-                           "{stages:g} 个 stage 配 {micro:g} 个 micro batch：流水线气泡占 {bubble:pct0}"),
-    "check.micro-ok": ("{micro:g} micro-batches for {stages:g} stages", "{stages:g} 个 stage 配 {micro:g} 个 micro batch"),
-    "check.divisible": ("{value:g} % {by:g} = 0", "{value:g} % {by:g} = 0"),
-    "check.not-divisible": ("{value:g} is not divisible by {by:g}", "{value:g} 不能被 {by:g} 整除"),
-    "check.save-costly": ("a save ({save:dur}) costs {share:pct0} of each {interval:dur} interval",
-                          "每次保存（{save:dur}）占每个 {interval:dur} 间隔的 {share:pct0}"),
-    "check.save-often": ("saving every {interval:dur} (< {limit:dur})", "每 {interval:dur} 保存一次（< {limit:dur}）"),
-    "check.save-every": ("saving every {interval:dur}", "每 {interval:dur} 保存一次"),
-})
 TEMPLATES["reason.not-computed"] = ("not computed", "未计算")
 
 TEMPLATES.update({
