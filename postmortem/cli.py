@@ -278,9 +278,10 @@ def _print_checks(result, lang: str) -> None:
         t.add_column(overflow="fold")
     for c in result.checks:
         word, colour = mark[c.status]
-        t.add_row(f"[{colour}]{L[word]}[/{colour}]", check_name(c.name, lang), _escape(render(c.detail, lang)))
+        t.add_row(f"[{colour}]{L[word]}[/{colour}]", str(c.name),
+                  f"{_escape(check_name(c.name, lang))}{L['colon']}{_escape(render(c.detail, lang))}")
         if c.fix is not None:
-            t.add_row("", "", f"[dim]{L['check_fix']}: {_escape(render(c.fix, lang))}[/dim]")
+            t.add_row("", "", f"[dim]{L['check_fix']}{L['colon']}{_escape(render(c.fix, lang))}[/dim]")
     out.print(t)
     out.print(L.fmt("check_summary", fail=result.count(CheckStatus.FAIL), warn=result.count(CheckStatus.WARN),
                     ok=result.count(CheckStatus.PASS), unknown=result.count(CheckStatus.UNKNOWN)), markup=False)

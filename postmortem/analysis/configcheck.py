@@ -105,7 +105,8 @@ def check_layout(v: Values, ctx: CheckContext) -> ConfigCheck | None:
         # data parallel (0) takes dp from the devices; auto parallel (2) searches the layout
         return ConfigCheck(name, CheckStatus.PASS, Text("check.layout-searched", mode=v.get("parallel_mode")), ev)
     if abs(product - devices) > 1e-9:
-        return _fail(name, Text("check.layout-differs", factors=[dp or 1, mp or 1, cp, pp or 1], product=product,
+        factors = [int(x) if float(x).is_integer() else x for x in (dp or 1, mp or 1, cp, pp or 1)]
+        return _fail(name, Text("check.layout-differs", factors=factors, product=product,
                                 devices=devices), ev, "layout")
     return ConfigCheck(name, CheckStatus.PASS, Text("check.layout-equal", product=product, devices=devices), ev)
 

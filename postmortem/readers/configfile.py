@@ -101,7 +101,7 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
     put("hidden_size", _int(_first(cfg, mc, ("hidden_size", "n_embd", "dim"))))
     put("num_heads", _int(_first(cfg, mc, ("num_heads", "num_attention_heads", "n_head"))))
     put("seq_length", _int(_first(cfg, mc, ("seq_length", "max_position_embeddings", "seq_len"))))
-    put("vocab_size", _int(_first(cfg, mc, ("vocab_size",))))
+    put("vocab_size", _int(_first(cfg, mc, ("vocab_size", "padded_vocab_size"))))
     put("max_position_embeddings", _int(_first(cfg, mc, ("max_position_embeddings", "max_position_embedding"))))
     put("num_kv_heads", _int(_first(cfg, mc, ("num_key_value_heads", "n_kv_heads", "num_kv_heads", "multi_query_group_num"))))
     tie = _first(cfg, mc, ("tie_word_embeddings",))

@@ -657,7 +657,7 @@ def _config_checks(a: t.Analysis, L: Labels) -> Section:
     if not a.config_checks:
         return Section("config", L["config_checks"], (Paragraph(L["section_empty"], "muted"),))
     rows = [
-        [Cell(check_name(c.name, L.lang)), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(L.text(c.detail) + (f" — {L['check_fix']}: {L.text(c.fix)}" if c.fix is not None else "")),
+        [Cell(check_name(c.name, L.lang)), Cell(L[_CHECK_LABEL.get(str(c.status), "unknown")], tone=_CHECK_TONE.get(str(c.status), "")), Cell(L.text(c.detail) + (f" — {L['check_fix']}{L['colon']}{L.text(c.fix)}" if c.fix is not None else "")),
          Cell(", ".join(f"{k}={_evidence(v)}" for k, v in sorted(c.evidence.items()) if v is not None), tone="muted")]
         for c in a.config_checks
     ]
