@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from . import logfields
 from . import logshapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
@@ -57,6 +58,9 @@ class Records:
         self.recognised: dict[str, int] = {}  # shape -> lines it took, whatever they gave
         self.bad_encoding: int | None = None
         self.long_line: int | None = None
+        # lines read by their fields (logfields): textlog settles their steps from all of them
+        self.fields: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
+        self.loss_unread: list = [0, None, ""]  # lines with a loss key no record took: [count, first pos, its text]
 
 
 def is_candidate(text: str) -> bool:
@@ -73,8 +77,37 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     if error is not None:
         rec.errors.append((pos, wall, zone, text, *error))
     for index, shape in enumerate(g.SHAPES):
-        if all(a in text for a in shape.anchors) and _read_shape(index, shape, text, pos, wall, zone, rec, keys):
-            return
+        if all(a in text for a in shape.anchors):
+            if shape.pairs == "fields":
+                _read_fields(shape.name, text, pos, wall, zone, rec)
+                return
+            if _read_shape(index, shape, text, pos, wall, zone, rec, keys):
+                return
+
+
+def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> None:
+    """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own."""
+    taken = False
+    loss_like = False
+    for part in text.split("\r") if "\r" in text else (text,):
+        r = logfields.read(logfields.normalise(part))
+        if r is None:
+            continue
+        loss_like |= r.loss_like
+        if r.has_loss:
+            rec.fields.append((pos, wall, zone, r))
+            taken = True
+    if taken:
+        rec.recognised[name] = rec.recognised.get(name, 0) + 1
+    elif loss_like:
+        _loss_unread(rec, pos, text)
+
+
+def _loss_unread(rec: Records, pos: int, text: str) -> None:
+    u = rec.loss_unread
+    u[0] += 1
+    if u[1] is None or pos < u[1]:
+        u[1], u[2] = pos, text.strip(_ASCII_SPACES)
 
 
 _ABSENT, _UNREADABLE = object(), object()
