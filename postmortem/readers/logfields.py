@@ -19,6 +19,7 @@ logshapes anchor on the loss words), and a file of the hot shapes never gets her
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -41,7 +42,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                     r"每(?:个)?epoch耗时")),
     ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}cost)?",
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
-                   rf"per{_S}step{_S}time", r"每(?:个)?step耗时", r"单步耗时")),
+                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
     ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
@@ -65,7 +66,7 @@ TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "s
 TIME_FAMILIES = ("epoch_time", "step_time", "time")
 
 # The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
-EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference)(?![A-Za-z])|验证|测试|评估",
+EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
                         re.IGNORECASE)
 
 # Chinese and full-width spellings of the separators and brackets.
@@ -96,10 +97,10 @@ VALUE_RE = re.compile(
     r"\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"
     r"(?:"
     r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
-    r"|(?P<qa>\d+)\s*/\s*(?P<qb>\d+)(?![\d.])"  # a/b
+    r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
     r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
     r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
-    r"|(?P<v>" + NUM + r")"  # a number, maybe glued to a unit or the next word
+    r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
     r")"
     r"(?:\s*(?P<vunit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)(?![A-Za-z]))?",
     re.IGNORECASE,
@@ -122,6 +123,14 @@ BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)\s*\]|(?<![\w/.
 # a loss key with a separator and something like a value after it: a line that means to print a loss
 _SEP_AFTER = re.compile(r"\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
+# a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
+HEADER_RE = re.compile(r"^\s*Epoch\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+# "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
+DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+# a counter glued before its key: "1epoch 2iter"
+GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
+# tqdm's rate when slower than one step a second: "0.30s/it"
+SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*s/it(?![A-Za-z])")
 # Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
 ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
 ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
@@ -141,6 +150,7 @@ class FieldRecord:
     values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
     unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
     per_epoch: int | None = None  # a printed steps-per-epoch
+    header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
 
@@ -161,7 +171,23 @@ def _number(text: str) -> float | None:
 
 
 def _count(text: str | None) -> int | None:
+    """A counter: digits, or a whole number printed as a float ("200.0")."""
+    if text is not None and text.endswith(".0"):
+        text = text[:-2]
     return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
+
+
+def _total(text: str | None) -> int | None:
+    """A count printed as a fraction of batches ("692.2578125"): the batches it takes."""
+    n = _count(text)
+    if n is None and text is not None and re.fullmatch(r"\d{1,9}\.\d+", text):
+        n = math.ceil(float(text))
+    return n
+
+
+def header(text: str) -> FieldRecord | None:
+    m = HEADER_RE.match(text)
+    return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
 
 
 def read(text: str) -> FieldRecord | None:
@@ -193,7 +219,7 @@ def read(text: str) -> FieldRecord | None:
             a, b = vm.group("pa") or vm.group("qa"), vm.group("pb") or vm.group("qb")
             if a is None:
                 a = vm.group("v") or vm.group("lv")
-            n, total = _count(a), _count(b)
+            n, total = _count(a), _total(b)
             if n is None:
                 continue
             if fam == "epoch":
@@ -216,6 +242,8 @@ def read(text: str) -> FieldRecord | None:
         if fam == "overflow":
             continue  # True/False: read by the shapes that print it
         unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
+        if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
+            unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
         if fam in TIME_FAMILIES:
             if fam in WEAK and unit is None and vm.group("v") is None:
                 continue
@@ -271,11 +299,22 @@ def read(text: str) -> FieldRecord | None:
         rec.epoch = _count(zm.group(1))
     if rec.step is None and (zm := ZH_STEP_RE.search(text)):
         rec.step = _count(zm.group(1))
+    if rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
+        rec.epoch, rec.epochs_total = _count(dm.group(1)), _count(dm.group(2))
+        rec.step, rec.steps_total = _count(dm.group(3)), _count(dm.group(4))
     if rec.step is None:
         for bm in BARE_PROGRESS_RE.finditer(text):
             if not any(a <= bm.start() < b for a, b in taken):
                 rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
                 break
+    for gm in GLUED_COUNTER_RE.finditer(text):
+        n = _count(gm.group(1))
+        if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
+            rec.epoch = n
+        elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
+            rec.step = n
+    if not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
+        rec.values.append(("step_time", "s/it", float(sm.group(1))))
     if not rec.has_loss and not rec.loss_like:
         return None
     return rec

@@ -79,19 +79,33 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     for index, shape in enumerate(g.SHAPES):
         if all(a in text for a in shape.anchors):
             if shape.pairs == "fields":
-                _read_fields(shape.name, text, pos, wall, zone, rec)
-                return
+                if _read_fields(shape.name, text, pos, wall, zone, rec):
+                    return
+                continue
             if _read_shape(index, shape, text, pos, wall, zone, rec, keys):
                 return
 
 
-def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> None:
-    """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own."""
+def _fields_take(text: str, evaluation: bool = False) -> bool:
+    """A line a shape could not read, or read without the loss it prints: is it a record by its
+    fields (``evaluation``: an evaluation's)?"""
+    if not any(w in text for w in g.FIELD_WORDS):
+        return False
+    return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval)
+               for r in (logfields.read(logfields.normalise(p)) for p in text.split("\r")))
+
+
+def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> bool:
+    """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own. False: it
+    is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
     for part in text.split("\r") if "\r" in text else (text,):
         r = logfields.read(logfields.normalise(part))
         if r is None:
+            if (h := logfields.header(part)) is not None:
+                rec.fields.append((pos, wall, zone, h))
+                taken = True
             continue
         loss_like |= r.loss_like
         if r.has_loss:
@@ -101,6 +115,8 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
         rec.recognised[name] = rec.recognised.get(name, 0) + 1
     elif loss_like:
         _loss_unread(rec, pos, text)
+        return True
+    return taken
 
 
 def _loss_unread(rec: Records, pos: int, text: str) -> None:
@@ -141,6 +157,14 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
             unreadable.append(f.name)
         else:
             values[f.name] = value
+    # A line this shape cannot read, or reads without the loss it prints ("loss is loss:0.09", a copy
+    # with another counter form), is left to the lines read by their fields when they make it a record.
+    lossy = shape.loss_field and "loss" not in values
+    if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
+        return False
+    # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")
+    if shape.loss_field and "loss" in values and _fields_take(text, evaluation=True):
+        return False
     rec.recognised[shape.name] = rec.recognised.get(shape.name, 0) + 1
     if any(name in shape.required for name in unreadable):
         _count(rec.unreadable_lines, shape.name, pos)

@@ -48,8 +48,11 @@ _WORD_END = r"(?![\w])"  # after a unit that may end a sentence ("42.61 min.")
 _NUM_RE = re.compile(NUM + r"\Z", re.ASCII)
 MAX_COUNT_DIGITS = 9  # epoch and step counters: more digits are no counter (and would overflow a step)
 
-# The anchors of the lines read by their fields, each with a real line.
+# The anchors of the lines read by their fields, each with a real line ("Epoch ": the header line
+# that gives the epoch of the loss lines after it).
 FIELD_EXAMPLES = (
+    ("Epoch ", "Epoch 1", "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/"
+     "source_en/beginner/train.md#L202-L247 (corpus a-ms-tut-train-1: the header above `loss: 2.302806  [  0/938]`)"),
     ("loss", "  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906",
      "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/cv/DepthNet/"
      "README.md#L197-L205 (corpus a-models-depthnet-1)"),
@@ -157,6 +160,7 @@ class Shape:
         assert self.step in STEP_RULES, self.step
         names = [f.name for f in self.fields]
         assert set(self.required) <= set(names), self.name
+        object.__setattr__(self, "loss_field", any(f.name == "loss" for f in self.fields))
 
 
 # --------------------------------------------------------------------------- small pattern pieces
@@ -184,8 +188,9 @@ def _text(values: dict, text: str) -> str:
 
 
 def _tensor_value(dtype: str) -> str:
-    """A MindSpore Tensor's printed value: ``Tensor(shape=[1], dtype=Float32, value= [ 1.85e-01])``."""
-    return rf"Tensor\(shape=\[[^\]]*\],\s*dtype={dtype},\s*value=\s*"
+    """A MindSpore Tensor's printed value: ``Tensor(shape=[1], dtype=Float32, value= [ 1.85e-01])``;
+    0.x printed no ``value=`` (``Tensor(shape=[1], dtype=Float32, [ 1.0856101e+01])``)."""
+    return rf"Tensor\(shape=\[[^\]]*\],\s*dtype={dtype},\s*(?:value=\s*)?"
 
 
 # --------------------------------------------------------------------------- the shapes
@@ -334,7 +339,7 @@ SHAPES: tuple[Shape, ...] = (
         "conformance/mf-stacking-gpu-log",
         anchors=("outputs are",),
         fields=(
-            Field("epoch", r"epoch:\s*(\d+)", kind="count"),
+            Field("epoch", r"epoch:\s*(\d+)(?:\.0)?(?![\d.])", kind="count"),  # 0.x printed "epoch: 0.0"
             Field("step", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
             Field("loss", r"outputs are\s*\(?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
                   key="outputs are", tag="loss", raw="loss"),
@@ -524,7 +529,8 @@ SHAPES: tuple[Shape, ...] = (
         anchors=("loss is", "epoch:"),
         fields=(
             Field("epoch", _key(r"epoch:\s*(\d+)"), kind="count"),
-            Field("step_in", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
+            # copies print "step: 1 , loss is" (model zoo CNN-CTC)
+            Field("step_in", _key(r"step:\s*(\d+)\s*,"), key=_key("step:"), kind="count"),
             Field("loss", rf"loss is\s*(?:Tensor\(.*?value=\s*)?\[?\s*({NUM}){END}", key="loss is", tag="loss", raw="loss"),
         ),
         required=("epoch", "step_in", "loss"),
@@ -639,6 +645,24 @@ SHAPES: tuple[Shape, ...] = (
             pairs="fields",
         )
         for word, example, example_from in FIELD_EXAMPLES
+    ),
+    # after the lines read by their fields: a copy that prints the epoch's mean loss beside is read there
+    Shape(
+        "timemonitor-copy",
+        "log:timemonitor",
+        "copies of TimeMonitor in the model zoo and MindSpore courses (and 1.x-era scripts): `Epoch time: X, per step "
+        "time: Y` with ms, s or no unit (no unit: ms, as TimeMonitor prints)",
+        "Epoch time: 247122.700, per step time: 633.648",
+        "https://github.com/mindspore-ai/course/blob/cbfaa090acad5728f3a2db41d8fda2300e8c72f9/lstm/README.md#L720-L742 "
+        "(corpus a-course-lstm-zh-1)",
+        anchors=("Epoch time:",),
+        fields=(
+            Field("epoch_time", _num_after("Epoch time:", unit="(?:ms)?"), tag="epoch_time", raw="epoch time", scale=1e-3),
+            Field("epoch_time_s", _num_after("Epoch time:", unit="s"), tag="epoch_time", raw="epoch time"),
+            Field("step_time", _num_after("per step time:", unit="(?:ms)?"), tag="step_time", raw="per step time", scale=1e-3),
+            Field("step_time_s", _num_after("per step time:", unit="s"), tag="step_time", raw="per step time"),
+        ),
+        step="before_or_epoch",
     ),
     Shape(
         "config-entry",

@@ -240,9 +240,19 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
     whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
     in-epoch or global steps, ordinals, units of times printed without one."""
-    found = rec.fields
+    found = _under_headers(rec.fields)
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
+    summary: list = []
+    # In a file whose records print a counter, a loss line with none is a summary printed between
+    # them (the tutorials' "Test: Accuracy: 84.7%, Avg loss: 0.527155"): an evaluation's, kept apart.
+    if any(f[3].epoch is not None or f[3].step is not None for f in train):
+        loose = [f for f in train if f[3].epoch is None and f[3].step is None]
+        if loose:
+            # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss): a summary
+            summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)]
+            evals = sorted(evals + [f for f in loose if f not in summary], key=lambda f: f[0])
+            train = [f for f in train if f[3].epoch is not None or f[3].step is not None]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
@@ -261,6 +271,15 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             if step == MISSING:
                 continue
             out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
+    # Epoch summaries: their times at the step of the training record before them (the mean loss dropped).
+    if summary:
+        at = sorted((o[0], o[3]) for o in out)
+        trained = np.array([p for p, _ in at], dtype=np.int64)
+        for pos, wall, zone, r in summary:
+            i = int(np.searchsorted(trained, pos, side="right")) - 1
+            vals = [v for v in r.values if v[0] != "loss"]
+            if i >= 0 and vals:
+                out.append((pos, wall, zone, at[i][1], float("nan") if r.rank is None else float(r.rank), vals))
     # Evaluations: at the step of the training record before them.
     if evals:
         at = sorted((o[0], o[3]) for o in out)
@@ -290,6 +309,22 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _under_headers(found: list) -> list:
+    """Records with a step but no epoch take the epoch of the header line ("Epoch 3") above them."""
+    if not any(f[3].header for f in found):
+        return found
+    out, epoch = [], None
+    for f in found:
+        r = f[3]
+        if r.header:
+            epoch = r.epoch
+            continue
+        if r.epoch is None and r.step is not None and epoch is not None:
+            r.epoch = epoch
+        out.append(f)
+    return out
 
 
 def _counters(r) -> tuple:
@@ -477,7 +512,7 @@ class _Steps:
         r = _RULE
         rule = _compiled().rules[lines["shape"]]
         epoch, step_in, total = lines["epoch"], lines["step_in"], lines["steps_total"]
-        epoch = _one_based(epoch, lines["shape"], rule == r["epoch_step"], rel, diags)
+        epoch = _one_based(epoch, lines["shape"], (rule == r["epoch_step"]) | (rule == r["in_epoch"]), rel, diags)
         # Steps per epoch as lines print them ("step:[n/N]", "Step n/N", "step: [n/N]").
         printed = (rule == r["epoch_step"]) & (epoch != MISSING) & (total != MISSING)
         per_epoch = int(total[printed].max()) if printed.any() else None
@@ -572,6 +607,11 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
     order = pl.DataFrame({"epoch": epoch, "step_in": step_in}).group_by("epoch", maintain_order=True).agg(pl.col("step_in").max())
     complete = order.head(order.height - 1)
     if complete.is_empty():
+        only = int(order["epoch"][0])
+        if only > 1:  # a later epoch alone (an excerpt, a resumed launch): its largest step is the best length known
+            spe = int(order["step_in"][0])
+            diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-largest", n=spe))
+            return spe
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
     spe = int(complete["step_in"].max())

@@ -3,7 +3,8 @@ log excerpts people posted, each with hand-written expectations, read by the rea
 
 One test reads them all, prints a table of what was read against what was expected and the share
 read right, and requires >= 97% of the whole corpus (at least 150 excerpts: an absent corpus
-fails). Another requires no record at all from the lines that must give none (*/norecord.tsv).
+fails). Another requires no training record (eval_* values are allowed) from the lines that must give
+none (*/norecord.tsv).
 A third reads every excerpt with and without the C scanner and requires identical results.
 """
 
@@ -126,6 +127,8 @@ def test_no_record_from_the_no_record_set():
         path = row["_dir"] / row["file"]
         assert path.is_file(), path
         df = _read(path).tables["scalars"]
+        # an evaluation's lines may be read as such (eval_*), never as training
+        df = df.filter(~pl.col("tag").cast(pl.Utf8).str.starts_with("eval_"))
         if df.height:
             false_reads.append((row["id"], df.height, df["tag"].cast(pl.Utf8).unique().to_list()))
     print(f"\nno-record set: {len(rows)} files, {len(false_reads)} gave a record: {false_reads}")
