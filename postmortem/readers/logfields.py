@@ -30,7 +30,9 @@ _S = r"[ _\-.]?"  # between the words of a key: "per_step_time", "per step time"
 # longer "loss scale" wins over "loss"), and within a family the first spelling that fits wins.
 LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
-    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:id(?:ation)?)?|test(?:ing)?|dev){_S}(?:avg{_S}|average{_S}|mean{_S})?loss",)),
+    # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
+    ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
+    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:id(?:ation)?)?|test(?:ing)?|dev){_S}(?:[a-z0-9]+{_S})?loss",)),
     # the loss itself; modifiers the writer puts before it (total, average, train, ...)
     ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
               rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
@@ -44,7 +46,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
                    rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
                     r"throughput(?:[ _]per[ _](?:npu|device))?")),
     ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
@@ -239,8 +241,8 @@ def read(text: str) -> FieldRecord | None:
         value = _number(raw)
         if value is None:
             continue
-        if fam == "overflow":
-            continue  # True/False: read by the shapes that print it
+        if fam in ("overflow", "loss_summary"):
+            continue  # True/False: read by the shapes that print it; a run's best / last loss
         unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"

@@ -226,6 +226,8 @@ SHAPES: tuple[Shape, ...] = (
             # per_step_time r0.7+; time r0.3-r0.6
             Field("step_time", rf"{_key('(?:per_step_)?time:')}\s*({NUM})\s*ms{END}", key=_key("(?:per_step_)?time:"),
                   tag="step_time", raw="per_step_time", scale=1e-3),
+            # copies of the r0.3 monitor in the tutorials print the step's time in s ("time:8.120287s")
+            Field("step_time_s", rf"{_key('time:')}\s*({NUM})\s*s{END}", tag="step_time", raw="time"),
             Field("lr", _num_after(_key("lr:"), bracket=True), key=_key("lr:"), tag="lr", raw="lr", nones=("None",)),
             Field("overflow", r"overflow cond:\s*(True|False)(?![\w])", key="overflow cond:", tag="overflow",
                   raw="overflow cond", kind="bool"),
@@ -530,7 +532,7 @@ SHAPES: tuple[Shape, ...] = (
         fields=(
             Field("epoch", _key(r"epoch:\s*(\d+)"), kind="count"),
             # copies print "step: 1 , loss is" (model zoo CNN-CTC)
-            Field("step_in", _key(r"step:\s*(\d+)\s*,"), key=_key("step:"), kind="count"),
+            Field("step_in", _key(r"step:?\s*(\d+)\s*,"), key=_key("step:"), kind="count"),  # "step 774," too
             Field("loss", rf"loss is\s*(?:Tensor\(.*?value=\s*)?\[?\s*({NUM}){END}", key="loss is", tag="loss", raw="loss"),
         ),
         required=("epoch", "step_in", "loss"),

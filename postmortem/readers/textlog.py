@@ -367,7 +367,9 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
     has_epoch = any(e is not None for e in epochs)
     has_step = any(s is not None for s in steps)
     if not has_epoch and not has_step:
-        if n < 2:
+        # a run of loss lines: two or more printing the loss under the same key
+        keys = [next((raw for t, raw, _ in r.values if t == "loss"), None) for r in records]
+        if n < 2 or max(keys.count(k) for k in set(keys)) < 2:
             return None
         diags.append(dg.info("log-inferred", path=rel, variant="ordinal", n=n))
         return list(range(1, n + 1))
@@ -485,6 +487,7 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
         diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
+    lines = _ranks_by_order(lines, steps, rel, diags)
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
@@ -584,6 +587,34 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
         epoch[of] += 1
         diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=g.SHAPES[s].name))
     return epoch
+
+
+def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list) -> dict[str, np.ndarray]:
+    """Ranks printed into one stream with no rank on the lines (a grep of 8 ranks' logs, ranks
+    writing one file): where nearly every step of the main shape is printed N times in a row, the
+    lines are ranks 0..N-1 in order of appearance, said so. Lines that print their rank, and the
+    lines read by their fields (settled in _field_lines), are left as they are."""
+    own = steps.own
+    shape = lines["shape"]
+    if not len(own) or not np.isnan(lines["rank"]).all():
+        return lines
+    stepped = np.flatnonzero((own != MISSING) & (shape != _FIELDS_SHAPE))
+    if len(stepped) < 4:
+        return lines
+    main = np.bincount(shape[stepped]).argmax()
+    idx = stepped[shape[stepped] == main]
+    seq = own[idx]
+    starts = np.flatnonzero(np.concatenate([[True], seq[1:] != seq[:-1]]))
+    runs = np.diff(np.concatenate([starts, [len(seq)]]))
+    n = int(runs.max())
+    # nearly every step repeated (an excerpt may cut a step's lines short): not one resumed line or two
+    if n < 2 or (runs >= 2).sum() < 0.8 * len(runs) or len(runs) < 2:
+        return lines
+    within = np.arange(len(seq)) - np.repeat(starts, runs)
+    rank = lines["rank"].copy()
+    rank[idx] = within.astype(np.float64)
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+    return {**lines, "rank": rank}
 
 
 def _global(epoch: np.ndarray, step_in: np.ndarray, per_epoch) -> np.ndarray:
