@@ -60,16 +60,28 @@ class Records:
         self.long_line: int | None = None
         # lines read by their fields (logfields): textlog settles their steps from all of them
         self.fields: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
-        self.loss_unread: list = [0, None, ""]  # lines with a loss key no record took: [count, first pos, its text]
+        self.loss_unread: list = [0, None, ""]
+        # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
+        self.grep = False
+        self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
 
 
 def is_candidate(text: str) -> bool:
     return _candidate().search(text) is not None or g.EXCEPTION_RE.match(text) is not None
 
 
+# "train_parallel3/log:epoch: 1 step: ..." (grep over the ranks' folders): the path's number is the rank
+GREP_PREFIX = re.compile(r"^\s*(?:\./)?[\w.\-]*?(?:parallel|rank|device|worker|node|card)[_-]?(\d{1,6})(?:[/\\][\w.\-]+)*:(?=\S)")
+
+
 def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     """Read one line (decoded, without its line end) into ``rec``. ``keys``: pair keys -> codes,
     extended here (shared with the C scanner)."""
+    if rec.grep:
+        m = GREP_PREFIX.match(text)
+        rec.line_rank = float(m.group(1)) if m else float("nan")
+        if m:
+            text = text[m.end():]
     if not is_candidate(text):
         return
     wall, zone = g.stamp(text)
@@ -102,6 +114,8 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     loss_like = False
     for part in text.split("\r") if "\r" in text else (text,):
         r = logfields.read(logfields.normalise(part))
+        if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
+            r.rank = int(rec.line_rank)
         if r is None:
             if (h := logfields.header(part)) is not None:
                 rec.fields.append((pos, wall, zone, h))
@@ -191,7 +205,7 @@ def _add_line(index: int, shape: g.Shape, text: str, pos: int, wall: float | Non
     """The line's row (its step columns) and its values, when it has either."""
     counters = {name: values[name] for name in g.COUNTERS if name in values}
     pairs: list[tuple[str, float]] = []
-    rank = float("nan")
+    rank = rec.line_rank
     if shape.pairs == "json":
         pairs, json_wall, json_zone = g.json_pairs(text)
         if pairs is None:

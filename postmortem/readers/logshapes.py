@@ -540,6 +540,23 @@ SHAPES: tuple[Shape, ...] = (
         fast="lossmonitor",
     ),
     Shape(
+        "lossmonitor-epcoh",
+        "log:lossmonitor",
+        "the model zoo README template's LossMonitor lines, copied into many READMEs with the key spelled `epcoh` "
+        "(the second epoch's line of its example); the same counters as LossMonitor",
+        "epcoh:2 step:390, loss is 1.0897788",
+        "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/how_to_contribute/"
+        "README_TEMPLATE.md#L65-L67 (corpus a-models-template-1)",
+        anchors=("loss is", "epcoh:"),
+        fields=(
+            Field("epoch", _key(r"epcoh:\s*(\d+)"), kind="count"),
+            Field("step_in", _key(r"step:?\s*(\d+)\s*,"), key=_key("step:"), kind="count"),
+            Field("loss", rf"loss is\s*(?:Tensor\(.*?value=\s*)?\[?\s*({NUM}){END}", key="loss is", tag="loss", raw="loss"),
+        ),
+        required=("epoch", "step_in", "loss"),
+        step="in_epoch",
+    ),
+    Shape(
         "timemonitor",
         "log:timemonitor",
         "MindSpore TimeMonitor (train/callback/_time_monitor.py): 1.x `epoch time: ..`, 2.x `Train epoch time: ..` "

@@ -113,9 +113,20 @@ class _Scan:
         self.blank = True  # no line holds anything but spaces
 
 
+def _grepped(path: str) -> bool:
+    """Most lines of the file's head start with a rank's log path (``grep -r`` over the ranks'
+    folders): such a file is read line by line by logparse, which takes each line's rank from it."""
+    with open(path, "rb") as fh:
+        head = fh.read(MAX_LINE_BYTES).decode("utf-8", errors="replace").splitlines()
+    lines = [t for t in head if t.strip() and not t.lstrip().startswith(("#", "..."))]
+    return bool(lines) and sum(1 for t in lines if logparse.GREP_PREFIX.match(t)) >= 0.5 * len(lines)
+
+
 def _scan(path: str) -> _Scan:
     """Read the file in chunks of whole lines, into one reused buffer (the text is not copied)."""
-    scan = _Scan(_logscan is not None)
+    grep = _grepped(path)
+    scan = _Scan(_logscan is not None and not grep)
+    scan.rec.grep = grep
     buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
