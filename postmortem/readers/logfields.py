@@ -53,7 +53,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
     ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
     ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
-    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur{_S}step{_S}num", rf"total{_S}step")),
+    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
     ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
               r"步数", r"步", r"迭代")),
     ("steps_per_epoch", (rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
@@ -131,6 +131,8 @@ HEADER_RE = re.compile(r"^\s*Epoch\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # a counter glued before its key: "1epoch 2iter"
 GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
+# a counter glued after its key: "step_0: loss=3.59"
+SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
 # tqdm's rate when slower than one step a second: "0.30s/it"
 SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*s/it(?![A-Za-z])")
 # Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
@@ -309,6 +311,12 @@ def read(text: str) -> FieldRecord | None:
             if not any(a <= bm.start() < b for a, b in taken):
                 rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
                 break
+    for gm in SUFFIX_COUNTER_RE.finditer(text):
+        n = _count(gm.group(2))
+        if gm.group(1).lower() == "epoch":
+            rec.epoch = n if rec.epoch is None else rec.epoch
+        elif rec.step is None:
+            rec.step = n
     for gm in GLUED_COUNTER_RE.finditer(text):
         n = _count(gm.group(1))
         if gm.group(2).lower().startswith("epoch") and rec.epoch is None:

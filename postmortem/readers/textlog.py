@@ -245,6 +245,8 @@ def _interleave(first: dict[str, np.ndarray], second: dict[str, np.ndarray], at:
 
 _FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
 _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
+_EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
+_SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
 
 
 def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: list) -> tuple[dict, dict]:
@@ -282,31 +284,22 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             if step == MISSING:
                 continue
             out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
-    # Epoch summaries: their times at the step of the training record before them (the mean loss dropped).
-    if summary:
-        at = sorted((o[0], o[3]) for o in out)
-        trained = np.array([p for p, _ in at], dtype=np.int64)
-        for pos, wall, zone, r in summary:
-            i = int(np.searchsorted(trained, pos, side="right")) - 1
-            vals = [v for v in r.values if v[0] != "loss"]
-            if i >= 0 and vals:
-                out.append((pos, wall, zone, at[i][1], float("nan") if r.rank is None else float(r.rank), vals))
-    # Evaluations: at the step of the training record before them.
+    # Epoch summaries: their times at the step of the line with a step before them (the mean loss
+    # dropped); evaluations likewise, kept apart as eval_* (the step rule of the shapes they stand
+    # beside: TimeMonitor's and Eval result's).
+    for pos, wall, zone, r in summary:
+        vals = [v for v in r.values if v[0] != "loss"]
+        if vals:
+            out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _SUMMARY_SHAPE))
+    for pos, wall, zone, r in evals:
+        vals = [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in r.values]
+        out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
     if evals:
-        at = sorted((o[0], o[3]) for o in out)
-        trained = np.array([p for p, _ in at], dtype=np.int64)
-        for pos, wall, zone, r in evals:
-            i = int(np.searchsorted(trained, pos, side="right")) - 1
-            step = at[i][1] if i >= 0 else (r.epoch if r.epoch is not None else MISSING)
-            if step == MISSING:
-                continue
-            vals = [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in r.values]
-            out.append((pos, wall, zone, step, float("nan") if r.rank is None else float(r.rank), vals))
         diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
     out.sort(key=lambda o: o[0])
     lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in _LINE_INT}
     lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
-    lines["shape"] = np.full(len(out), _FIELDS_SHAPE, dtype=np.int64)
+    lines["shape"] = np.array([o[6] if len(o) > 6 else _FIELDS_SHAPE for o in out], dtype=np.int64)
     lines["zone"] = np.array([o[2] for o in out], dtype=np.int64)
     lines["step"] = np.array([o[3] for o in out], dtype=np.int64)
     lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
@@ -424,7 +417,7 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         return [s if s is not None else MISSING for s in steps]
     if printed:
         spe, how = printed[-1], "printed"
-    elif totals and not grows:
+    elif totals and (not grows or all(x <= max(totals) for x in steps if x is not None)):
         spe, how = max(totals), "printed"
     else:
         spe, how = max(s for s in steps if s is not None), "largest"

@@ -82,8 +82,7 @@ def check(row: dict) -> Outcome:
     if first is not None:
         at = df.filter((pl.col("tag") == "step_time") & (pl.col("step") == first["step"]))
         st = at["value"][0] * 1e3 if at.height else None
-    evals = df.filter(pl.col("tag").cast(pl.Utf8).str.starts_with("eval_"))
-    n_eval = int(evals.group_by("tag").len()["len"].max()) if evals.height else 0
+    n_eval = df.filter(pl.col("tag") == "eval_loss").height  # an evaluation's loss records (the miners count those)
     got = (f"{n} [{first['step'] if first else '-'}:{first['value'] if first else '-'} .. "
            f"{last['step'] if last else '-'}:{last['value'] if last else '-'}] t={'' if st is None else f'{st:.4g}'} e={n_eval}")
     why = []
