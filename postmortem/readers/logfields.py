@@ -54,10 +54,10 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
     ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
     ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
+    ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
+                         rf"dataset{_S}size")),
     ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
               r"步数", r"步", r"迭代")),
-    ("steps_per_epoch", (rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
-                         rf"dataset{_S}size")),
     ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
 )
 COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")

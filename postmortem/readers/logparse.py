@@ -94,8 +94,16 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
                 if _read_fields(shape.name, text, pos, wall, zone, rec):
                     return
                 continue
-            if _read_shape(index, shape, text, pos, wall, zone, rec, keys):
+            taken = _read_shape(index, shape, text, pos, wall, zone, rec, keys)
+            if taken is _BY_FIELDS:
+                _read_fields(g.SHAPES[_FIELDS_AT[0]].name, text, pos, wall, zone, rec)
                 return
+            if taken:
+                return
+
+
+_BY_FIELDS = object()  # _read_shape: not this shape's line, but a record by its fields
+_FIELDS_AT = [next(i for i, s in enumerate(g.SHAPES) if s.pairs == "fields")]
 
 
 def _fields_take(text: str, evaluation: bool = False) -> bool:
@@ -157,7 +165,7 @@ def _field(f: g.Field, where: str):
 
 
 def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | None, zone: int,
-                rec: Records, keys: dict[str, int]) -> bool:
+                rec: Records, keys: dict[str, int]):
     """Read ``text`` as ``shape``; False when it is not that shape (a required key is missing)."""
     body = text[text.find(shape.fields_from):] if shape.fields_from else text
     values: dict[str, float | int] = {}
@@ -175,10 +183,10 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
     # with another counter form), is left to the lines read by their fields when they make it a record.
     lossy = shape.loss_field and "loss" not in values
     if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
-        return False
+        return _BY_FIELDS
     # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")
     if shape.loss_field and "loss" in values and _fields_take(text, evaluation=True):
-        return False
+        return _BY_FIELDS
     rec.recognised[shape.name] = rec.recognised.get(shape.name, 0) + 1
     if any(name in shape.required for name in unreadable):
         _count(rec.unreadable_lines, shape.name, pos)
