@@ -71,6 +71,10 @@ TIME_FAMILIES = ("epoch_time", "step_time", "time")
 EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
                         re.IGNORECASE)
 
+# ... or that say after it which set they are on: "total loss 26.6921 on valid"
+EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|test\w*|eval\w*|dev)(?:\s+set)?(?![A-Za-z])",
+                        re.IGNORECASE)
+
 # Chinese and full-width spellings of the separators and brackets.
 _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
                         "；": ";", "　": " ", "／": "/"})
@@ -126,7 +130,7 @@ BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)\s*\]|(?<![\w/.
 _SEP_AFTER = re.compile(r"\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
-HEADER_RE = re.compile(r"^\s*Epoch\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # a counter glued before its key: "1epoch 2iter"
@@ -190,7 +194,7 @@ def _total(text: str | None) -> int | None:
 
 
 def header(text: str) -> FieldRecord | None:
-    m = HEADER_RE.match(text)
+    m = HEADER_RE.search(text)
     return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
 
 
@@ -264,7 +268,7 @@ def read(text: str) -> FieldRecord | None:
             low = key.lower()
             kind = (0 if low.startswith(("total", "overall")) else
                     3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
-            if EVAL_WORDS.search(text, 0, km.start()) and not _train_word(text, km.start()):
+            if (EVAL_WORDS.search(text, 0, km.start()) and not _train_word(text, km.start())) or EVAL_AFTER.search(text, km.end()):
                 fam = "eval_loss"
             elif loss_kind is None or kind < loss_kind:
                 if loss_kind is not None:  # a better spelling of the loss: the other is a part

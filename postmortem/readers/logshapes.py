@@ -51,6 +51,9 @@ MAX_COUNT_DIGITS = 9  # epoch and step counters: more digits are no counter (and
 # The anchors of the lines read by their fields, each with a real line ("Epoch ": the header line
 # that gives the epoch of the loss lines after it).
 FIELD_EXAMPLES = (
+    ("epoch ", "[2023-03-08 10:53:11]: epoch 1", "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/recommend/user/"
+     "README.md#L170-L184 (corpus a-models-nete-1: NETE "
+     "running.log, the header above `rating loss 18.0558 | text loss 9.9066 | total loss 9.9066 on train`)"),
     ("Epoch ", "Epoch 1", "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/"
      "source_en/beginner/train.md#L202-L247 (corpus a-ms-tut-train-1: the header above `loss: 2.302806  [  0/938]`)"),
     ("loss", "  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906",

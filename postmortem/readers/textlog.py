@@ -257,15 +257,15 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
     summary: list = []
-    # In a file whose records print a counter, a loss line with none is a summary printed between
+    # In a file whose records print a step, a loss line with none is a summary printed between
     # them (the tutorials' "Test: Accuracy: 84.7%, Avg loss: 0.527155"): an evaluation's, kept apart.
-    if any(f[3].epoch is not None or f[3].step is not None for f in train):
-        loose = [f for f in train if f[3].epoch is None and f[3].step is None]
+    if any(f[3].step is not None for f in train):
+        loose = [f for f in train if f[3].step is None]
         if loose:
             # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss): a summary
             summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)]
             evals = sorted(evals + [f for f in loose if f not in summary], key=lambda f: f[0])
-            train = [f for f in train if f[3].epoch is not None or f[3].step is not None]
+            train = [f for f in train if f[3].step is not None]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
@@ -316,7 +316,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
 
 
 def _under_headers(found: list) -> list:
-    """Records with a step but no epoch take the epoch of the header line ("Epoch 3") above them."""
+    """Records without an epoch take the epoch of the header line ("Epoch 3") above them."""
     if not any(f[3].header for f in found):
         return found
     out, epoch = [], None
@@ -325,7 +325,7 @@ def _under_headers(found: list) -> list:
         if r.header:
             epoch = r.epoch
             continue
-        if r.epoch is None and r.step is not None and epoch is not None:
+        if r.epoch is None and epoch is not None:
             r.epoch = epoch
         out.append(f)
     return out
