@@ -144,6 +144,49 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
+    # text logs read by their fields (readers/logfields.py; the inference in readers/textlog.py)
+    "log-steps-per-epoch/fields-printed": ("{n:int} steps per epoch, as the lines print them (step s/N, steps per epoch).",
+                                           "每个 epoch {n:int} 个 step，取自日志行打印的步数（step s/N 或每 epoch 步数）。"),
+    "log-steps-per-epoch/fields-largest": ("{n:int} steps per epoch: the largest step within an epoch the lines print "
+                                           "(no line prints the count).",
+                                           "每个 epoch {n:int} 个 step：取日志行中 epoch 内最大的 step 号（没有一行打印步数）。"),
+    "log-loss-unread": ("{n:int} lines hold a loss-like key but gave no training record; the first reads: {line:q}.",
+                        "{n:int} 行含有类似 loss 的字段，但未读出训练记录；第一行为：{line:q}。"),
+    "log-inferred/eval": ("{n:int} evaluation lines (eval / val / test before the loss) are kept apart from training, at "
+                          "the step of the training line before each.",
+                          "{n:int} 行评估记录（loss 前有 eval / val / test 字样）与训练记录分开，记在其前一条训练记录的 step 上。"),
+    "log-inferred/ranks-printed": ("The lines of {n:int} ranks are interleaved in this file; each line's rank is the one it "
+                                   "prints.", "本文件中交错着 {n:int} 个 rank 的日志行；每行的 rank 取自行内打印的 rank。"),
+    "log-inferred/ranks-order": ("Each step is printed {n:int} times in a row with no rank on the lines: read as ranks 0 to "
+                                 "{n:int}-1 in order of appearance.",
+                                 "每个 step 连续打印 {n:int} 次且行内没有 rank：按出现顺序读作 rank 0 到 {n:int}-1。"),
+    "log-inferred/ordinal": ("No line prints a step or an epoch: the {n:int} loss lines take their ordinal 1..{n:int} as "
+                             "their step.", "没有一行打印 step 或 epoch：{n:int} 行 loss 按出现顺序以 1..{n:int} 作为 step。"),
+    "log-inferred/epoch-0-based": ("Epochs are counted from 0 here: epoch e is read as the (e+1)-th.",
+                                   "此处 epoch 从 0 开始计数：epoch e 读作第 e+1 个 epoch。"),
+    "log-inferred/epoch-end": ("One line per epoch with no step: each is put at its epoch's last step ({n:int} steps per "
+                               "epoch, as printed).", "每个 epoch 一行且没有 step：记在该 epoch 的最后一个 step（每 epoch {n:int} 步，取自打印值）。"),
+    "log-inferred/epoch-as-step": ("One line per epoch, no step and no steps per epoch printed: the epoch number is the step.",
+                                   "每个 epoch 一行，没有 step，也没有打印每 epoch 步数：以 epoch 号作为 step。"),
+    "log-inferred/step-global": ("The step goes on when the epoch changes: it is read as the global step.",
+                                 "epoch 变化时 step 继续累加：读作全局 step。"),
+    "log-inferred/unit-s": ("Per-step times printed without a unit are seconds: the wall clock between lines gives "
+                            "{gap:num} s a step.", "未注明单位的单步耗时为秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
+    "log-inferred/unit-ms-clock": ("Per-step times printed without a unit are milliseconds: the wall clock between lines "
+                                   "gives {gap:num} s a step.", "未注明单位的单步耗时为毫秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
+    "log-inferred/unit-s-small": ("Per-step times printed without a unit are read as seconds: their median {median:num} "
+                                  "would be under 1 ms a step as milliseconds, and no wall clock says otherwise.",
+                                  "未注明单位的单步耗时按秒读取：其中位数 {median:num} 若按毫秒则每步不到 1 毫秒，且没有墙钟时间表明相反。"),
+    "log-inferred/epoch-0-based-lines": ("Epochs are counted from 0 in the {shape} lines: epoch e is read as the (e+1)-th.",
+                                         "{shape} 行的 epoch 从 0 开始计数：epoch e 读作第 e+1 个 epoch。"),
+    "log-inferred/unit-ms": ("Per-step times printed without a unit are read as milliseconds (MindSpore's callbacks print "
+                             "ms; no wall clock to check).",
+                             "未注明单位的单步耗时按毫秒读取（MindSpore 回调打印的是毫秒；没有墙钟时间可核对）。"),
+    "log-duplicate-source": ("The same {n:int} step lines are in {other}: the two files are one source of one launch, "
+                             "read once.", "{other} 中有相同的 {n:int} 行 step 记录：两个文件是同一次启动的同一来源，只读一次。"),
+})
+
+TEMPLATES.update({
     # units by evidence (load/units.py)
     "unit-unchecked": ("{tag}: no wall-clock gaps and no other source to check its unit against: read as {default} ({why}).",
                        "{tag}：没有墙钟间隔，也没有其他来源可用于核对单位：按 {default} 读取（{why}）。"),

@@ -1,0 +1,350 @@
+"""Training records read by their fields, not by their line shape: the lexicon of key families.
+
+The shapes of logshapes each read one writer's line. Most logs people have are printed by
+something else (a model's own loop, a course's script, a fork of a callback) and differ from the
+shapes in a word, a separator or a bracket. This module reads such a line by what it holds: the
+keys of a few families (LEXICON), each followed by a separator and a value in one of the forms
+writers print. A line is a training record when it holds a loss-family value and a counter (or,
+in a file where no line has a counter, when it is one of a run of loss lines: its ordinal). Which
+counter is global, how many steps an epoch has, whether epochs count from 0, which rank printed an
+interleaved line: textlog settles those per file (``infer``), from all the file's records.
+
+Adding a spelling is one line: a regex alternative in its family's tuple below (lower case; ``_``
+``-`` and spaces between words are one separator, written here as ``[ _-]?``). The example lines
+of each family are in docs/formats/textlogs.md.
+
+This path is Python only: the C scanner hands these lines back (the shapes ``fields:*`` of
+logshapes anchor on the loss words), and a file of the hot shapes never gets here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
+_S = r"[ _\-.]?"  # between the words of a key: "per_step_time", "per step time", "step-time"
+
+# family -> spellings. Order matters twice: families are tried in this order at one place (so the
+# longer "loss scale" wins over "loss"), and within a family the first spelling that fits wins.
+LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
+    # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
+    ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
+    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:id(?:ation)?)?|test(?:ing)?|dev){_S}(?:[a-z0-9]+{_S})?loss",)),
+    # the loss itself; modifiers the writer puts before it (total, average, train, ...)
+    ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
+              rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
+              r"损失(?:值|函数值)?", r"训练损失")),
+    # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
+    ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
+                                                                                    r" loss")),
+    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
+                    r"每(?:个)?epoch耗时")),
+    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}cost)?",
+                   rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
+                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
+    # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
+                    r"throughput(?:[ _]per[ _](?:npu|device))?")),
+    ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
+    ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
+    ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
+    ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
+    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
+    ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
+                         rf"dataset{_S}size")),
+    ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
+              r"步数", r"步", r"迭代")),
+    ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
+)
+COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
+LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
+WEAK = ("time",)  # read as a per-step time only beside a step counter
+TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
+        "lr": "lr", "grad_norm": "grad_norm", "loss_scale": "loss_scale", "overflow": "overflow"}
+TIME_FAMILIES = ("epoch_time", "step_time", "time")
+
+# The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
+EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
+                        re.IGNORECASE)
+
+# ... or that say after it which set they are on: "total loss 26.6921 on valid"
+EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|test\w*|eval\w*|dev)(?:\s+set)?(?![A-Za-z])",
+                        re.IGNORECASE)
+
+# Chinese and full-width spellings of the separators and brackets.
+_WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
+                        "；": ";", "　": " ", "／": "/"})
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+_FAMILY_OF: list[str] = []
+
+
+def _key_regex() -> re.Pattern:
+    alts = []
+    for fam, spellings in LEXICON:
+        for sp in spellings:
+            alts.append(f"(?P<k{len(_FAMILY_OF)}>{sp})")
+            _FAMILY_OF.append(fam)
+    # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+KEY_RE = _key_regex()
+
+# After a key: a unit in parentheses, a separator, then a value in one of its forms.
+_UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)"
+VALUE_RE = re.compile(
+    r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
+    + r"\s*\])?"
+    r"\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"
+    r"(?:"
+    r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
+    r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
+    r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
+    r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
+    r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
+    r")"
+    r"(?:\s*(?P<vunit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)(?![A-Za-z]))?",
+    re.IGNORECASE,
+)
+_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
+           "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
+           "毫秒": 1e-3, "秒": 1.0, "分钟": 60.0}
+
+# Throughput printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p".
+RATE_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(?P<u>samples?/s(?:ec)?/p|samples?/s(?:ec)?|imgs?/s(?:ec)?|images?/s(?:ec)?|"
+                     r"tokens?/s(?:ec)?|tok/s|fps)(?![A-Za-z])", re.IGNORECASE)
+_RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/s": "samples_per_s", "image/s": "samples_per_s",
+             "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
+# mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
+RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
+# A step with no key: "[ 100/1000]" after the loss; tqdm's "450/1000 [00:10<00:12".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+
+
+# a loss key with a separator and something like a value after it: a line that means to print a loss
+_SEP_AFTER = re.compile(r"\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+
+# a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+# "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
+DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+# a counter glued before its key: "1epoch 2iter"
+GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
+# a counter glued after its key: "step_0: loss=3.59"
+SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
+# tqdm's rate when slower than one step a second: "0.30s/it"
+SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*s/it(?![A-Za-z])")
+# Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
+ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
+ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
+
+
+@dataclass
+class FieldRecord:
+    """What one line (a redraw of a tqdm line: one segment) holds."""
+
+    epoch: int | None = None
+    epochs_total: int | None = None
+    step: int | None = None
+    steps_total: int | None = None
+    global_step: bool = False  # the step's key says it is global
+    rank: int | None = None
+    eval: bool = False
+    values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
+    unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
+    per_epoch: int | None = None  # a printed steps-per-epoch
+    header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
+    loss_like: bool = False  # a loss key with a separator after it, whatever followed
+    has_loss: bool = False  # a training (or eval) loss value
+
+
+def normalise(text: str) -> str:
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if not text.isascii():
+        text = text.translate(_WIDTH)
+    return text
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _count(text: str | None) -> int | None:
+    """A counter: digits, or a whole number printed as a float ("200.0")."""
+    if text is not None and text.endswith(".0"):
+        text = text[:-2]
+    return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
+
+
+def _total(text: str | None) -> int | None:
+    """A count printed as a fraction of batches ("692.2578125"): the batches it takes."""
+    n = _count(text)
+    if n is None and text is not None and re.fullmatch(r"\d{1,9}\.\d+", text):
+        n = math.ceil(float(text))
+    return n
+
+
+def header(text: str) -> FieldRecord | None:
+    m = HEADER_RE.search(text)
+    return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
+
+
+def read(text: str) -> FieldRecord | None:
+    """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
+    loss-family key."""
+    rec = FieldRecord()
+    m = RANK_PREFIX_RE.match(text)
+    if m:
+        rec.rank = int(m.group(1) or m.group(2))
+    first_loss_at = None
+    taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
+    loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
+    for km in KEY_RE.finditer(text):
+        fam = _FAMILY_OF[int(km.lastgroup[1:])]
+        key = km.group(0).strip(" _-.")
+        vm = VALUE_RE.match(text, km.end())
+        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, km.end()):
+            rec.loss_like = True
+        if vm is None:
+            continue
+        # a key then a space then a value reads only for counters and losses ("Epoch 3", "loss 0.2")
+        if vm.group("sep").strip() == "" and fam not in ("epoch", "step", "global_step", "loss", "eval_loss", "rank") \
+                and vm.group("v") is None and vm.group("lv") is None:
+            continue
+        if vm.group("sep") == "->":
+            continue
+        taken.append((km.start(), vm.end()))
+        if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
+            a, b = vm.group("pa") or vm.group("qa"), vm.group("pb") or vm.group("qb")
+            if a is None:
+                a = vm.group("v") or vm.group("lv")
+            n, total = _count(a), _total(b)
+            if n is None:
+                continue
+            if fam == "epoch":
+                if rec.epoch is None:
+                    rec.epoch, rec.epochs_total = n, total
+            elif fam == "rank":
+                if rec.rank is None:
+                    rec.rank = n
+            elif fam == "steps_per_epoch":
+                rec.per_epoch = n
+            elif rec.step is None or (fam == "global_step" and not rec.global_step):
+                rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
+            continue
+        raw = vm.group("tv") or vm.group("lv") or vm.group("v")
+        if raw is None:
+            continue
+        value = _number(raw)
+        if value is None:
+            continue
+        if fam in ("overflow", "loss_summary"):
+            continue  # True/False: read by the shapes that print it; a run's best / last loss
+        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
+        if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
+            unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
+        if fam in TIME_FAMILIES:
+            if fam in WEAK and unit is None and vm.group("v") is None:
+                continue
+            if unit is not None:
+                value *= _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit]
+            else:
+                rec.unitless.append(len(rec.values))
+                value *= 1e-3  # MindSpore's callbacks print ms; settled by evidence in textlog
+            rec.values.append((TAGS[fam], fam if fam in WEAK else key, value))
+            continue
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, km.end()):
+            fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
+        if fam == "loss":
+            low = key.lower()
+            kind = (0 if low.startswith(("total", "overall")) else
+                    3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
+            if (EVAL_WORDS.search(text, 0, km.start()) and not _train_word(text, km.start())) or EVAL_AFTER.search(text, km.end()):
+                fam = "eval_loss"
+            elif loss_kind is None or kind < loss_kind:
+                if loss_kind is not None:  # a better spelling of the loss: the other is a part
+                    rec.values = [(t if t != "loss" else "loss_avg", r, v) for t, r, v in rec.values]
+                loss_kind = kind
+                rec.has_loss = True
+                if first_loss_at is None:
+                    first_loss_at = km.start()
+                rec.values.append(("loss", key, value))
+                continue
+            else:
+                rec.values.append(("loss_avg", key, value))
+                continue
+        if fam == "eval_loss":
+            rec.eval = True
+            rec.has_loss = True
+            rec.values.append(("eval_loss", key, value))
+            continue
+        if fam == "loss_part":
+            name = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+            rec.values.append((name, key, value))
+            continue
+        if fam == "throughput":
+            rec.values.append(("fps" if key.lower() == "fps" else "throughput", key, value))
+            continue
+        rec.values.append((TAGS[fam], key, value))
+    for rm in RATE_RE.finditer(text):
+        unit = rm.group("u").lower().replace("sec", "s").replace("imgs", "img").replace("images", "image").replace("samples/",
+                                                                                                             "samples/")
+        unit = {"sample/s": "samples/s", "sample/s/p": "samples/s/p", "token/s": "tokens/s"}.get(unit, unit)
+        tag = _RATE_TAG.get(unit)
+        value = _number(rm.group(1))
+        if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
+            rec.values.append((tag, rm.group("u"), value))
+    if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
+        rec.epoch = _count(zm.group(1))
+    if rec.step is None and (zm := ZH_STEP_RE.search(text)):
+        rec.step = _count(zm.group(1))
+    if rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
+        rec.epoch, rec.epochs_total = _count(dm.group(1)), _count(dm.group(2))
+        rec.step, rec.steps_total = _count(dm.group(3)), _count(dm.group(4))
+    if rec.step is None:
+        for bm in BARE_PROGRESS_RE.finditer(text):
+            if not any(a <= bm.start() < b for a, b in taken):
+                rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
+                break
+    for gm in SUFFIX_COUNTER_RE.finditer(text):
+        n = _count(gm.group(2))
+        if gm.group(1).lower() == "epoch":
+            rec.epoch = n if rec.epoch is None else rec.epoch
+        elif rec.step is None:
+            rec.step = n
+    for gm in GLUED_COUNTER_RE.finditer(text):
+        n = _count(gm.group(1))
+        if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
+            rec.epoch = n
+        elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
+            rec.step = n
+    if not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
+        rec.values.append(("step_time", "s/it", float(sm.group(1))))
+    if not rec.has_loss and not rec.loss_like:
+        return None
+    return rec
+
+
+def _plain_loss_later(text: str, at: int) -> bool:
+    for km in KEY_RE.finditer(text, at):
+        if _FAMILY_OF[int(km.lastgroup[1:])] == "loss":
+            return True
+    return False
+
+
+def _train_word(text: str, at: int) -> bool:
+    """'train' nearer the loss than the eval word: 'val acc 0.9, train loss 0.3' is training."""
+    e = None
+    for m in EVAL_WORDS.finditer(text, 0, at):
+        e = m.end()
+    t = text.lower().rfind("train", 0, at)
+    return t >= 0 and (e is None or t > e)
