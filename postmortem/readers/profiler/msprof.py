@@ -627,15 +627,6 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
                                       name=os.path.basename(artifact.rel)))
 
 
-def _db_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    prof = _prof_dir(artifact)
-    if prof is not None and (_exported(prof) or _covered_by_ascend_output(artifact)):
-        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
-    else:
-        result.diagnostics.append(dg.warning("profiler-db-only", path=artifact.rel,
-                       command=f"msprof --export=on --type=text --output={prof.name if prof else 'PROF_...'}"))
-
-
 _NOT_READ = re.compile(r"(?:(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_|(?:task_time|hccl)_.*\.json$)")
 
 
@@ -682,7 +673,6 @@ FORMATS = (
     Format("raw data", _prof(r"(?:device_\d+|host)/(?:data|sqlite)/[^/]+"), _raw),
     Format("info.json", _prof(r"(?:device_\d+|host)/[^/]*info[^/]*|(?:device_\d+|host)/(?:sample\.json|\w+_info\.\d+|end_info|start_info)"),
            _info_json),
-    Format("msprof_*.db", _prof(r"msprof_[^/]*\.db"), _db_export),
     Format("exported, not read", _prof(_EXPORT_DIRS + r"/[^/]+"), _other_export),
 )
 

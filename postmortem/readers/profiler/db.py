@@ -1,0 +1,268 @@
+"""Profiler database exports: ``ascend_mindspore_profiler[_<rank>].db`` and
+``ascend_pytorch_profiler[_<rank>].db`` (``ASCEND_PROFILER_OUTPUT/``, ``export_type=db``) and
+``PROF_*/msprof_<ts>.db``.
+
+They are one schema: MindSpore moves msprof's ``msprof_*.db`` into ASCEND_PROFILER_OUTPUT under
+the new name (mindspore/profiler/common/profiler_path_manager.py ``move_db_file``); torch_npu does
+the same and adds its framework tables. The tables and columns read are the ones msprof-analyze's
+own queries read (msprof_analyze/prof_exports/compute_op_sum_export.py, hccl_sum_export.py,
+slow_link_export.py; recipes/base_recipe_analysis.py for STEP_TIME):
+
+- ``TASK`` (globalTaskId, startNs, endNs) joined with ``COMPUTE_TASK_INFO`` (globalTaskId, name,
+  opType, taskType: ids into ``STRING_IDS`` (id, value)) -> profile_ops, ns;
+- ``COMMUNICATION_OP`` (opName, opType, groupName: STRING_IDS ids; startNs, endNs) -> profile_comm;
+- ``STEP_TIME`` (id, startNs, endNs) -> profile_steps: each step's total, and its split as msprof's
+  Overlap Analysis makes it (union of compute tasks, union of communication operators, the
+  communication outside compute, and the rest of the step as free);
+- ``RANK_DEVICE_MAP`` (rankId, deviceId) for the rank, where present.
+
+Schemas drift across CANN versions: every table and column is looked up by name first; what is
+missing is said in a warning and the rest is still read. Every open goes through ``_connect``:
+read-only and immutable (``file:…?mode=ro&immutable=1``), so sqlite never writes a journal or a
+WAL file beside the database. Columns and units: docs/formats/profiler-db.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import urllib.parse
+
+import numpy as np
+import polars as pl
+
+from ... import diagnostics as dg
+from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
+from .common import NS, Format
+
+try:  # the one door for every open (readers/guard.py); until it is merged, the same promise here
+    from ..guard import connect_sqlite as _guarded_connect
+except ImportError:  # pragma: no cover - the guard arrives with another branch
+    _guarded_connect = None
+
+OPS_KEPT = 200  # as msprof.py: per rank the largest names, the rest of a type summed into "(other)"
+OTHER = "(other)"
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    """The only way this module opens a database: a regular file, read-only, immutable."""
+    if _guarded_connect is not None:
+        return _guarded_connect(path)
+    import stat
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block sqlite's open
+        raise OSError(f"not a regular file: {path}")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
+def _columns(con: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+    return {t: {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')} for t in tables}
+
+
+def _missing(schema: dict[str, set[str]], table: str, cols: tuple[str, ...]) -> list[str]:
+    if table not in schema:
+        return [table]
+    return [f"{table}.{c}" for c in cols if c not in schema[table]]
+
+
+def _rank(artifact: Artifact, con: sqlite3.Connection, schema: dict[str, set[str]], rank: int | None) -> int | None:
+    if not _missing(schema, "RANK_DEVICE_MAP", ("rankId",)):
+        ranks = {r[0] for r in con.execute("SELECT rankId FROM RANK_DEVICE_MAP") if isinstance(r[0], int) and r[0] >= 0}
+        if len(ranks) == 1:
+            return ranks.pop()
+    m = re.search(r"_profiler_(\d+)\.db$", artifact.rel)
+    return int(m.group(1)) if m else rank
+
+
+def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted intervals covering the given ones."""
+    if starts.size == 0:
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(s.size, dtype=bool)
+    new[0] = True
+    new[1:] = s[1:] > reach[:-1]
+    idx = np.flatnonzero(new)
+    return s[idx], np.append(reach[idx[1:] - 1], reach[-1])
+
+
+def _covered(s: np.ndarray, e: np.ndarray, lo: float, hi: float) -> float:
+    """Length of the disjoint intervals (s, e) inside [lo, hi]."""
+    return float(np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0, None).sum()) if s.size else 0.0
+
+
+def _intersection(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    out_s, out_e, i, j = [], [], 0, 0
+    (as_, ae), (bs, be) = a, b
+    while i < as_.size and j < bs.size:
+        lo, hi = max(as_[i], bs[j]), min(ae[i], be[j])
+        if lo < hi:
+            out_s.append(lo)
+            out_e.append(hi)
+        if ae[i] < be[j]:
+            i += 1
+        else:
+            j += 1
+    return np.array(out_s, dtype=float), np.array(out_e, dtype=float)
+
+
+def _step_of(starts: np.ndarray, steps: pl.DataFrame) -> list[int | None]:
+    if steps.is_empty():
+        return [None] * starts.size
+    s = steps.sort("start")
+    lo, hi, ids = s["start"].to_numpy(), s["end"].to_numpy(), s["id"].to_list()
+    i = np.searchsorted(lo, starts, side="right") - 1
+    return [ids[k] if k >= 0 and t <= hi[k] else None for k, t in zip(i.tolist(), starts.tolist())]
+
+
+def _read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    covered = _text_beside(artifact)
+    if covered:
+        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
+        return
+    try:
+        con = _connect(artifact.path)
+    except (OSError, sqlite3.Error) as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    try:
+        _read_tables(artifact, con, rank, result)
+    except sqlite3.Error as exc:  # not a database, or damaged
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+    finally:
+        con.close()
+
+
+def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, result: ReadResult) -> None:
+    schema = _columns(con)
+    rank = _rank(artifact, con, schema, rank)
+    read, missing = [], []
+
+    steps = pl.DataFrame(schema={"id": pl.Int64, "start": pl.Float64, "end": pl.Float64})
+    gone = _missing(schema, "STEP_TIME", ("id", "startNs", "endNs"))
+    if not gone:
+        steps = pl.DataFrame(con.execute("SELECT id, startNs, endNs FROM STEP_TIME").fetchall(), orient="row",
+                             schema={"id": pl.Int64, "start": pl.Float64, "end": pl.Float64})
+        steps = steps.filter(pl.col("end") > pl.col("start"))
+    else:
+        missing += gone
+
+    strings = {}
+    if not _missing(schema, "STRING_IDS", ("id", "value")):
+        strings = dict(con.execute("SELECT id, value FROM STRING_IDS"))
+    else:
+        missing.append("STRING_IDS")
+
+    compute = (np.empty(0), np.empty(0))
+    gone = _missing(schema, "TASK", ("globalTaskId", "startNs", "endNs")) + _missing(
+        schema, "COMPUTE_TASK_INFO", ("globalTaskId", "name", "opType", "taskType"))
+    if not gone:
+        rows = con.execute(
+            "SELECT c.name, c.opType, c.taskType, t.startNs, t.endNs FROM COMPUTE_TASK_INFO c "
+            "JOIN TASK t ON t.globalTaskId = c.globalTaskId").fetchall()
+        if rows:
+            name, typ, core, start, end = zip(*rows)
+            start_a, end_a = np.array(start, dtype=float), np.array(end, dtype=float)
+            ops = pl.DataFrame({
+                "rank": [rank] * len(rows), "step": _step_of(start_a, steps),
+                "type": [strings.get(v, None if v is None else str(v)) for v in typ],
+                "name": [strings.get(v, None if v is None else str(v)) for v in name],
+                "core": [strings.get(v, None if v is None else str(v)) for v in core],
+                "dur_s": ((end_a - start_a) * NS).tolist(),
+            }, schema={"rank": pl.Int32, "step": pl.Int64, "type": pl.Utf8, "name": pl.Utf8, "core": pl.Utf8,
+                       "dur_s": pl.Float64})
+            result.tables["profile_ops"] = _aggregate_ops(ops, artifact.rel)
+            compute = _union(start_a, end_a)
+            read.append(f"COMPUTE_TASK_INFO ({len(rows)})")
+    else:
+        missing += gone
+
+    comm = (np.empty(0), np.empty(0))
+    gone = _missing(schema, "COMMUNICATION_OP", ("opName", "startNs", "endNs"))
+    if not gone:
+        cols = schema["COMMUNICATION_OP"]
+        group = "groupName" if "groupName" in cols else "NULL"
+        rows = con.execute(f"SELECT opName, {group}, startNs, endNs FROM COMMUNICATION_OP").fetchall()
+        if rows:
+            name, grp, start, end = zip(*rows)
+            start_a, end_a = np.array(start, dtype=float), np.array(end, dtype=float)
+            ops = [strings.get(v, None if v is None else str(v)) or "" for v in name]
+            result.tables["profile_comm"] = frame({
+                "rank": rank, "step": _step_of(start_a, steps), "op": ops,
+                "group": [strings.get(v, None if v is None else str(v)) for v in grp],
+                "kind": ["p2p" if re.match(r"(?i)hcom_(send|receive|batchsendrecv)", o) else "collective" for o in ops],
+                "elapse_s": ((end_a - start_a) * NS).tolist(),
+                "source": "profiler_db", "file": artifact.rel}, PROFILE_COMM)
+            comm = _union(start_a, end_a)
+            read.append(f"COMMUNICATION_OP ({len(rows)})")
+    else:
+        missing += gone
+
+    if not steps.is_empty():
+        both = _intersection(compute, comm)
+        out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "comm_not_overlapped_s", "overlapped_s",
+                                                 "communication_s", "free_s", "total_s")}
+        for sid, lo, hi in steps.sort("start").iter_rows():
+            c, m, o = _covered(*compute, lo, hi), _covered(*comm, lo, hi), _covered(*both, lo, hi)
+            out["rank"].append(rank)
+            out["step"].append(sid)
+            out["computing_s"].append(c * NS)
+            out["communication_s"].append(m * NS)
+            out["overlapped_s"].append(o * NS)
+            out["comm_not_overlapped_s"].append((m - o) * NS)
+            out["free_s"].append(max(hi - lo - c - (m - o), 0.0) * NS)
+            out["total_s"].append((hi - lo) * NS)
+        result.tables["profile_steps"] = frame({**out, "source": "profiler_db", "file": artifact.rel}, PROFILE_STEPS)
+        read.append(f"STEP_TIME ({steps.height})")
+
+    if read:
+        result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=", ".join(read)))
+    if missing:
+        detail = "missing " + ", ".join(sorted(set(missing)))
+        if read:
+            result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, variant="db", missing=detail))
+        else:
+            result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel, detail=detail))
+
+
+def _aggregate_ops(rows: pl.DataFrame, file: str) -> pl.DataFrame:
+    keys = ["rank", "step", "type", "name", "core"]
+    per = rows.group_by(keys).agg(
+        pl.len().cast(pl.Int64).alias("calls"), pl.col("dur_s").sum().alias("total_s"), pl.col("dur_s").max().alias("max_s"))
+    per = per.with_columns(pl.col("total_s").rank("ordinal", descending=True).over("rank").alias("_order"))
+    kept = per.filter(pl.col("_order") <= OPS_KEPT)
+    rest = (per.filter(pl.col("_order") > OPS_KEPT).with_columns(pl.lit(OTHER).alias("name"))
+            .group_by(keys).agg(pl.col("calls").sum(), pl.col("total_s").sum(), pl.col("max_s").max()))
+    out = pl.concat([kept.drop("_order"), rest], how="diagonal_relaxed").sort(["rank", "total_s"], descending=[False, True])
+    return frame({**{c: out[c].to_list() for c in out.columns}, "source": "profiler_db", "file": file}, PROFILE_OPS)
+
+
+def _text_beside(artifact: Artifact) -> bool:
+    """Whether the same capture was also exported as text beside the database (then that is read)."""
+    folder = os.path.dirname(artifact.path)
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return False
+    if os.path.basename(folder) == "ASCEND_PROFILER_OUTPUT":
+        return bool(names & {"kernel_details.csv", "step_trace_time.csv", "op_statistic.csv"})
+    # PROF_*/msprof_<ts>.db: the text export is mindstudio_profiler_output/ or device_N/summary|timeline
+    try:
+        out = os.path.join(folder, "mindstudio_profiler_output")
+        if os.path.isdir(out) and any(n.endswith((".csv", ".json")) for n in os.listdir(out)):
+            return True
+        return any(os.path.isdir(os.path.join(folder, n, sub)) and os.listdir(os.path.join(folder, n, sub))
+                   for n in names if n.startswith("device_") for sub in ("summary", "timeline"))
+    except OSError:
+        return False
+
+
+FORMATS = (
+    Format("ascend_*_profiler.db", re.compile(
+        r"(?:^|/)ASCEND_PROFILER_OUTPUT/ascend_(?:mindspore|pytorch)_profiler(?:_\d+)?\.db$"), _read),
+    Format("msprof_*.db", re.compile(r"(?:^|/)PROF_[^/]*/msprof_[^/]*\.db$"), _read),
+)
