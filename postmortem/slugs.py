@@ -105,7 +105,6 @@ DIAGNOSTICS: dict[str, str] = {
     "profiler-raw-not-exported": "msprof's raw data with nothing exported: the command to export it",
     "profiler-metadata": "msprof capture metadata of a device",
     "profiler-db-export": "msprof's database export of data also exported as text",
-    "profiler-db-only": "msprof's database export only: the command to export text",
     "profiler-logs": "msprof's own log files, not read",
     # profcorpus: older CANN per-iteration exports and database exports
     "profiler-repeated": "a per-iteration msprof export that repeats an earlier file byte for byte: read once",

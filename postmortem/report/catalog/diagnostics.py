@@ -468,8 +468,6 @@ TEMPLATES.update({
                                   "设备 {device} 的采集元数据：没有 rank id（rank_id 为 −1：非分布式）。"),
     "profiler-db-export": ("msprof's database export of the same data as its text export, which is read.",
                            "msprof 的数据库导出，内容与已读取的文本导出相同。"),
-    "profiler-db-only": ("msprof's database export is not read, and no text export exists: run `{command}`.",
-                         "不读取 msprof 的数据库导出，且没有文本导出：请运行 `{command}`。"),
     "profiler-rank-id": ("device_{device} is rank {rank} (its info.json rank_id): the rank id is used.",
                          "device_{device} 是卡 {rank}（info.json 中的 rank_id）：采用 rank id。"),
     "profiler-logs": ("{count:int} log files of msprof itself, not read.", "msprof 自身的日志文件 {count:int} 个，未读取。"),
