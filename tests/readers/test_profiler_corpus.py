@@ -26,7 +26,7 @@ def figures(path: Path) -> dict:
     for df in (st, ops, comm):
         ranks |= set(df["rank"].drop_nulls().to_list())
     out: dict = {"ranks": sorted(ranks),
-                 "steps": {str(r): n for r, n in st.group_by("rank").agg(pl.col("step").n_unique()).iter_rows()},
+                 "steps": {str(r): n for r, n in sorted(st.group_by("rank").agg(pl.col("step").n_unique()).iter_rows())},
                  "step_ms": round(st["total_s"].median() * 1e3, 3) if st.height else None}
     if ops.height:
         t = ops.group_by("type").agg(pl.col("total_s").sum()).sort("total_s", descending=True).row(0)
