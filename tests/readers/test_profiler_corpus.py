@@ -13,6 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from postmortem.analysis.operators import comm_timed, operators
+from postmortem.analysis.profile import chosen_steps
 from postmortem.load import load_run
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "profcorpus"
@@ -20,24 +22,25 @@ EXPECTED = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 
 
 def figures(path: Path) -> dict:
+    """What the report is built from: each rank's preferred layout, as analysis chooses it."""
     run = load_run(path)
-    st, ops, comm = (run.tables[k] for k in ("profile_steps", "profile_ops", "profile_comm"))
+    st = chosen_steps(run.tables["profile_steps"])
+    ops = operators(run.tables["profile_ops"])
+    timed = comm_timed(run.tables["profile_comm"])
     ranks = set()
-    for df in (st, ops, comm):
+    for df in (st, run.tables["profile_ops"], run.tables["profile_comm"]):
         ranks |= set(df["rank"].drop_nulls().to_list())
     out: dict = {"ranks": sorted(ranks),
                  "steps": {str(r): n for r, n in sorted(st.group_by("rank").agg(pl.col("step").n_unique()).iter_rows())},
                  "step_ms": round(st["total_s"].median() * 1e3, 3) if st.height else None}
-    if ops.height:
-        t = ops.group_by("type").agg(pl.col("total_s").sum()).sort("total_s", descending=True).row(0)
-        out["top_type"] = [t[0], round(t[1] * 1e3, 3)]
-        named = ops.filter(pl.col("name").is_not_null() & (pl.col("name") != "(other)"))
-        if named.height:
-            n = named.group_by("name").agg(pl.col("total_s").sum()).sort("total_s", descending=True).row(0)
-            out["top_name"] = [n[0], round(n[1] * 1e3, 3)]
-    if comm.height:
-        out["comm_ops"] = sorted(set(comm["op"].to_list()))
-        out["comm_ms"] = round(comm["elapse_s"].sum() * 1e3, 3)
+    if ops:
+        first = ops[0]  # the widest scope the run has (device kernels first)
+        out["top_type"] = [first.by_type[0].type, round(first.by_type[0].total_s * 1e3, 3)]  # ms per rank
+        if first.by_name:
+            out["top_name"] = [first.by_name[0].name, round(first.by_name[0].total_s * 1e3, 3)]
+    if timed.height:
+        out["comm_ops"] = sorted(set(timed["op"].to_list()))
+        out["comm_ms"] = round(timed["time_s"].sum() * 1e3 / timed["rank"].n_unique(), 3)  # per rank
     if st.height and st["comm_not_overlapped_s"].drop_nulls().len():
         out["cno_share"] = round(st["comm_not_overlapped_s"].sum() / st["total_s"].sum(), 4)
     return out
@@ -53,7 +56,7 @@ def test_corpus_reads_right(capsys):
     for name, want in sorted(EXPECTED.items()):
         got = figures(CORPUS / name)
         rows.append(f"{name:32} ranks={got['ranks']} steps={got['steps']} step_ms={got['step_ms']} "
-                    f"top_type={got.get('top_type')} comm_ops={len(got.get('comm_ops', []))} cno={got.get('cno_share')}")
+                    f"top_type={got.get('top_type')} top_name={got.get('top_name')} comm_ms={got.get('comm_ms')} comm_ops={len(got.get('comm_ops', []))} cno={got.get('cno_share')}")
         for key, value in want.items():
             g = got.get(key)
             if key == "comm_ops":
