@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import urllib.parse
 
 import numpy as np
 import polars as pl
@@ -36,30 +35,10 @@ from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, op_figures
 from .common import MS, NS, Format
-
-try:  # the one door for every open (readers/guard.py); until it is merged, the same promise here
-    from ..guard import connect_sqlite as _guarded_connect
-except ImportError:  # pragma: no cover - the guard arrives with another branch
-    _guarded_connect = None
+from .dbopen import columns as _columns, connect as _connect
 
 OPS_KEPT = 200  # as msprof.py: per rank the largest names, the rest of a type summed into "(other)"
 OTHER = "(other)"
-
-
-def _connect(path: str) -> sqlite3.Connection:
-    """The only way this module opens a database: a regular file, read-only, immutable."""
-    if _guarded_connect is not None:
-        return _guarded_connect(path)
-    import stat
-    if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block sqlite's open
-        raise OSError(f"not a regular file: {path}")
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
-
-
-def _columns(con: sqlite3.Connection) -> dict[str, set[str]]:
-    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
-    return {t: {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')} for t in tables}
 
 
 def _missing(schema: dict[str, set[str]], table: str, cols: tuple[str, ...]) -> list[str]:
