@@ -1,25 +1,26 @@
-"""Profiler database exports: ``ascend_mindspore_profiler[_<rank>].db`` and
-``ascend_pytorch_profiler[_<rank>].db`` (``ASCEND_PROFILER_OUTPUT/``, ``export_type=db``) and
-``PROF_*/msprof_<ts>.db``.
+"""Profiler database exports: ``msprof_<ts>.db`` (CANN msprof), ``ascend_mindspore_profiler[_<rank>].db``
+and ``ascend_pytorch_profiler[_<rank>].db`` (``ASCEND_PROFILER_OUTPUT/``, ``export_type=db``), and the
+per-rank communication analysis ``analysis.db`` / ``communication_analyzer.db``.
 
-They are one schema: MindSpore moves msprof's ``msprof_*.db`` into ASCEND_PROFILER_OUTPUT under
-the new name (mindspore/profiler/common/profiler_path_manager.py ``move_db_file``); torch_npu does
-the same and adds its framework tables. The tables and columns read are the ones msprof-analyze's
-own queries read (msprof_analyze/prof_exports/compute_op_sum_export.py, hccl_sum_export.py,
+The first three are one schema: MindSpore moves msprof's ``msprof_*.db`` into ASCEND_PROFILER_OUTPUT
+under the new name (mindspore/profiler/common/profiler_path_manager.py ``move_db_file``); torch_npu
+does the same and adds its framework tables. The tables and columns read are the ones
+msprof-analyze's own queries read (prof_exports/compute_op_sum_export.py, hccl_sum_export.py,
 slow_link_export.py; recipes/base_recipe_analysis.py for STEP_TIME):
 
-- ``TASK`` (globalTaskId, startNs, endNs) joined with ``COMPUTE_TASK_INFO`` (globalTaskId, name,
-  opType, taskType: ids into ``STRING_IDS`` (id, value)) -> profile_ops, ns;
-- ``COMMUNICATION_OP`` (opName, opType, groupName: STRING_IDS ids; startNs, endNs) -> profile_comm;
-- ``STEP_TIME`` (id, startNs, endNs) -> profile_steps: each step's total, and its split as msprof's
-  Overlap Analysis makes it (union of compute tasks, union of communication operators, the
-  communication outside compute, and the rest of the step as free);
-- ``RANK_DEVICE_MAP`` (rankId, deviceId) for the rank, where present.
+- ``TASK`` ⋈ ``COMPUTE_TASK_INFO`` (name, opType, taskType: ids into ``STRING_IDS``) -> profile_ops,
+  summed in sqlite per (step, name, type, core);
+- ``COMMUNICATION_OP`` (opName, groupName, startNs, endNs) -> profile_comm;
+- ``STEP_TIME`` (id, startNs, endNs) and msprof's ``OVERLAP_ANALYSIS`` (type 0 compute,
+  1 communication, 2 communication not overlapped, 3 free) -> profile_steps, split as
+  step_trace_time.csv is; without OVERLAP_ANALYSIS the same unions from the tasks and operators;
+- ``RANK_DEVICE_MAP`` (rankId) for the rank, where present.
 
 Schemas drift across CANN versions: every table and column is looked up by name first; what is
-missing is said in a warning and the rest is still read. Every open goes through ``_connect``:
-read-only and immutable (``file:…?mode=ro&immutable=1``), so sqlite never writes a journal or a
-WAL file beside the database. Columns and units: docs/formats/profiler-db.md.
+missing is said in a warning and the rest is still read. Every open goes through
+``dbopen.connect``: read-only and immutable (``file:…?mode=ro&immutable=1``), so sqlite never
+writes a journal or a WAL file beside the database. Columns, units and checks against the
+writers' own figures: docs/formats/profiler-db.md.
 """
 
 from __future__ import annotations
@@ -131,13 +132,29 @@ def _extent(overlap: dict) -> tuple[float, float]:
     return float(starts.min()), float(ends.max())
 
 
-def _step_of(starts: np.ndarray, steps: pl.DataFrame) -> list[int | None]:
+def _arrays(con: sqlite3.Connection, sql: str, params: tuple, n: int, chunk: int = 1 << 18) -> list[np.ndarray]:
+    """The integer columns of a query as int64 arrays, fetched in chunks (no list of millions of tuples)."""
+    parts: list[np.ndarray] = []
+    cur = con.execute(sql, params)
+    while rows := cur.fetchmany(chunk):
+        parts.append(np.array(rows, dtype=np.int64).reshape(-1, n))
+    table = np.concatenate(parts) if parts else np.empty((0, n), dtype=np.int64)
+    return [table[:, i] for i in range(n)]
+
+
+def _names(strings: dict, ids: pl.Series) -> dict[int, str | None]:
+    return {i: strings.get(i, None if i < 0 else str(i)) for i in ids.unique().to_list()}
+
+
+def _step_of(starts: np.ndarray, steps: pl.DataFrame) -> pl.Series:
+    """The step whose [start, end] holds each start, null where none does."""
     if steps.is_empty():
-        return [None] * starts.size
+        return pl.Series("step", [None] * starts.size, dtype=pl.Int64)
     s = steps.sort("start")
-    lo, hi, ids = s["start"].to_numpy(), s["end"].to_numpy(), s["id"].to_list()
+    lo, hi, ids = s["start"].to_numpy(), s["end"].to_numpy(), s["id"].to_numpy()
     i = np.searchsorted(lo, starts, side="right") - 1
-    return [ids[k] if k >= 0 and t <= hi[k] else None for k, t in zip(i.tolist(), starts.tolist())]
+    ok = (i >= 0) & (starts <= hi[np.clip(i, 0, None)])
+    return pl.Series("step", ids[np.clip(i, 0, None)], dtype=pl.Int64).scatter(np.flatnonzero(~ok), None)
 
 
 def _read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -181,27 +198,34 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
     else:
         missing.append("STRING_IDS")
 
+    has_overlap = (not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type"))
+                   and con.execute("SELECT 1 FROM OVERLAP_ANALYSIS LIMIT 1").fetchone() is not None)
     compute = (np.empty(0), np.empty(0))
     gone = _missing(schema, "TASK", ("globalTaskId", "startNs", "endNs")) + _missing(
         schema, "COMPUTE_TASK_INFO", ("globalTaskId", "name", "opType", "taskType"))
     if not gone:
+        # Summed in sqlite per (step, name, type, core): millions of tasks, a few thousand rows
+        # out (a step is the STEP_TIME span holding the task's start; few steps are profiled)
+        join = "FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
+        if not steps.is_empty():
+            join += " LEFT JOIN STEP_TIME s ON t.startNs >= s.startNs AND t.startNs <= s.endNs"
+        step = "s.id" if not steps.is_empty() else "NULL"
         rows = con.execute(
-            "SELECT c.name, c.opType, c.taskType, t.startNs - ?, t.endNs - ? FROM COMPUTE_TASK_INFO c "
-            "JOIN TASK t ON t.globalTaskId = c.globalTaskId", (base, base)).fetchall()
+            f"SELECT {step}, c.name, c.opType, c.taskType, COUNT(*), SUM(t.endNs - t.startNs), MAX(t.endNs - t.startNs) "
+            f"{join} GROUP BY 1, 2, 3, 4").fetchall()
         if rows:
-            name, typ, core, start, end = zip(*rows)
-            start_a, end_a = np.array(start, dtype=float), np.array(end, dtype=float)
-            ops = pl.DataFrame({
-                "rank": [rank] * len(rows), "step": _step_of(start_a, steps),
-                "type": [strings.get(v, None if v is None else str(v)) for v in typ],
-                "name": [strings.get(v, None if v is None else str(v)) for v in name],
-                "core": [strings.get(v, None if v is None else str(v)) for v in core],
-                "dur_s": ((end_a - start_a) * NS).tolist(),
-            }, schema={"rank": pl.Int32, "step": pl.Int64, "type": pl.Utf8, "name": pl.Utf8, "core": pl.Utf8,
-                       "dur_s": pl.Float64})
-            result.tables["profile_ops"] = _aggregate_ops(ops, artifact.rel)
-            compute = _union(start_a, end_a)
-            read.append(f"COMPUTE_TASK_INFO ({len(rows)})")
+            per = pl.DataFrame(rows, orient="row", schema={"step": pl.Int64, "name": pl.Int64, "type": pl.Int64,
+                                                           "core": pl.Int64, "calls": pl.Int64, "total": pl.Float64,
+                                                           "max": pl.Float64}, strict=False)
+            per = per.with_columns(
+                pl.lit(rank, pl.Int32).alias("rank"), (pl.col("total") * NS).alias("total_s"), (pl.col("max") * NS).alias("max_s"),
+                *(pl.col(c).replace_strict(_names(strings, per[c]), return_dtype=pl.Utf8) for c in ("name", "type", "core")))
+            result.tables["profile_ops"] = _keep_names(per.select("rank", "step", "type", "name", "core", "calls", "total_s",
+                                                                  "max_s"), artifact.rel)
+            read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
+            if not has_overlap:  # the step split is computed from the tasks themselves
+                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]}", (base, base), 2)
+                compute = _union(start.astype(float), end.astype(float))
     else:
         missing += gone
 
@@ -216,7 +240,7 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             start_a, end_a = np.array(start, dtype=float), np.array(end, dtype=float)
             ops = [strings.get(v, None if v is None else str(v)) or "" for v in name]
             result.tables["profile_comm"] = frame({
-                "rank": rank, "step": _step_of(start_a, steps), "op": ops,
+                "rank": rank, "step": _step_of(start_a, steps).to_list(), "op": ops,
                 "group": [strings.get(v, None if v is None else str(v)) for v in grp],
                 "kind": ["p2p" if re.match(r"(?i)hcom_(send|receive|batchsendrecv)", o) else "collective" for o in ops],
                 "elapse_s": ((end_a - start_a) * NS).tolist(),
@@ -230,9 +254,9 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
 
     overlap = None
     if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
-        rows = con.execute("SELECT type, startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base)).fetchall()
-        if rows:
-            t, st, en = (np.array(c, dtype=float) for c in zip(*rows))
+        t, st, en = _arrays(con, "SELECT IFNULL(type, -1), startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base), 3)
+        if t.size:
+            st, en = st.astype(float), en.astype(float)
             overlap = {k: (st[t == v], en[t == v]) for k, v in _OVERLAP_TYPES.items()}
     receives = receive_spans
     if not steps.is_empty() or overlap is not None:
@@ -289,10 +313,10 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel, detail=detail))
 
 
-def _aggregate_ops(rows: pl.DataFrame, file: str) -> pl.DataFrame:
+def _keep_names(per: pl.DataFrame, file: str) -> pl.DataFrame:
+    """As msprof.py's op_summary rule: per rank the OPS_KEPT largest names, the rest of each type
+    and core summed into "(other)", so type and capture totals stay exact."""
     keys = ["rank", "step", "type", "name", "core"]
-    per = rows.group_by(keys).agg(
-        pl.len().cast(pl.Int64).alias("calls"), pl.col("dur_s").sum().alias("total_s"), pl.col("dur_s").max().alias("max_s"))
     per = per.with_columns(pl.col("total_s").rank("ordinal", descending=True).over("rank").alias("_order"))
     kept = per.filter(pl.col("_order") <= OPS_KEPT)
     rest = (per.filter(pl.col("_order") > OPS_KEPT).with_columns(pl.lit(OTHER).alias("name"))
