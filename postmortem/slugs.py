@@ -109,8 +109,12 @@ DIAGNOSTICS: dict[str, str] = {
     "profiler-raw-not-exported": "msprof's raw data with nothing exported: the command to export it",
     "profiler-metadata": "msprof capture metadata of a device",
     "profiler-db-export": "msprof's database export of data also exported as text",
-    "profiler-db-only": "msprof's database export only: the command to export text",
     "profiler-logs": "msprof's own log files, not read",
+    # profcorpus: older CANN per-iteration exports and database exports
+    "profiler-repeated": "a per-iteration msprof export that repeats an earlier file byte for byte: read once",
+    "profiler-task-types": "msprof tasks that are not compute (HCCL notify / copy tasks): their operators come from hccl_*.json",
+    "profiler-db": "a profiler database read: which tables gave rows",
+    "profiler-db-tables": "a profiler database without the tables or columns read: what is missing",
     # analysis and the build
     "steps-from-profile": "no training step times were logged: the profiled steps' totals are used",
     "batch-size-contradicted": "the batch size of the settings disagrees with the logged throughput",

@@ -180,12 +180,14 @@ def test_every_file_of_a_prof_folder_is_claimed_and_accounted_for(tmp_path: Path
     assert "api_statistic" in note and "task_time" in note
 
 
-def test_db_only_export_is_a_warning(tmp_path: Path):
+def test_db_only_export_is_read(tmp_path: Path):
+    # without a text export the database is read (readers/profiler/db.py); an empty one names
+    # the tables it lacks
     db = tmp_path / PROF / "msprof_20260605161737.db"
     db.parent.mkdir(parents=True)
     db.touch()
     (d,) = read(db, tmp_path).diagnostics
-    assert d.slug == "profiler-db-only" and "--type=text" in d.message
+    assert d.slug == "profiler-db-tables" and d.severity.name == "WARNING" and "TASK" in d.message
 
 
 def test_flat_analyze_communication_json_goes_to_msprof_not_ascend(tmp_path: Path):

@@ -11,6 +11,8 @@ docs/formats/profiler-msprof.md; in short:
   rank for the whole capture).
 - ``cluster_communication.json`` (communication_analysis.py): ``{"(ranks)": {"step<N>"|"step":
   {"<op>@<group>": {"<rank>": <op record, comm_info.py>}}}}``, plus ``Total Op Info@<group>`` sums.
+- ``cluster_analysis.db`` (database input): its ``ClusterStepTraceTime`` table is the CSV above,
+  columns in snake case (docs/formats/profiler-db.md).
 - ``cluster_communication_matrix.json`` (comm_matrix_analysis.py): ``{"(ranks)": {"step<N>":
   {"<op>@<group>": {"<src>-<dst>": {"Transport Type", "Transit Size(MB)", "Transit Time(ms)",
   "Bandwidth(GB/s)", "Op Name"}}}}}`` with global ranks at both ends.
@@ -25,12 +27,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
 from .common import MS, US, Format, column, csv_rows, number
+from .dbopen import columns, connect
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
 _PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
@@ -61,6 +65,12 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
     if _covered(artifact, result):
         return
     header, rows = csv_rows(artifact.path)
+    step_rows(artifact, header, rows, result, "cluster_step_trace_time")
+
+
+def step_rows(artifact: Artifact, header: list[str], rows: list[list[str]], result: ReadResult, source: str) -> None:
+    """profile_steps from cluster step-trace rows (the CSV's, or its database table's in the CSV's
+    column names: db.py)."""
     i_type, i_index, i_step = column(header, "Type"), column(header, "Index"), column(header, "Step")
     i_comp = column(header, "Computing")
     if i_type is None or i_index is None or i_comp is None:
@@ -110,8 +120,49 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         result.diagnostics.append(dg.info("profiler-cluster-stage-rows", path=artifact.rel, n=stage_rows))
     if off:
         result.diagnostics.append(dg.warning("profiler-partition", path=artifact.rel, n=len(off), rows=off[:3]))
-    result.tables["profile_steps"] = frame(
-        {**out, "source": "cluster_step_trace_time", "file": artifact.rel}, PROFILE_STEPS)
+    result.tables["profile_steps"] = frame({**out, "source": source, "file": artifact.rel}, PROFILE_STEPS)
+
+
+# ----------------------------------------------------------------- msprof-analyze's cluster DB
+# cluster_analysis_output/cluster_analysis.db, written by `msprof-analyze cluster` for database
+# input (cluster_analyse/analysis/step_trace_time_analysis.py CLUSTER_TRACE_TIME_TABLE): the table
+# ClusterStepTraceTime is cluster_step_trace_time.csv, its columns in snake case. Read by the CSV's
+# own rows function (step_rows), so the partition is written once.
+
+_CLUSTER_COLUMNS = {
+    "step": "Step", "type": "Type", "index": "Index", "computing": "Computing",
+    "communication_not_overlapped": "Communication(Not Overlapped)", "overlapped": "Overlapped",
+    "communication": "Communication", "free": "Free", "stage": "Stage", "bubble": "Bubble",
+    "communication_not_overlapped_and_exclude_receive": "Communication(Not Overlapped and Exclude Receive)",
+    "preparing": "Preparing",
+}
+
+
+def _read_cluster(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    if _covered(artifact, result):
+        return
+    try:
+        con = connect(artifact.path)
+    except (OSError, sqlite3.Error) as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    try:
+        schema = columns(con)
+        cols = [c for c in _CLUSTER_COLUMNS if c in schema.get("ClusterStepTraceTime", set())]
+        if "ClusterStepTraceTime" not in schema or not {"type", "index", "computing"} <= set(cols):
+            result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel,
+                                                 detail="missing ClusterStepTraceTime (type, index, computing)"))
+            return
+        rows = [["" if v is None else str(v) for v in r]
+                for r in con.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + " FROM ClusterStepTraceTime")]
+    except sqlite3.Error as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    finally:
+        con.close()
+    step_rows(artifact, [_CLUSTER_COLUMNS[c] for c in cols], rows, result, "cluster_analysis_db")
+    if "profile_steps" in result.tables:
+        result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=f"ClusterStepTraceTime ({len(rows)})"))
 
 
 def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
@@ -215,5 +266,6 @@ FORMATS = (
     Format("cluster_step_trace_time.csv", _name(r"cluster_step_trace_time\.csv"), _step_trace_time),
     Format("cluster_communication.json", _name(r"cluster_communication\.json"), _communication),
     Format("cluster_communication_matrix.json", _name(r"cluster_communication_matrix\.json"), _matrix),
+    Format("cluster_analysis.db", _name(r"cluster_analysis\.db"), _read_cluster),
     Format("cluster_analysis_output/*", re.compile(r"(?:^|/)cluster_analysis_output/[^/]+$"), _other),
 )

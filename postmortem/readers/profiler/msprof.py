@@ -29,6 +29,7 @@ PROF files only get a note, so nothing is counted twice.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -41,6 +42,7 @@ from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .common import US, Format, column, csv_rows, number
+from . import msprof_timeline as tl
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -50,6 +52,8 @@ _PROF = re.compile(r"(?:^|/)(PROF_[^/]*)/")
 _EXPORT_DIRS = r"(?:mindstudio_profiler_output|device_\d+/summary|device_\d+/timeline)"
 # <kind>[_slice_<n>]_<timestamp>.csv (CANN 7+), <kind>_<device>_<model>_<iter>.csv (older)
 _STAMP = re.compile(r"^(?P<kind>.+?)(?:_slice_\d+)?_(?P<ts>\d{14})\.(?:csv|json)$")
+# Older CANN: one file per iteration, <kind>_<device>_<model>_<iteration>.json|csv
+_PER_ITER = re.compile(r"^(?P<kind>[A-Za-z][A-Za-z_]*?)_(?P<dev>\d+)_(?P<model>\d+)_(?P<iter>\d+)\.(?:csv|json)$")
 
 
 # --------------------------------------------------------------------------- the folder
@@ -154,11 +158,59 @@ def _superseded(artifact: Artifact) -> str | None:
     return max(later) if later else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _digest(path: str, size: int, mtime_ns: int) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.digest()
+
+
+def _repeats(artifact: Artifact) -> str | None:
+    """The first file of the same per-iteration kind whose bytes this file repeats, if any.
+
+    msprof writes some per-iteration exports with the whole capture in each (every
+    step_trace_<d>_<m>_<i>.json holds all iterations): reading each would count every step once
+    per file. Only files of equal size are hashed, so distinct files cost one stat each."""
+    name = os.path.basename(artifact.rel)
+    m = _PER_ITER.match(name)
+    if not m:
+        return None
+    folder = os.path.dirname(artifact.path)
+    try:
+        siblings = [n for n in os.listdir(folder)
+                    if (k := _PER_ITER.match(n)) and (k["kind"], k["dev"], k["model"]) == (m["kind"], m["dev"], m["model"])]
+        stats = {n: os.stat(os.path.join(folder, n)) for n in siblings}
+    except OSError:
+        return None
+    mine = stats.get(name)
+    if mine is None:
+        return None
+    earlier = sorted((n for n in siblings if n != name and stats[n].st_size == mine.st_size
+                      and int(_PER_ITER.match(n)["iter"]) < int(m["iter"])), key=lambda n: int(_PER_ITER.match(n)["iter"]))
+    if not earlier:
+        return None
+    try:
+        own = _digest(artifact.path, mine.st_size, mine.st_mtime_ns)
+        for n in earlier:
+            st = stats[n]
+            if _digest(os.path.join(folder, n), st.st_size, st.st_mtime_ns) == own:
+                return n
+    except OSError:
+        return None
+    return None
+
+
 def _skip(artifact: Artifact, result: ReadResult) -> bool:
     """Files whose data another read file carries: a note instead of rows."""
     covered = _covered_by_ascend_output(artifact)
     if covered:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="inside-output", target=covered))
+        return True
+    same = _repeats(artifact)
+    if same:
+        result.diagnostics.append(dg.info("profiler-repeated", path=artifact.rel, target=same))
         return True
     later = _superseded(artifact)
     if later:
@@ -376,6 +428,129 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     result.tables["profile_steps"] = frame({**out, "source": "msprof_timeline", "file": artifact.rel}, PROFILE_STEPS)
 
 
+def _iteration_of(artifact: Artifact) -> int | None:
+    m = _PER_ITER.match(os.path.basename(artifact.rel))
+    return int(m["iter"]) if m else None
+
+
+def _events(artifact: Artifact, result: ReadResult) -> list[dict] | None:
+    try:
+        return tl.load_events(artifact.path)
+    except (ValueError, RecursionError) as exc:
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
+        return None
+
+
+def _has_kind(artifact: Artifact, kind: str) -> str | None:
+    try:
+        names = sorted(n for n in os.listdir(os.path.dirname(artifact.path))
+                       if n.startswith(kind + "_") and n.endswith(".json"))
+    except OSError:
+        return None
+    return names[0] if names else None
+
+
+def _step_trace_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/step_trace_*.json: the step_trace csv's points as trace events (older CANN)."""
+    if _skip(artifact, result):
+        return
+    timeline = _has_kind(artifact, "msprof")
+    if timeline:
+        # msprof_*.json holds the same Iteration events and the Overlap Analysis track: it is read
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-overlap", target=timeline))
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    its = tl.iterations(events)
+    if not its:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
+        return
+    _, default = _rank_map(artifact)
+    _rank_note(artifact, result)
+    out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "data_wait_s", "total_s")}
+    no_fp = 0
+    for it in its:
+        out["rank"].append(default)
+        out["step"].append(it.step)
+        out["total_s"].append(it.total_us * US)
+        if it.fp_us is None or it.end_us is None or it.fp_us <= 0:
+            no_fp += 1
+            out["computing_s"].append(None)
+            out["data_wait_s"].append(None)
+            continue
+        # the same partition as the step_trace csv's (_step_trace): wait before FP start, work after
+        out["computing_s"].append((it.end_us - it.fp_us) * US)
+        out["data_wait_s"].append((it.fp_us - it.start_us) * US)
+    if no_fp:
+        result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
+    result.tables["profile_steps"] = frame({**out, "source": "msprof_step_trace", "file": artifact.rel}, PROFILE_STEPS)
+
+
+def _op_type(name: str) -> str:
+    """MindSpore's operator type from its full name: Default/.../Conv2D-op8 -> Conv2D."""
+    base = name.rsplit("/", 1)[-1]
+    return re.sub(r"-op\d+.*$", "", base) or base
+
+
+def _task_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/task_time_*.json: the device's tasks of one iteration -> profile_ops."""
+    if _skip(artifact, result):
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    tasks = tl.tasks(events)
+    if tasks.other:
+        # HCCL's notify / memcpy / reduce tasks: their operators are read from hccl_*.json
+        result.diagnostics.append(dg.info("profiler-task-types", path=artifact.rel, n=sum(tasks.other.values()),
+                                          kinds=sorted(tasks.other)[:8]))
+    if not tasks.rows:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
+        return
+    _, default = _rank_map(artifact)
+    step = _iteration_of(artifact)
+    rows = pl.DataFrame({
+        "rank": [default] * len(tasks.rows), "step": [step] * len(tasks.rows),
+        "type": [_op_type(n) for n, _, _ in tasks.rows], "name": [n for n, _, _ in tasks.rows],
+        "core": [k for _, k, _ in tasks.rows], "dur_s": [d * US for _, _, d in tasks.rows],
+    }, schema={"rank": pl.Int32, "step": pl.Int64, "type": pl.Utf8, "name": pl.Utf8, "core": pl.Utf8, "dur_s": pl.Float64})
+    result.tables["profile_ops"] = _aggregate_ops(rows, "msprof_task_time", artifact.rel)
+
+
+def _comm_kind(op: str) -> str:
+    t = _op_type(op).lower()
+    return "p2p" if t.startswith(("send", "receive", "recv", "hcom_send", "hcom_receive", "hcom_batchsendrecv")) else "collective"
+
+
+def _hccl_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/hccl_*.json: communication operators of one iteration, with their tasks -> profile_comm."""
+    if _skip(artifact, result):
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    ops = tl.comm_ops(events)
+    if not ops:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
+        return
+    _, default = _rank_map(artifact)
+    step = _iteration_of(artifact)
+    cols = ("op", "kind", "transport", "elapse_s", "wait_s", "transit_s", "synchronization_s", "bytes",
+            "bandwidth_gbps", "src_rank", "dst_rank")
+    out: dict[str, list] = {k: [] for k in cols}
+    for o in ops:
+        # bandwidth as msprof's: GB/s = (bytes / 1e9) / (transfer time in s) over the links used
+        bw = (o.bytes / 1e9) / (o.link_us * US) if o.link_us > 0 else None
+        for k, v in (("op", o.name), ("kind", _comm_kind(o.name)), ("transport", "+".join(sorted(o.links)) or None),
+                     ("elapse_s", o.elapse_us * US), ("wait_s", o.wait_us * US), ("transit_s", o.transit_us * US),
+                     ("synchronization_s", o.sync_us * US), ("bytes", o.bytes if o.links else None),
+                     ("bandwidth_gbps", bw), ("src_rank", None), ("dst_rank", None)):
+            out[k].append(v)
+    result.tables["profile_comm"] = frame(
+        {**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+
+
 def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
@@ -445,19 +620,14 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
         r = devices[device]
         result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="rank" if r is not None else "no-rank",
                                           device=device, rank=r))
-    # host/info.json and the other metadata files add nothing to the tables: quiet
+        return
+    # start_info / end_info (capture start and end clocks), *.done markers, host/info.json,
+    # sample.json: nothing in them goes into the tables; said, so no claimed file is silent
+    result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="side",
+                                      name=os.path.basename(artifact.rel)))
 
 
-def _db_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    prof = _prof_dir(artifact)
-    if prof is not None and (_exported(prof) or _covered_by_ascend_output(artifact)):
-        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
-    else:
-        result.diagnostics.append(dg.warning("profiler-db-only", path=artifact.rel,
-                       command=f"msprof --export=on --type=text --output={prof.name if prof else 'PROF_...'}"))
-
-
-_NOT_READ = re.compile(r"(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_")
+_NOT_READ = re.compile(r"(?:(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_|(?:task_time|hccl)_.*\.json$)")
 
 
 def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -494,13 +664,15 @@ FORMATS = (
     Format("communication_statistic_*.csv", _prof(_EXPORT_DIRS + r"/communication_statistic_[^/]*\.csv"),
            _comm_statistic),
     Format("msprof_*.json", _prof(_EXPORT_DIRS + r"/msprof(?:_[^/]*)?\.json"), _timeline),
+    Format("step_trace_*.json", _prof(r"device_\d+/timeline/step_trace_[^/]*\.json"), _step_trace_json),
+    Format("task_time_*.json", _prof(r"device_\d+/timeline/task_time_[^/]*\.json"), _task_time),
+    Format("hccl_*.json", _prof(r"device_\d+/timeline/hccl_[^/]*\.json"), _hccl_json),
     Format("analyze/communication.json", _prof(r"analyze/communication\.json"), _analyze_communication),
     Format("analyze/communication_matrix.json", _prof(r"analyze/communication_matrix\.json"), _quiet_note(
         "profiler-covered", "analyze-matrix")),
     Format("raw data", _prof(r"(?:device_\d+|host)/(?:data|sqlite)/[^/]+"), _raw),
     Format("info.json", _prof(r"(?:device_\d+|host)/[^/]*info[^/]*|(?:device_\d+|host)/(?:sample\.json|\w+_info\.\d+|end_info|start_info)"),
            _info_json),
-    Format("msprof_*.db", _prof(r"msprof_[^/]*\.db"), _db_export),
     Format("exported, not read", _prof(_EXPORT_DIRS + r"/[^/]+"), _other_export),
 )
 

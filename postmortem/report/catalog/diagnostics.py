@@ -511,9 +511,29 @@ TEMPLATES.update({
                                   "设备 {device} 的采集元数据：没有 rank id（rank_id 为 −1：非分布式）。"),
     "profiler-db-export": ("msprof's database export of the same data as its text export, which is read.",
                            "msprof 的数据库导出，内容与已读取的文本导出相同。"),
-    "profiler-db-only": ("msprof's database export is not read, and no text export exists: run `{command}`.",
-                         "不读取 msprof 的数据库导出，且没有文本导出：请运行 `{command}`。"),
     "profiler-rank-id": ("device_{device} is rank {rank} (its info.json rank_id): the rank id is used.",
                          "device_{device} 是卡 {rank}（info.json 中的 rank_id）：采用 rank id。"),
     "profiler-logs": ("{count:int} log files of msprof itself, not read.", "msprof 自身的日志文件 {count:int} 个，未读取。"),
+})
+
+# profcorpus: older CANN per-iteration timeline exports (readers/profiler/msprof.py) and database
+# exports (readers/profiler/db.py)
+TEMPLATES.update({
+    "profiler-repeated": ("The same bytes as {target} (msprof writes this export whole into every iteration's file): "
+                          "read once, from {target}.",
+                          "与 {target} 字节完全相同（msprof 在每个迭代的文件里都写入完整数据）：只从 {target} 读取一次。"),
+    "profiler-task-types": ("{n:int} tasks that are not compute ({kinds}): their communication operators are read from "
+                            "hccl_*.json.",
+                            "{n:int} 个非计算任务（{kinds}）：其通信算子从 hccl_*.json 读取。"),
+    "profiler-covered/timeline-overlap": ("The steps are read from {target} (the same Iteration events, with the Overlap "
+                                          "Analysis track); this file's steps are not counted again.",
+                                          "step 从 {target} 读取（同样的 Iteration 事件，另含 Overlap Analysis 轨道）；"
+                                          "本文件的 step 不再重复计数。"),
+    "profiler-metadata/side": ("{name}: capture metadata (start and end clocks, a completion marker); nothing in it goes "
+                               "into the tables.",
+                               "{name}：采集元数据（起止时钟、完成标记）；其中没有进入数据表的内容。"),
+    "profiler-db": ("Database read: {tables}.", "已读取数据库：{tables}。"),
+    "profiler-db-tables": ("Nothing read from this database: {detail}.", "未从该数据库读取任何内容：{detail}。"),
+    "profiler-columns/db": ("Some tables or columns of the schema read are not in this database ({missing}); the rest is "
+                            "read.", "该数据库缺少部分所读的表或列（{missing}）；其余内容照常读取。"),
 })
