@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ..text import Text
+from .stability import EXPLOSION_RATIO
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
 if TYPE_CHECKING:
@@ -60,12 +61,23 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow,
                                                         "height_max": series.height_max, "largest_step": top.step},
                                "slow" if slow else ""))
-    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE:
+    for e in st.explosions:
+        variant = "nonfinite" if e.nonfinite else ("recovered" if e.recovered_step is not None else "")
+        out.append(Finding(FindingKind.EXPLOSION, C, {
+            "tag": e.tag, "step": e.step, "end_step": e.end_step, "before": e.before, "value": e.value, "level": e.level,
+            "ratio": e.ratio, "recovered_step": e.recovered_step, "recovery_values": e.recovery_values,
+            "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
+            "factor": EXPLOSION_RATIO}, variant))
+    unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None for e in st.explosions)
+    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion:
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
     if st.overflow_steps:
         out.append(Finding(FindingKind.OVERFLOWS, I, {"count": len(st.overflow_steps)}))
     cv = a.convergence
+    if cv.status_code == "too_few":
+        out.append(Finding(FindingKind.NOT_CONVERGED, I, {"code": cv.status_code, "why": cv.convergence_step.reason,
+                                                          **cv.status_evidence}, "too_few"))
     if cv.status == "not_converged":
         out.append(Finding(FindingKind.NOT_CONVERGED, I, {"code": cv.status_code, "why": cv.convergence_step.reason,
                                                           **cv.status_evidence}))
