@@ -172,7 +172,8 @@ def convergence(
     common = dict(smoothing=smoothing, targets=targets, aux_losses=auxes, eval_loss_last=eval_last,
                   left_out=left_out, rule=rule)
     if sm.is_empty():
-        why = missing(Text("reason.no-finite-loss"))
+        skipped_only = bool(skip_steps) and loss.filter(pl.col("value").is_finite()).height > 0
+        why = missing(Text("reason.only-skipped-loss", n=len(skip_steps)) if skipped_only else Text("reason.no-finite-loss"))
         return Convergence(initial_loss=why, final_smoothed_loss=why, min_smoothed_loss=why, convergence_step=why,
                            convergence_tokens=why, convergence_hours=why, final_loss_se=why, status="unknown",
                            status_code="no_loss", **common)

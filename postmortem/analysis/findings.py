@@ -73,7 +73,10 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
     if st.overflow_steps:
-        out.append(Finding(FindingKind.OVERFLOWS, I, {"count": len(st.overflow_steps)}))
+        # MindYOLO's "overflow, still update": the update was applied (the reader's event detail says so)
+        ev = run.tables["events"].filter(pl.col("kind") == "overflow")["detail"].cast(pl.Utf8).fill_null("")
+        applied = ev.len() > 0 and bool(ev.str.contains("not skipped").all())
+        out.append(Finding(FindingKind.OVERFLOWS, I, {"count": len(st.overflow_steps)}, "applied" if applied else ""))
     cv = a.convergence
     if cv.status_code == "too_few":
         out.append(Finding(FindingKind.NOT_CONVERGED, I, {"code": cv.status_code, "why": cv.convergence_step.reason,

@@ -204,7 +204,17 @@ def stability(loss: pl.DataFrame, grad_norm: pl.DataFrame, overflow_steps: tuple
     stay out of the spike and explosion rules."""
     if skip_steps:
         out = pl.Series(list(skip_steps), dtype=pl.Int64).implode()
-        loss, grad_norm = (s.filter(~pl.col("step").is_in(out)) for s in (loss, grad_norm))
+        kept_loss, grad_norm = (s.filter(~pl.col("step").is_in(out)) for s in (loss, grad_norm))
+        if kept_loss.is_empty() and not loss.is_empty():  # every logged loss is of a skipped step
+            rule = _rule(window, z)
+            only = SpikeSeries("loss", rule, 0, (), (), None, None, None, None, {},
+                               reason=Text("reason.only-skipped-loss", n=len(skip_steps)))
+            grad_s = find_spikes(grad_norm, "grad_norm", window, z)
+            return Stability(loss=only, grad_norm=grad_s, nan_steps=tuple(grad_s.nonfinite_steps),
+                             overflow_steps=overflow_steps, grad_leads_loss=missing(Text("reason.no-loss-spikes")),
+                             lead_window_steps=LEAD_WINDOW, skip_steps=tuple(sorted(skip_steps)),
+                             explosions=explosions(grad_norm, "grad_norm"))
+        loss = kept_loss
     loss_s = find_spikes(loss, "loss", window, z)
     grad_s = find_spikes(grad_norm, "grad_norm", window, z)
     nan_steps = tuple(sorted(set(loss_s.nonfinite_steps) | set(grad_s.nonfinite_steps)))

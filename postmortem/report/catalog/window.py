@@ -11,7 +11,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                          "仅基于 {n:int} 个 step（{steps:step}；少于 {need:int} 个）：只能粗略参考"),
     "caveat.marked-steps": ("no step is free of marks: rests on {n:int|step|steps} ({steps:step}{more:opt}) that hold "
                             "{marks:semi}; the figure includes that time",
-                            "没有不带标记的 step：基于 {n:int} 个 step（{steps:step}{more:opt}），其中{marks:semi}；"
+                            "没有不带标记的 step：基于 {n:int} 个 step（{steps:step}{more:opt}），其中 {marks:semi}；"
                             "该数值包含这部分耗时"),
     "caveat.more": (", … {n:int} more", "，…另 {n:int} 个"),
     "mark.compile": ("the compile ({n:int|step|steps})", "{n:int} 个含编译"),
@@ -23,6 +23,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "mark.warmup": ("the warm-up ({n:int|step|steps})", "{n:int} 个处于预热"),
     "mark.data_stall": ("a data stall ({n:int|step|steps})", "{n:int} 个含数据停顿"),
     "mark.outlier": ("a slow outlier ({n:int|step|steps})", "{n:int} 个为慢速离群 step"),
+    "finding.overflows/applied": ("{count:int|step|steps} with a loss-scale overflow; the update was applied anyway "
+                                  "(overflow_still_update): the steps stay in the time window.",
+                                  "{count:int} 个 step 发生 loss scale 溢出，但仍更新了参数（overflow_still_update）：这些 step "
+                                  "保留在稳态窗口内。"),
     "reason.no-timed-step": ("no step has a step time", "没有任何 step 带耗时"),
     # a gap that comes out negative is a finding about the timer, never a share
     "reason.negative-gap": ("the in-step timer is longer than the wall-clock step ({share:pct} of the step over "
@@ -42,6 +46,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     # convergence on too few values
     "reason.too-few-loss": ("too few loss values ({n:int}) to judge (at least {need:int} are needed)",
                             "loss 值太少（{n:int} 个），无法判断（至少需要 {need:int} 个）"),
+    "reason.only-skipped-loss": ("every logged loss is of a skipped-data step ({n:int|step|steps}): left out of the loss "
+                                 "figures", "记录的 loss 全部来自跳过数据的 step（{n:int} 个）：不计入 loss 相关指标"),
     "reason.not-judged": ("convergence not judged", "未判断收敛"),
     "finding.not_converged/too_few": ("Convergence not judged: {why}.", "无法判断是否收敛：{why}。"),
     # sparse spikes and explosions
