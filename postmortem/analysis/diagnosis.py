@@ -243,8 +243,9 @@ def same_step_sample(a: Analysis, step: int) -> bool:
 
 
 def _exploded(a: Analysis, changes) -> list[Problem]:
-    """The first explosion leads the verdict, with or without a baseline."""
-    ex = a.stability.explosions
+    """The first explosion leads the verdict, with or without a baseline (a NaN/Inf value is one too:
+    the NaN problem says it, with the learning rate at that step)."""
+    ex = tuple(e for e in a.stability.explosions if not e.nonfinite)
     if not ex:
         return []
     e = next((x for x in ex if x.tag == "loss"), ex[0])
@@ -279,18 +280,18 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                            params={"check": p.check}))
     st = a.stability
     if Family.STABILITY not in covered:
-        lead_nonfinite = any(e.nonfinite for e in st.explosions[:1])
-        if st.nan_steps and not lead_nonfinite:
+        if st.nan_steps:
             out.append(Problem(Symptom.NAN, C, Family.STABILITY, (Quantity("nan_steps", float(len(st.nan_steps))),),
                                side=Side.DATA, actions=(A.CHECK_DATA, A.CHECK_LR, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION),
                                evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0]),
                                                                 "same_step_sample": same_step_sample(a, st.nan_steps[0])}))
-        if _finding(a, FindingKind.DIVERGENCE) is not None and not st.explosions:
+        finite_explosions = any(not e.nonfinite for e in st.explosions)
+        if _finding(a, FindingKind.DIVERGENCE) is not None and not finite_explosions:
             s = st.loss.spikes[-1]
             out.append(Problem(Symptom.DIVERGED, C, Family.STABILITY, (Quantity("loss_spikes", float(len(st.loss.spikes))),),
                                side=Side.MODEL, actions=STABILITY_PLAYBOOK, evidence=("stability",),
                                params={"step": s.step, "lr_share": _lr_at(a, s.step)}))
-        elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not st.explosions:
+        elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not finite_explosions:
             spikes = [*st.loss.spikes, *st.grad_norm.spikes]
             top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion, as in the findings
             slow = any(s.recovery != "fast" for s in spikes)

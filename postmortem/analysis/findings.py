@@ -62,13 +62,15 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                                                         "height_max": series.height_max, "largest_step": top.step},
                                "slow" if slow else ""))
     for e in st.explosions:
+        if e.nonfinite and st.nan_steps:
+            continue  # the NaN finding says it
         variant = "nonfinite" if e.nonfinite else ("recovered" if e.recovered_step is not None else "")
         out.append(Finding(FindingKind.EXPLOSION, C, {
             "tag": e.tag, "step": e.step, "end_step": e.end_step, "before": e.before, "value": e.value, "level": e.level,
             "ratio": e.ratio, "recovered_step": e.recovered_step, "recovery_values": e.recovery_values,
             "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
             "factor": EXPLOSION_RATIO}, variant))
-    unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None for e in st.explosions)
+    unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None and not e.nonfinite for e in st.explosions)
     if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion:
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
