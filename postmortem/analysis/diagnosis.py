@@ -263,6 +263,22 @@ def _exploded(a: Analysis, changes) -> list[Problem]:
                     params=params)]
 
 
+def _leading(a: Analysis, changes) -> list[Problem]:
+    """An explosion, else a divergence (a loss spike that never recovered), leads the verdict, with
+    or without a baseline."""
+    exploded = _exploded(a, changes)
+    if exploded or _finding(a, FindingKind.DIVERGENCE) is None:
+        return exploded
+    st = a.stability
+    s = st.loss.spikes[-1]
+    links = _links(changes, Family.STABILITY)
+    return [Problem(Symptom.DIVERGED, FindingSeverity.CRITICAL, Family.STABILITY,
+                    (Quantity("loss_spikes", float(len(st.loss.spikes))),), side=Side.MODEL,
+                    actions=_ordered_checks(links), settings=links, evidence=("stability",),
+                    params={"step": s.step, "lr_share": _lr_at(a, s.step), "same_step_sample": same_step_sample(a, s.step),
+                            "explained": any(x.explains for x in links), "changed": bool(changes)})]
+
+
 def _finding(a: Analysis, kind: FindingKind):
     return next((f for f in a.findings if f.kind == kind), None)
 
@@ -286,11 +302,8 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                                evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0]),
                                                                 "same_step_sample": same_step_sample(a, st.nan_steps[0])}))
         finite_explosions = any(not e.nonfinite for e in st.explosions)
-        if _finding(a, FindingKind.DIVERGENCE) is not None and not finite_explosions:
-            s = st.loss.spikes[-1]
-            out.append(Problem(Symptom.DIVERGED, C, Family.STABILITY, (Quantity("loss_spikes", float(len(st.loss.spikes))),),
-                               side=Side.MODEL, actions=STABILITY_PLAYBOOK, evidence=("stability",),
-                               params={"step": s.step, "lr_share": _lr_at(a, s.step)}))
+        if _finding(a, FindingKind.DIVERGENCE) is not None:
+            pass  # it leads the verdict (_leading)
         elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not finite_explosions:
             spikes = [*st.loss.spikes, *st.grad_norm.spikes]
             top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion, as in the findings
@@ -350,7 +363,7 @@ def diagnose(a: Analysis) -> Diagnosis:
         if p.symptom == Symptom.SLOWER and p.bottleneck == Verdict.DATA and stalls is not None:
             families[i] = replace(p, params={**p.params, "stalls": stalls.params.get("count"), "lost_s": stalls.params.get("lost_s")})
             data_bound = True
-    problems = _exploded(a, changes) + families + _in_run(a, covered, data_bound)
+    problems = _leading(a, changes) + families + _in_run(a, covered, data_bound)
     # stable: the families keep their order within a severity
     problems.sort(key=lambda p: _ORDER[p.severity])
     return Diagnosis(tuple(problems[:MAX_PROBLEMS]), a.comparison.baseline_id if a.comparison else None, changes)

@@ -125,7 +125,7 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
     out = [Text("verdict.setting.can" if s.explains else "verdict.setting.cannot", key=s.key, baseline=s.baseline,
                 current=s.current, effect=p.family) for s in p.settings]
     regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE,
-                              t.Symptom.EXPLODED)
+                              t.Symptom.EXPLODED, t.Symptom.DIVERGED)
     if regressed and not any(s.explains for s in p.settings):
         out.append(Text("verdict.unexplained-speed" if p.family in (t.Family.THROUGHPUT, t.Family.EFFICIENCY)
                         else "verdict.unexplained"))

@@ -234,3 +234,18 @@ def test_the_share_checker_finds_what_is_outside():
                                     CONF / "mf-docs-skipdata-log"])
 def test_the_real_runs_have_no_share_outside_0_1(folder):
     assert shares_outside(to_metrics(analyze(load_run(str(folder))))) == []
+
+
+def test_a_divergence_leads_the_verdict_against_a_baseline_too():
+    rng = np.random.default_rng(3)
+    base_loss = list(np.linspace(3.0, 2.0, 200) + rng.normal(0, 0.005, 200))
+    loss = list(base_loss)
+    for i in range(150, 200):
+        loss[i] = 4.0 + rng.normal(0, 0.005)  # up 2x at step 151 and never back: below the 10x of an explosion
+    base = make_run("base", step_time=list(1.0 + rng.normal(0, 0.01, 200)), scalars={"loss": base_loss})
+    cur = make_run("cur", step_time=list(1.0 + rng.normal(0, 0.01, 200)), scalars={"loss": loss})
+    a = analyze(cur, base, AnalysisOptions(run_id="cur"))
+    assert not a.stability.explosions
+    first = a.diagnosis.problems[0]
+    assert first.symptom == Symptom.DIVERGED and first.params["step"] == 151
+    assert first.actions[:2] == (Action.CHECK_DATA, Action.CHECK_LR)  # §5.2's order
