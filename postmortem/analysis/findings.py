@@ -45,7 +45,8 @@ def _stall_time(steps: pl.DataFrame) -> tuple[float, float | None]:
     usual = steps.select(wait.median()).item()
     lost = steps.filter(pl.col("excluded") == "data_stall").select((wait - (usual or 0.0)).clip(0).sum()).item() or 0.0
     total = steps["step_time_s"].sum()
-    return float(lost), (float(lost / total) if total else None)
+    share = float(lost / total) if total else None
+    return float(lost), (share if share is not None and 0.0 <= share <= 1.0 else None)  # a share or none
 
 
 def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
