@@ -113,7 +113,7 @@ def test_mindyolo_issue_402_gives_a_step_time_with_its_caveat_and_flags_the_expl
     # e2e: the wall-clock gaps between the "step time" lines over 100 steps: 65.441, 69.418, 66.074 s
     assert mindyolo.throughput.step_time_s.value == pytest.approx(0.66074, rel=1e-3)
     assert mindyolo.throughput.step_time_s.caveat.key == "caveat.few-steps"
-    assert "rests on 3 steps only" in labels("en").text(mindyolo.throughput.step_time_s.caveat)
+    assert "rests on 3 logged steps only (200, 300, 400" in labels("en").text(mindyolo.throughput.step_time_s.caveat)
     e = mindyolo.stability.explosions[0]
     assert (e.step, e.end_step, e.before, e.value) == (300, 400, 8.8465, 8712.5938)
     assert verdict_lines(mindyolo, "en")[0].startswith("[critical] Loss exploded at step 300: 8.847 → 8,713")
