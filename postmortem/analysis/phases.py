@@ -28,8 +28,10 @@ def _spans(steps: np.ndarray) -> np.ndarray:
     if steps.size < 2:
         return np.ones(steps.size)
     gaps = np.diff(steps).astype(np.float64)
-    first = float(np.median(gaps)) if gaps.size else 1.0
-    return np.maximum(np.concatenate([[first], gaps]), 1.0)
+    usual = float(np.median(gaps))
+    if usual <= 1.0:  # a dense log: a row is a step (a hole in it, e.g. a replaced span, is not time)
+        return np.ones(steps.size)
+    return np.clip(np.concatenate([[usual], gaps]), 1.0, usual)
 
 
 def share_of(part: float, whole: float) -> float | None:

@@ -136,7 +136,8 @@ def exclusion_reasons(
     outlier = np.isfinite(t) & (t > m + max(OUTLIER_K * s, 0.10 * m))
 
     # a save is in the step's time unless that time is a per-step timer that stopped before it
-    source = steps["source"].cast(pl.Utf8).fill_null("").to_numpy().astype(str) if "source" in steps.columns else np.full(n, "")
+    source = (steps["source"].cast(pl.Utf8).fill_null("").to_numpy().astype(str) if "source" in steps.columns
+              else np.full(n, ""))
     holds_save = ~np.char.startswith(source, TIMER_PREFIX)
     masks = {
         "missing": missing,
@@ -202,8 +203,9 @@ def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
         caveat = Text("caveat.few-steps", n=int(used.size), need=FEW_STEPS, steps=[int(s) for s in used])
     elif basis == "marked":
         marks = {str(r): int((reasons[use] == r).sum()) for r in ORDER if (reasons[use] == r).any()}
-        caveat = Text("caveat.marked-steps", n=int(used.size), steps=[int(s) for s in used[:FEW_STEPS]],
-                      more=Text("caveat.more", n=int(used.size) - FEW_STEPS) if used.size > FEW_STEPS else None, marks=[Text(f"mark.{r}", n=c) for r, c in marks.items()])
+        more = Text("caveat.more", n=int(used.size) - FEW_STEPS) if used.size > FEW_STEPS else None
+        caveat = Text("caveat.marked-steps", n=int(used.size), steps=[int(s) for s in used[:FEW_STEPS]], more=more,
+                      marks=[Text(f"mark.{r}", n=c) for r, c in marks.items()])
     return SteadyWindow(int(used.min()), int(used.max()), int(used.size), excluded, counts, dict(RULES),
                         basis=basis, used_steps=tuple(int(s) for s in used) if basis != "steady" else (), caveat=caveat)
 

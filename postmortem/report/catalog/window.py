@@ -7,10 +7,11 @@ from __future__ import annotations
 
 TEMPLATES: dict[str, tuple[str, str]] = {
     # the window: a figure resting on few or marked steps says so
-    "caveat.few-steps": ("rests on {n:int|logged step|logged steps} only ({steps:step}; fewer than {need:int}): a rough figure",
+    "caveat.few-steps": ("rests on {n:int|logged step|logged steps} only ({steps:step}; fewer than {need:int}): a rough "
+                         "figure",
                          "仅基于 {n:int} 个记录的 step（{steps:step}；少于 {need:int} 个）：只能粗略参考"),
-    "caveat.marked-steps": ("no step is free of marks: rests on {n:int|logged step|logged steps} ({steps:step}{more:opt}) that hold "
-                            "{marks:semi}; the figure includes that time",
+    "caveat.marked-steps": ("no step is free of marks: rests on {n:int|logged step|logged steps} ({steps:step}{more:opt}) "
+                            "that hold {marks:semi}; the figure includes that time",
                             "没有不带标记的 step：基于 {n:int} 个记录的 step（{steps:step}{more:opt}），其中 {marks:semi}；"
                             "该数值包含这部分耗时"),
     "caveat.more": (", … {n:int} more", "，…另 {n:int} 个"),
