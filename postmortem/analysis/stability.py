@@ -198,6 +198,29 @@ def _series(tag: str, rule: Text, n: int, nonfinite: tuple[int, ...], spikes: li
     )
 
 
+def with_explosions(series: SpikeSeries, values: pl.DataFrame, found: tuple[Explosion, ...]) -> SpikeSeries:
+    """The spikes, and each finite explosion no spike covers as a spike too (a sparse log's level
+    shift is one, though its neighbours share its level): one count of spikes everywhere. Its score
+    is its rise over SPARSE_FLOOR of its level, the sparse rule's floor scale."""
+    extra = []
+    for e in found:
+        if e.nonfinite or e.level is None or any(sp.step <= e.end_step and e.step <= sp.end_step for sp in series.spikes):
+            continue
+        inside = values.filter(pl.col("step").is_between(e.step, e.end_step) & pl.col("value").is_finite())
+        peak = float(inside["value"].max())
+        fast = e.recovery_values is not None and e.recovery_values <= 1
+        extra.append(Spike(
+            step=e.step, end_step=e.end_step, value=peak, baseline=e.level, height=(peak - e.level) / abs(e.level),
+            score=(peak - e.level) / (SPARSE_FLOOR * abs(e.level)), duration=inside.height,
+            recovery=Recovery.NONE if e.recovered_step is None else (Recovery.FAST if fast else Recovery.SLOW),
+            recovery_steps=e.recovered_step - e.end_step if e.recovered_step is not None else None,
+            recovery_values=e.recovery_values))
+    if not extra:
+        return series
+    return _series(series.tag, series.rule, series.points, series.nonfinite_steps,
+                   sorted((*series.spikes, *extra), key=lambda sp: sp.step))
+
+
 def stability(loss: pl.DataFrame, grad_norm: pl.DataFrame, overflow_steps: tuple[int, ...],
               window: int, z: float, skip_steps: tuple[int, ...] = ()) -> Stability:
     """``skip_steps``: skipped-data steps, whose values (the loss of a batch the update left out)
@@ -215,8 +238,9 @@ def stability(loss: pl.DataFrame, grad_norm: pl.DataFrame, overflow_steps: tuple
                              lead_window_steps=LEAD_WINDOW, skip_steps=tuple(sorted(skip_steps)),
                              explosions=explosions(grad_norm, "grad_norm"))
         loss = kept_loss
-    loss_s = find_spikes(loss, "loss", window, z)
-    grad_s = find_spikes(grad_norm, "grad_norm", window, z)
+    loss_x, grad_x = explosions(loss, "loss"), explosions(grad_norm, "grad_norm")
+    loss_s = with_explosions(find_spikes(loss, "loss", window, z), loss, loss_x)
+    grad_s = with_explosions(find_spikes(grad_norm, "grad_norm", window, z), grad_norm, grad_x)
     nan_steps = tuple(sorted(set(loss_s.nonfinite_steps) | set(grad_s.nonfinite_steps)))
     if not loss_s.spikes:
         lead = missing(Text("reason.no-loss-spikes"))
@@ -229,4 +253,4 @@ def stability(loss: pl.DataFrame, grad_norm: pl.DataFrame, overflow_steps: tuple
                       method=Text("method.grad-leads", window=LEAD_WINDOW))
     return Stability(loss=loss_s, grad_norm=grad_s, nan_steps=nan_steps, overflow_steps=overflow_steps,
                      grad_leads_loss=lead, lead_window_steps=LEAD_WINDOW, skip_steps=tuple(sorted(skip_steps)),
-                     explosions=(*explosions(loss, "loss"), *explosions(grad_norm, "grad_norm")))
+                     explosions=(*loss_x, *grad_x))
