@@ -42,6 +42,7 @@ SPARSE_NEIGHBOURS = 2
 SPARSE_FLOOR = 0.10  # a rise under a tenth of the neighbours' level is no spike on a sparse log
 EXPLOSION_RATIO = 10.0
 EXPLOSION_HISTORY = 5
+MAX_EXPLOSIONS = 100  # the first ones are listed (a value flipping to NaN every other step is one problem)
 
 
 def _rule(window: int, z: float) -> Text:
@@ -72,16 +73,17 @@ def explosions(series: pl.DataFrame, tag: str) -> tuple[Explosion, ...]:
     ok = finite & np.isfinite(levels) & (levels > 0)
     exploding = ok & (x >= EXPLOSION_RATIO * np.where(ok, levels, np.inf))
     marks = np.flatnonzero(exploding | ~finite)
+    if not marks.size:
+        return ()
+    # runs of consecutive positions, vectorised: a NaN tail of 250k steps is one run
+    breaks = np.flatnonzero(np.diff(marks) != 1)
+    firsts = marks[np.concatenate([[0], breaks + 1])][:MAX_EXPLOSIONS]
+    lasts = marks[np.concatenate([breaks, [marks.size - 1]])][:MAX_EXPLOSIONS]
     out: list[Explosion] = []
-    k = 0
-    while k < marks.size:
-        j = k
-        while j + 1 < marks.size and marks[j + 1] == marks[j] + 1:
-            j += 1
-        first, last = int(marks[k]), int(marks[j])
+    for first, last in zip(firsts.tolist(), lasts.tolist()):
         level = float(levels[first]) if np.isfinite(levels[first]) and levels[first] > 0 else None
-        prior = pos[pos < first]
-        before = float(x[prior[-1]]) if prior.size else None
+        k = int(np.searchsorted(pos, first)) - 1  # the last finite value before it
+        before = float(x[pos[k]]) if k >= 0 else None
         back = None
         if level is not None:
             later = np.flatnonzero(finite[last + 1:] & (x[last + 1:] < EXPLOSION_RATIO * level))
@@ -93,7 +95,6 @@ def explosions(series: pl.DataFrame, tag: str) -> tuple[Explosion, ...]:
             recovered_step=int(steps[back]) if back is not None else None,
             recovery_values=back - last if back is not None else None, nonfinite=not np.isfinite(value),
         ))
-        k = j + 1
     return tuple(out)
 
 
