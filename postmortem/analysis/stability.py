@@ -25,6 +25,8 @@ median of |x_j - m_j| to pick candidates with a 2x margin, then computed exactly
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
 
@@ -62,14 +64,23 @@ def explosions(series: pl.DataFrame, tag: str) -> tuple[Explosion, ...]:
     n = x.size
     finite = np.isfinite(x)
     pos = np.flatnonzero(finite)
-    # each value's level: the median of the up to EXPLOSION_HISTORY finite values before it
+    # each value's level: the median of the up to EXPLOSION_HISTORY finite values before it, computed
+    # only where it can matter: x >= 10 x median needs x >= 10 x the least of those values
+    f = x[pos]
+    prev_min = np.full(f.size, np.inf)
+    for lag in range(1, EXPLOSION_HISTORY + 1):
+        prev_min[lag:] = np.minimum(prev_min[lag:], f[:-lag])
+    candidate = np.zeros(n, dtype=bool)
+    candidate[pos] = np.isfinite(prev_min) & (f >= EXPLOSION_RATIO * np.maximum(prev_min, 0.0))
     levels = np.full(n, np.nan)
-    if pos.size:
-        rm = pl.Series(x[pos]).rolling_median(EXPLOSION_HISTORY, min_samples=1).to_numpy()  # ... up to and with it
-        levels[pos] = np.concatenate([[np.nan], rm[:-1]])
-        bad = np.flatnonzero(~finite)
-        k = np.searchsorted(pos, bad)
-        levels[bad] = np.where(k > 0, rm[np.maximum(k - 1, 0)], np.nan)
+    where = np.flatnonzero(candidate | ~finite)
+    if where.size and pos.size:
+        count_before = np.searchsorted(pos, where)  # finite values before each position
+        idx = count_before[:, None] + np.arange(-EXPLOSION_HISTORY, 0)[None, :]
+        hist = np.where(idx >= 0, f[np.clip(idx, 0, None)], np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no value before the first: no level
+            levels[where] = np.nanmedian(hist, axis=1)
     ok = finite & np.isfinite(levels) & (levels > 0)
     exploding = ok & (x >= EXPLOSION_RATIO * np.where(ok, levels, np.inf))
     marks = np.flatnonzero(exploding | ~finite)
