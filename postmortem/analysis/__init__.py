@@ -103,21 +103,24 @@ def analyze(
     ckpt_steps = _event_steps(run, "checkpoint_save") | _steps_of(
         run.tables["checkpoints"].filter(pl.col("kind") == "train"))
 
+    skipped = _event_steps(run, "skip")
     reasons = exclusion_reasons(
         steps, checkpoint_steps=ckpt_steps, eval_steps=_event_steps(run, "eval"),
         compile_steps=_event_steps(run, "compile"), nonfinite_steps=nonfinite, overflow_steps=overflow,
-        pause_steps=_event_steps(run, "pause"), skip_steps=_event_steps(run, "skip"),
+        pause_steps=_event_steps(run, "pause"), skip_steps=skipped,
         restart_steps=_event_steps(run, "restart"),
     )
     window = steady_window(steps, reasons)
     tp, throughput_notes = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
                            scalars, options, rank, batch_from_lineage(run, options))
-    stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z)
+    stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z, tuple(sorted(skipped)))
 
     def spike_steps(series: tuple) -> list[int]:
         return [s for sp in series for s in range(sp.step, sp.end_step + 1)]
 
     loss_spike_steps = tuple(spike_steps(stab.loss.spikes))
+    # the loss figures leave out the spikes and the skipped-data steps (the loss of a batch the update left out)
+    loss_left_out = tuple(sorted({*loss_spike_steps, *skipped}))
 
     # ---- the per-step series (union of timed steps and loss steps)
     gap = pl.coalesce(pl.col("gap_s"), pl.col("step_time_s") - pl.col("in_step_s"))
@@ -125,7 +128,7 @@ def analyze(
         "step", "segment", "step_time_s", "in_step_s", gap.alias("gap_s"), "data_time_s",
         pl.col("wall_time").alias("wall"), pl.Series("excluded", reasons, dtype=pl.Utf8).replace("", None),
     )
-    sm = smooth(loss, options.smoothing_window, loss_spike_steps).select(
+    sm = smooth(loss, options.smoothing_window, loss_left_out).select(
         "step", pl.col("smoothed").alias("loss_smoothed"))
     per = (
         timed.join(loss.select("step", pl.col("value").alias("loss")), on="step", how="full", coalesce=True)
@@ -160,7 +163,7 @@ def analyze(
     aux = {tag: series_by_tag[tag] for tag in AUX_TAGS}
     conv = convergence(loss, aux, series_by_tag["eval_loss"], clock, options,
                        base_analysis.convergence.final_smoothed_loss.value if base_analysis else None,
-                       loss_spike_steps)
+                       loss_spike_steps, tuple(sorted(skipped)))
 
     device = options.device or run.setting("device")
     prof, rank_profiles, stragglers = profile(run, str(device) if device else None)
@@ -170,7 +173,8 @@ def analyze(
     waits = per.with_columns(pl.max_horizontal("gap_s", "data_time_s").alias("wait_s"))
     ph = phases(waits, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
                 phase_profile, run.tables["memory"], tps, tp.step_time_s.value, tp.timing)
-    kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
+    kept_steps = (series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
+                  if window.basis in ("steady", "few") else np.array(window.used_steps, dtype=np.int64))
     rk = dataclasses.replace(ranks(run.tables["steps"], kept_steps), profile=rank_profiles, stragglers=stragglers)
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},

@@ -90,8 +90,8 @@ def _clean(x: Any) -> Any:
 
 
 def _spikes(s: SpikeSeries) -> list[dict]:
-    return [{"step": p.step, "height": _num(p.height), "score": _num(p.score), "recovery": str(p.recovery)}
-            for p in s.spikes]
+    return [{"step": p.step, "height": _num(p.height), "score": _num(p.score), "recovery": str(p.recovery),
+             "recovery_steps": p.recovery_steps, "recovery_values": p.recovery_values} for p in s.spikes]
 
 
 def _en(t: Text | None) -> str | None:
@@ -256,7 +256,9 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
                        "data_wait_share": _num(a.phases.data_wait_share)},
             "window": {"start_step": tp.window.start_step, "end_step": tp.window.end_step,
                        "steps": tp.window.steps_kept, "excluded_steps": tp.window.excluded.height,
-                       "excluded_ranges": len(excluded_ranges(tp.window.excluded))},
+                       "excluded_ranges": len(excluded_ranges(tp.window.excluded)),
+                       "basis": tp.window.basis, "rests_on": list(tp.window.used_steps),
+                       "caveat": _en(tp.window.caveat), "caveat_text": _text(tp.window.caveat)},
             "excluded": [{"step": s, "reason": r} for s, r in tp.window.excluded.iter_rows()],
             "global_batch_size": _int(tp.global_batch_size.value), "seq_length": _int(tp.seq_length.value),
             "tokens_per_step": _fig(tp.tokens_per_step),
@@ -281,7 +283,12 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "stability": {"nan_steps": list(a.stability.nan_steps),
                       "loss_spikes": _spikes(a.stability.loss),
                       "grad_norm_spikes": _spikes(a.stability.grad_norm),
-                      "overflow_steps": list(a.stability.overflow_steps)},
+                      "overflow_steps": list(a.stability.overflow_steps),
+                      "skip_steps": list(a.stability.skip_steps),
+                      "explosions": [{"tag": e.tag, "step": e.step, "end_step": e.end_step, "before": _num(e.before),
+                                      "value": _num(e.value), "level": _num(e.level), "ratio": _num(e.ratio),
+                                      "recovered_step": e.recovered_step, "recovery_values": e.recovery_values,
+                                      "nonfinite": e.nonfinite} for e in a.stability.explosions]},
         "phases": [{"name": p.name, "start_step": p.start_step, "end_step": p.end_step,
                     "step_time_median_s": _num(p.step_time_median_s), "tokens_per_s": _num(p.tokens_per_s),
                     "max_allocated_bytes": _num(p.max_allocated_bytes), "data_wait_share": _num(p.data_wait_share),

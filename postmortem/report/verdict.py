@@ -40,13 +40,22 @@ def quantity(q: t.Quantity) -> Text:
                 rel=Text("q.rel", rel=rel) if rel is not None and kind not in ("int", "pct") else None)
 
 
+def title(p: t.Problem) -> Text:
+    """The problem's title; an explosion's carries its step and values ("loss exploded at step 300: 8.85 → 8,713")."""
+    if p.symptom == t.Symptom.EXPLODED:
+        pp = p.params
+        return Text("verdict.title.exploded" + ("/nonfinite" if pp.get("nonfinite") else ""), tag=pp.get("tag"),
+                    step=pp.get("step"), before=pp.get("before"), value=pp.get("value"))
+    return Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")
+
+
 def problem_text(p: t.Problem, baseline_id: str | None = None) -> Text:
     """The problem in one sentence: its title and its deciding numbers."""
     numbers = [quantity(q) for q in p.quantities if q is not None]
-    title = Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")
+    title_ = title(p)
     if not numbers:
-        return Text("verdict.line.bare", title=title)
-    return Text("verdict.line", title=title, numbers=numbers)
+        return Text("verdict.line.bare", title=title_)
+    return Text("verdict.line", title=title_, numbers=numbers)
 
 
 def _cause(p: t.Problem) -> Text | None:
@@ -71,9 +80,21 @@ def _cause(p: t.Problem) -> Text | None:
 def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
     out: list[Text] = []
+    pp = p.params
+    if p.symptom == t.Symptom.EXPLODED and not pp.get("nonfinite") and pp.get("ratio") is not None:
+        from ..analysis.stability import EXPLOSION_RATIO
+
+        if pp.get("recovered_step") is not None:
+            out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
+                            n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
+        else:
+            out.append(Text("verdict.exploded.never", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
+    if p.symptom == t.Symptom.EXPLODED and (pp.get("count") or 0) > 1:
+        out.append(Text("verdict.exploded.more", n=pp["count"]))
+    if pp.get("same_step_sample") and a.comparison is not None:
+        out.append(Text("verdict.same-step-sample", baseline=a.comparison.baseline_id))
     if p.symptom == t.Symptom.NOT_CONVERGED and a.convergence.convergence_step.reason is not None:
         out.append(a.convergence.convergence_step.reason)  # why: rose, flat, still moving
-    pp = p.params
     if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
         lr = pp.get("lr_share")
         key = {t.Symptom.NAN: "verdict.nan-at", t.Symptom.DIVERGED: "verdict.diverged-at"}.get(p.symptom, "verdict.spike-at")
@@ -103,7 +124,8 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
         return [Text("verdict.nothing-changed", baseline=d.baseline_id)]
     out = [Text("verdict.setting.can" if s.explains else "verdict.setting.cannot", key=s.key, baseline=s.baseline,
                 current=s.current, effect=p.family) for s in p.settings]
-    regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE)
+    regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE,
+                              t.Symptom.EXPLODED, t.Symptom.DIVERGED)
     if regressed and not any(s.explains for s in p.settings):
         out.append(Text("verdict.unexplained-speed" if p.family in (t.Family.THROUGHPUT, t.Family.EFFICIENCY)
                         else "verdict.unexplained"))
@@ -144,7 +166,7 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
         evidence = tuple((L[SECTIONS[e]], f"#{e}") for e in p.evidence if e in SECTIONS and e in sections)
         items.append(VerdictItem(
             tone=_TONE.get(p.symptom, sev), tag=L.get(sev, sev),
-            title=L.sentence(Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")),
+            title=L.sentence(title(p)),
             # the bottleneck's one number is its cause's: said once, in the cause's sentence
             numbers=L.text(Text("verdict.numbers", numbers=numbers)) if numbers and p.symptom != t.Symptom.BOTTLENECK else "",
             lines=tuple(L.sentence(x) for x in lines),

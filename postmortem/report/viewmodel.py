@@ -283,7 +283,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
                 key=name,
                 label=_figure_label(name, L, a),
                 value=_flagged(_fmt_value(name, f.value), flag, L),
-                reason=flag or L.text(f.reason) or (L.text(d.reason) if d and d.reason else ""),
+                reason=flag or L.text(f.reason) or L.text(f.caveat) or (L.text(d.reason) if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
                 delta=_fmt_delta(name, d.delta, L) if d and d.delta is not None else "",
                 rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
@@ -373,6 +373,8 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         )
     else:
         blocks.append(Paragraph(L["no_window"].format(reason=L.text(w.reason) or L["unknown"]), "warning"))
+    if w.caveat is not None:  # the figures rest on few or marked steps (analysis/window.py)
+        blocks.append(Paragraph(L.sentence(w.caveat), "warning"))
     if tp.timing in ("timer", "logged"):
         blocks.append(Paragraph(L[f"timing_{tp.timing}"], "warning" if tp.timing == "timer" else "muted"))
     phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
