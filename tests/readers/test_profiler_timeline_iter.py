@@ -83,3 +83,13 @@ def test_every_file_of_the_folder_says_something():
     steps = run.tables["profile_steps"]
     assert steps.group_by("rank").len().sort("rank").rows() == [(0, 10), (1, 10)]
     assert set(run.tables["profile_comm"]["step"]) == set(range(1, 11))
+
+
+def test_a_damaged_info_json_is_warned_and_the_device_id_stands(tmp_path: Path):
+    dev = tmp_path / "PROF_1" / "device_0"
+    (dev / "timeline").mkdir(parents=True)
+    (dev / "info.json.0").write_bytes((DEV0 / "info.json.0").read_bytes()[:200])  # a real file, cut
+    shutil.copy(TL / "hccl_0_2_1.json", dev / "timeline" / "hccl_0_2_1.json")
+    (d,) = read(dev / "info.json.0", tmp_path).diagnostics
+    assert d.slug == "profiler-unreadable" and d.severity.name == "WARNING"
+    assert read(dev / "timeline" / "hccl_0_2_1.json", tmp_path).tables["profile_comm"]["rank"].to_list() == [0]

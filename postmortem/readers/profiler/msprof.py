@@ -92,6 +92,16 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
     return tuple(out)
 
 
+def _unreadable_info(path: str) -> str | None:
+    """Why an info.json.N gives no rank_id other than saying -1 (None: it parses, an object)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None if isinstance(data, dict) else "not a JSON object"
+
+
 def _folder_rank(artifact: Artifact) -> int | None:
     m = re.search(r"(?:^|/)rank_?(\d+)/", artifact.rel)
     return int(m.group(1)) if m else None
@@ -618,6 +628,10 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     if m and int(m.group(1)) in devices:
         device = int(m.group(1))
         r = devices[device]
+        if r is None and (why := _unreadable_info(artifact.path)):
+            # the rank falls back to the folder or the device id: said, with why
+            result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=why))
+            return
         result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="rank" if r is not None else "no-rank",
                                           device=device, rank=r))
         return
