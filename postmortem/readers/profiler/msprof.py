@@ -597,18 +597,24 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
 # --------------------------------------------------------------------------- everything else
 
 
-def _first_in_folder(artifact: Artifact, keep=lambda name: True) -> tuple[bool, int]:
-    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many."""
+def _first_in_folder(artifact: Artifact, keep=lambda name: True, result: ReadResult | None = None) -> tuple[bool, int]:
+    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many.
+
+    A folder of raw data holds hundreds of files: its first file speaks for all of them, and each
+    other file (given ``result``) says so in an info naming that first file, so none is silent."""
     try:
         names = sorted(n for n in os.listdir(os.path.dirname(artifact.path)) if keep(n))
     except OSError:
         return True, 1
-    return (not names or names[0] == os.path.basename(artifact.path)), len(names)
+    first = not names or names[0] == os.path.basename(artifact.path)
+    if not first and result is not None:
+        result.diagnostics.append(dg.info("profiler-listed", path=artifact.rel, target=names[0], n=len(names)))
+    return first, len(names)
 
 
 def _raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """device_N/data, host/data, */sqlite: msprof's own inputs. One note per folder."""
-    first, count = _first_in_folder(artifact)
+    first, count = _first_in_folder(artifact, result=result)
     if not first:
         return  # the folder's first file spoke for all of them
     prof = _prof_dir(artifact)
@@ -646,7 +652,7 @@ _NOT_READ = re.compile(r"(?:(?:op_summary|op_statistic|step_trace|communication_
 
 def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """Exported files postmortem does not read: one note per folder listing their kinds."""
-    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."))
+    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."), result)
     if not first:
         return
     try:
@@ -661,7 +667,7 @@ def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _quiet_note(slug: str, variant: str):
     """One note for the folder (on its first file), with the folder's count of files."""
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        first, count = _first_in_folder(artifact)
+        first, count = _first_in_folder(artifact, result=result)
         if first:
             result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=variant, count=count))
     return read

@@ -476,6 +476,8 @@ TEMPLATES.update({
 # profcorpus: older CANN per-iteration timeline exports (readers/profiler/msprof.py) and database
 # exports (readers/profiler/db.py)
 TEMPLATES.update({
+    "profiler-listed": ("One of {n:int} such files of this folder: counted in the note on {target}.",
+                        "本文件夹中 {n:int} 个同类文件之一：已计入 {target} 上的说明。"),
     "profiler-repeated": ("The same bytes as {target} (msprof writes this export whole into every iteration's file): "
                           "read once, from {target}.",
                           "与 {target} 字节完全相同（msprof 在每个迭代的文件里都写入完整数据）：只从 {target} 读取一次。"),
