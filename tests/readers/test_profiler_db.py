@@ -45,7 +45,7 @@ def test_an_empty_database_names_the_missing_tables(tmp_path: Path):
     r = read(db, tmp_path)
     assert not r.tables
     (d,) = r.diagnostics
-    assert d.slug == "profiler-db-tables" and "COMPUTE_TASK_INFO" in d.params["detail"] and "STEP_TIME" in d.params["detail"]
+    assert d.slug == "profiler-db-tables" and "COMPUTE_TASK_INFO" in d.params["detail"] and "COMMUNICATION_OP" in d.params["detail"]
     assert sorted(p.name for p in prof.iterdir()) == [db.name]
 
 
