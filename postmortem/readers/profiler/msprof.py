@@ -557,8 +557,21 @@ def _hccl_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
                      ("synchronization_s", o.sync_us * US), ("bytes", o.bytes if o.links else None),
                      ("bandwidth_gbps", bw), ("src_rank", None), ("dst_rank", None)):
             out[k].append(v)
-    result.tables["profile_comm"] = frame(
-        {**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+    ops_rows = frame({**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+    # per link (src -> dst rank as the tasks name them, group-local; bytes and time of the
+    # transfers over it): the per-link view communication_matrix.json gives in newer layouts
+    links: dict[str, list] = {k: [] for k in ("op", "kind", "transport", "src_rank", "dst_rank", "transit_s", "bytes",
+                                               "bandwidth_gbps")}
+    for o in ops:
+        for (src, dst, link), (size, us) in sorted(o.pairs.items()):
+            for k, v in zip(links, (o.name, _comm_kind(o.name), link, src, dst, us * US, size,
+                                    (size / 1e9) / (us * US) if us > 0 else None)):
+                links[k].append(v)
+    if links["op"]:
+        link_rows = frame({**links, "rank": default, "step": step, "source": "msprof_hccl_link", "file": artifact.rel},
+                          PROFILE_COMM)
+        ops_rows = pl.concat([ops_rows, link_rows], how="vertical")
+    result.tables["profile_comm"] = ops_rows
 
 
 def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
