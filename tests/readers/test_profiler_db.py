@@ -108,3 +108,21 @@ def test_analysis_db_gives_figured_operators_and_links():
     assert first["bandwidth_gbps"] == pytest.approx(15.7239, rel=1e-4)
     links = comm.filter(comm["source"] == "analysis_db_matrix")
     assert links.height > 0 and links["src_rank"].null_count() == 0 and set(links["op"]) == {"allreduce-total"}
+
+
+def test_tasks_ending_before_they_start_are_counted_out(tmp_path: Path):
+    import sqlite3
+
+    out = tmp_path / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(REAL_DB / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / db.name, db)
+    con = sqlite3.connect(db)  # damaging the copy (tmp_path), never a fixture
+    con.execute("UPDATE TASK SET endNs = startNs - 5 WHERE globalTaskId IN "
+                "(SELECT globalTaskId FROM COMPUTE_TASK_INFO ORDER BY globalTaskId LIMIT 7)")
+    con.commit()
+    con.close()
+    r = read(db, tmp_path)
+    (d,) = [x for x in r.diagnostics if x.slug == "profiler-row"]
+    assert d.severity.name == "WARNING" and (d.params["n"], d.params["of"]) == (7, 187)
+    assert r.tables["profile_ops"]["calls"].sum() == 180

@@ -210,9 +210,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
         if not steps.is_empty():
             join += " LEFT JOIN STEP_TIME s ON t.startNs >= s.startNs AND t.startNs <= s.endNs"
         step = "s.id" if not steps.is_empty() else "NULL"
+        # a task without both ends, or ending before it starts, has no duration: counted, said
+        sound = "t.startNs IS NOT NULL AND t.endNs IS NOT NULL AND t.endNs >= t.startNs"
         rows = con.execute(
             f"SELECT {step}, c.name, c.opType, c.taskType, COUNT(*), SUM(t.endNs - t.startNs), MAX(t.endNs - t.startNs) "
-            f"{join} GROUP BY 1, 2, 3, 4").fetchall()
+            f"{join} WHERE {sound} GROUP BY 1, 2, 3, 4").fetchall()
+        bad, every = con.execute(f"SELECT SUM(NOT ({sound})), COUNT(*) {join.split(' LEFT JOIN')[0]}").fetchone()
+        if bad:
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=int(bad),
+                                                 of=int(every), column="TASK.endNs - startNs"))
         if rows:
             per = pl.DataFrame(rows, orient="row", schema={"step": pl.Int64, "name": pl.Int64, "type": pl.Int64,
                                                            "core": pl.Int64, "calls": pl.Int64, "total": pl.Float64,
@@ -224,7 +230,8 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
                                                                   "max_s"), artifact.rel)
             read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
             if not has_overlap:  # the step split is computed from the tasks themselves
-                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]}", (base, base), 2)
+                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
+                                     (base, base), 2)
                 compute = _union(start.astype(float), end.astype(float))
     else:
         missing += gone
