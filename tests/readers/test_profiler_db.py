@@ -126,3 +126,13 @@ def test_tasks_ending_before_they_start_are_counted_out(tmp_path: Path):
     (d,) = [x for x in r.diagnostics if x.slug == "profiler-row"]
     assert d.severity.name == "WARNING" and (d.params["n"], d.params["of"]) == (7, 187)
     assert r.tables["profile_ops"]["calls"].sum() == 180
+
+
+def test_analysis_db_beside_communication_json_is_not_read_twice(tmp_path: Path):
+    out = tmp_path / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    shutil.copy(REAL_DB / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "analysis.db", out / "analysis.db")
+    text = Path(__file__).resolve().parents[1] / "fixtures" / "profcorpus" / "msinsight-pt-text-level2"
+    shutil.copy(text / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json", out / "communication.json")
+    r = read(out / "analysis.db", tmp_path)
+    assert not r.tables and [d.slug for d in r.diagnostics] == ["profiler-db-export"]

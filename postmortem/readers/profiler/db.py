@@ -351,6 +351,14 @@ def _step_num(v: object) -> int | None:
 
 def _read_analysis(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     try:
+        beside = set(os.listdir(os.path.dirname(artifact.path)))
+    except OSError:
+        beside = set()
+    if beside & {"communication.json", "communication_matrix.json"}:
+        # the text export of the same records is read (ascend_comm.py): not counted twice
+        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel, variant="analysis"))
+        return
+    try:
         con = _connect(artifact.path)
     except (OSError, sqlite3.Error) as exc:
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
