@@ -111,6 +111,7 @@ DIAGNOSTICS: dict[str, str] = {
     "profiler-db-export": "msprof's database export of data also exported as text",
     "profiler-logs": "msprof's own log files, not read",
     # profcorpus: older CANN per-iteration exports and database exports
+    "profiler-listed": "a file of a folder of raw data, logs or unread exports, counted in the note on the folder's first file",
     "profiler-repeated": "a per-iteration msprof export that repeats an earlier file byte for byte: read once",
     "profiler-task-types": "msprof tasks that are not compute (HCCL notify / copy tasks): their operators come from hccl_*.json",
     "profiler-db": "a profiler database read: which tables gave rows",

@@ -28,7 +28,8 @@ COMM_TIME_SOURCES = ("communication.json", "cluster_communication", "msprof_anal
                      "communication_statistic", "msprof_hccl", "profiler_db", "step_trace_raw", "hccl_raw")
 # Bytes and transfer time per transport: per-op records before per-link matrices (the same bytes).
 LINK_SOURCES = ("communication.json", "cluster_communication", "msprof_analyze_communication", "analysis_db", "hccl_raw",
-                "msprof_hccl", "communication_matrix.json", "cluster_communication_matrix", "analysis_db_matrix")
+                "msprof_hccl", "communication_matrix.json", "cluster_communication_matrix", "analysis_db_matrix",
+                "msprof_hccl_link")
 COMM_CORES = ("HCCL", "COMMUNICATION")
 _COMM_TYPES = r"(?i)^(hcom|hccl|allreduce|allgather|reducescatter|broadcast|alltoall|send|receive|recv|batchsendrecv)"
 

@@ -24,6 +24,8 @@ EXPECTED = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 def figures(path: Path) -> dict:
     """What the report is built from: each rank's preferred layout, as analysis chooses it."""
     run = load_run(path)
+    silent = [d.path for d in run.diagnostics if d.slug == "profiler-nothing-read"]
+    assert not silent, f"{path.name}: claimed files that said nothing: {silent[:3]}"
     st = chosen_steps(run.tables["profile_steps"])
     ops = operators(run.tables["profile_ops"])
     timed = comm_timed(run.tables["profile_comm"])

@@ -45,7 +45,7 @@ def test_an_empty_database_names_the_missing_tables(tmp_path: Path):
     r = read(db, tmp_path)
     assert not r.tables
     (d,) = r.diagnostics
-    assert d.slug == "profiler-db-tables" and "COMPUTE_TASK_INFO" in d.params["detail"] and "STEP_TIME" in d.params["detail"]
+    assert d.slug == "profiler-db-tables" and "COMPUTE_TASK_INFO" in d.params["detail"] and "COMMUNICATION_OP" in d.params["detail"]
     assert sorted(p.name for p in prof.iterdir()) == [db.name]
 
 
@@ -108,3 +108,31 @@ def test_analysis_db_gives_figured_operators_and_links():
     assert first["bandwidth_gbps"] == pytest.approx(15.7239, rel=1e-4)
     links = comm.filter(comm["source"] == "analysis_db_matrix")
     assert links.height > 0 and links["src_rank"].null_count() == 0 and set(links["op"]) == {"allreduce-total"}
+
+
+def test_tasks_ending_before_they_start_are_counted_out(tmp_path: Path):
+    import sqlite3
+
+    out = tmp_path / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(REAL_DB / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / db.name, db)
+    con = sqlite3.connect(db)  # damaging the copy (tmp_path), never a fixture
+    con.execute("UPDATE TASK SET endNs = startNs - 5 WHERE globalTaskId IN "
+                "(SELECT globalTaskId FROM COMPUTE_TASK_INFO ORDER BY globalTaskId LIMIT 7)")
+    con.commit()
+    con.close()
+    r = read(db, tmp_path)
+    (d,) = [x for x in r.diagnostics if x.slug == "profiler-row"]
+    assert d.severity.name == "WARNING" and (d.params["n"], d.params["of"]) == (7, 187)
+    assert r.tables["profile_ops"]["calls"].sum() == 180
+
+
+def test_analysis_db_beside_communication_json_is_not_read_twice(tmp_path: Path):
+    out = tmp_path / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    shutil.copy(REAL_DB / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "analysis.db", out / "analysis.db")
+    text = Path(__file__).resolve().parents[1] / "fixtures" / "profcorpus" / "msinsight-pt-text-level2"
+    shutil.copy(text / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json", out / "communication.json")
+    r = read(out / "analysis.db", tmp_path)
+    assert not r.tables and [d.slug for d in r.diagnostics] == ["profiler-db-export"]

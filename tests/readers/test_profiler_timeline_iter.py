@@ -51,7 +51,7 @@ def test_step_trace_json_gives_the_steps_without_a_msprof_timeline(tmp_path: Pat
 
 def test_hccl_json_gives_the_allreduce_of_its_iteration():
     r = read(TL / "hccl_0_2_1.json")
-    comm = r.tables["profile_comm"]
+    comm = r.tables["profile_comm"].filter(r.tables["profile_comm"]["source"] == "msprof_hccl")
     assert comm.height == 1
     row = comm.row(0, named=True)
     assert (row["rank"], row["step"], row["op"], row["kind"]) == (0, 1, "Default/AllReduce-op534_0", "collective")
@@ -63,6 +63,10 @@ def test_hccl_json_gives_the_allreduce_of_its_iteration():
     assert row["bandwidth_gbps"] == pytest.approx((294968576 + 98323456) / 1e9 / ((20042.92 + 6840.5) * 1e-6))
     assert row["wait_s"] == pytest.approx(34209.51e-6)
     assert row["wait_s"] + row["transit_s"] <= row["elapse_s"]
+    # per link: rank 0 to 1, 2, 3 over HCCS and to 4 over PCIE, each 98.3 MB, the sum the operator's bytes
+    links = r.tables["profile_comm"].filter(r.tables["profile_comm"]["source"] == "msprof_hccl_link").sort("dst_rank")
+    assert links.select("src_rank", "dst_rank", "transport").rows() == [(0, 1, "HCCS"), (0, 2, "HCCS"), (0, 3, "HCCS"), (0, 4, "PCIE")]
+    assert links["bytes"].sum() == row["bytes"]
 
 
 def test_task_time_gives_compute_operators_and_says_what_it_left():
@@ -83,3 +87,13 @@ def test_every_file_of_the_folder_says_something():
     steps = run.tables["profile_steps"]
     assert steps.group_by("rank").len().sort("rank").rows() == [(0, 10), (1, 10)]
     assert set(run.tables["profile_comm"]["step"]) == set(range(1, 11))
+
+
+def test_a_damaged_info_json_is_warned_and_the_device_id_stands(tmp_path: Path):
+    dev = tmp_path / "PROF_1" / "device_0"
+    (dev / "timeline").mkdir(parents=True)
+    (dev / "info.json.0").write_bytes((DEV0 / "info.json.0").read_bytes()[:200])  # a real file, cut
+    shutil.copy(TL / "hccl_0_2_1.json", dev / "timeline" / "hccl_0_2_1.json")
+    (d,) = read(dev / "info.json.0", tmp_path).diagnostics
+    assert d.slug == "profiler-unreadable" and d.severity.name == "WARNING"
+    assert set(read(dev / "timeline" / "hccl_0_2_1.json", tmp_path).tables["profile_comm"]["rank"]) == {0}

@@ -189,8 +189,8 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
         steps = pl.DataFrame(con.execute("SELECT id, startNs - ?, endNs - ? FROM STEP_TIME", (base, base)).fetchall(), orient="row",
                              schema={"id": pl.Int64, "start": pl.Float64, "end": pl.Float64})
         steps = steps.filter(pl.col("end") > pl.col("start"))
-    else:
-        missing += gone
+    # no STEP_TIME is normal (msprof writes none; torch_npu adds it): the whole capture is one
+    # row, said in its own info below, not a missing table
 
     strings = {}
     if not _missing(schema, "STRING_IDS", ("id", "value")):
@@ -210,9 +210,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
         if not steps.is_empty():
             join += " LEFT JOIN STEP_TIME s ON t.startNs >= s.startNs AND t.startNs <= s.endNs"
         step = "s.id" if not steps.is_empty() else "NULL"
+        # a task without both ends, or ending before it starts, has no duration: counted, said
+        sound = "t.startNs IS NOT NULL AND t.endNs IS NOT NULL AND t.endNs >= t.startNs"
         rows = con.execute(
             f"SELECT {step}, c.name, c.opType, c.taskType, COUNT(*), SUM(t.endNs - t.startNs), MAX(t.endNs - t.startNs) "
-            f"{join} GROUP BY 1, 2, 3, 4").fetchall()
+            f"{join} WHERE {sound} GROUP BY 1, 2, 3, 4").fetchall()
+        bad, every = con.execute(f"SELECT SUM(NOT ({sound})), COUNT(*) {join.split(' LEFT JOIN')[0]}").fetchone()
+        if bad:
+            result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=int(bad),
+                                                 of=int(every), column="TASK.endNs - startNs"))
         if rows:
             per = pl.DataFrame(rows, orient="row", schema={"step": pl.Int64, "name": pl.Int64, "type": pl.Int64,
                                                            "core": pl.Int64, "calls": pl.Int64, "total": pl.Float64,
@@ -224,7 +230,8 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
                                                                   "max_s"), artifact.rel)
             read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
             if not has_overlap:  # the step split is computed from the tasks themselves
-                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]}", (base, base), 2)
+                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
+                                     (base, base), 2)
                 compute = _union(start.astype(float), end.astype(float))
     else:
         missing += gone
@@ -343,6 +350,14 @@ def _step_num(v: object) -> int | None:
 
 
 def _read_analysis(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    try:
+        beside = set(os.listdir(os.path.dirname(artifact.path)))
+    except OSError:
+        beside = set()
+    if beside & {"communication.json", "communication_matrix.json"}:
+        # the text export of the same records is read (ascend_comm.py): not counted twice
+        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel, variant="analysis"))
+        return
     try:
         con = _connect(artifact.path)
     except (OSError, sqlite3.Error) as exc:

@@ -92,6 +92,16 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
     return tuple(out)
 
 
+def _unreadable_info(path: str) -> str | None:
+    """Why an info.json.N gives no rank_id other than saying -1 (None: it parses, an object)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None if isinstance(data, dict) else "not a JSON object"
+
+
 def _folder_rank(artifact: Artifact) -> int | None:
     m = re.search(r"(?:^|/)rank_?(\d+)/", artifact.rel)
     return int(m.group(1)) if m else None
@@ -547,8 +557,21 @@ def _hccl_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
                      ("synchronization_s", o.sync_us * US), ("bytes", o.bytes if o.links else None),
                      ("bandwidth_gbps", bw), ("src_rank", None), ("dst_rank", None)):
             out[k].append(v)
-    result.tables["profile_comm"] = frame(
-        {**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+    ops_rows = frame({**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+    # per link (src -> dst rank as the tasks name them, group-local; bytes and time of the
+    # transfers over it): the per-link view communication_matrix.json gives in newer layouts
+    links: dict[str, list] = {k: [] for k in ("op", "kind", "transport", "src_rank", "dst_rank", "transit_s", "bytes",
+                                               "bandwidth_gbps")}
+    for o in ops:
+        for (src, dst, link), (size, us) in sorted(o.pairs.items()):
+            for k, v in zip(links, (o.name, _comm_kind(o.name), link, src, dst, us * US, size,
+                                    (size / 1e9) / (us * US) if us > 0 else None)):
+                links[k].append(v)
+    if links["op"]:
+        link_rows = frame({**links, "rank": default, "step": step, "source": "msprof_hccl_link", "file": artifact.rel},
+                          PROFILE_COMM)
+        ops_rows = pl.concat([ops_rows, link_rows], how="vertical")
+    result.tables["profile_comm"] = ops_rows
 
 
 def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -587,18 +610,24 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
 # --------------------------------------------------------------------------- everything else
 
 
-def _first_in_folder(artifact: Artifact, keep=lambda name: True) -> tuple[bool, int]:
-    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many."""
+def _first_in_folder(artifact: Artifact, keep=lambda name: True, result: ReadResult | None = None) -> tuple[bool, int]:
+    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many.
+
+    A folder of raw data holds hundreds of files: its first file speaks for all of them, and each
+    other file (given ``result``) says so in an info naming that first file, so none is silent."""
     try:
         names = sorted(n for n in os.listdir(os.path.dirname(artifact.path)) if keep(n))
     except OSError:
         return True, 1
-    return (not names or names[0] == os.path.basename(artifact.path)), len(names)
+    first = not names or names[0] == os.path.basename(artifact.path)
+    if not first and result is not None:
+        result.diagnostics.append(dg.info("profiler-listed", path=artifact.rel, target=names[0], n=len(names)))
+    return first, len(names)
 
 
 def _raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """device_N/data, host/data, */sqlite: msprof's own inputs. One note per folder."""
-    first, count = _first_in_folder(artifact)
+    first, count = _first_in_folder(artifact, result=result)
     if not first:
         return  # the folder's first file spoke for all of them
     prof = _prof_dir(artifact)
@@ -618,6 +647,10 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     if m and int(m.group(1)) in devices:
         device = int(m.group(1))
         r = devices[device]
+        if r is None and (why := _unreadable_info(artifact.path)):
+            # the rank falls back to the folder or the device id: said, with why
+            result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=why))
+            return
         result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="rank" if r is not None else "no-rank",
                                           device=device, rank=r))
         return
@@ -632,7 +665,7 @@ _NOT_READ = re.compile(r"(?:(?:op_summary|op_statistic|step_trace|communication_
 
 def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """Exported files postmortem does not read: one note per folder listing their kinds."""
-    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."))
+    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."), result)
     if not first:
         return
     try:
@@ -647,7 +680,7 @@ def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _quiet_note(slug: str, variant: str):
     """One note for the folder (on its first file), with the folder's count of files."""
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        first, count = _first_in_folder(artifact)
+        first, count = _first_in_folder(artifact, result=result)
         if first:
             result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=variant, count=count))
     return read

@@ -519,6 +519,8 @@ TEMPLATES.update({
 # profcorpus: older CANN per-iteration timeline exports (readers/profiler/msprof.py) and database
 # exports (readers/profiler/db.py)
 TEMPLATES.update({
+    "profiler-listed": ("One of {n:int} such files of this folder: counted in the note on {target}.",
+                        "本文件夹中 {n:int} 个同类文件之一：已计入 {target} 上的说明。"),
     "profiler-repeated": ("The same bytes as {target} (msprof writes this export whole into every iteration's file): "
                           "read once, from {target}.",
                           "与 {target} 字节完全相同（msprof 在每个迭代的文件里都写入完整数据）：只从 {target} 读取一次。"),
@@ -534,6 +536,8 @@ TEMPLATES.update({
                                "{name}：采集元数据（起止时钟、完成标记）；其中没有进入数据表的内容。"),
     "profiler-db": ("Database read: {tables}.", "已读取数据库：{tables}。"),
     "profiler-db-tables": ("Nothing read from this database: {detail}.", "未从该数据库读取任何内容：{detail}。"),
+    "profiler-db-export/analysis": ("The communication analysis as a database; its text form (communication.json) beside "
+                                    "it is read.", "通信分析的数据库形式；读取其旁边的文本形式（communication.json）。"),
     "profiler-columns/db": ("Some tables or columns of the schema read are not in this database ({missing}); the rest is "
                             "read.", "该数据库缺少部分所读的表或列（{missing}）；其余内容照常读取。"),
 })
