@@ -46,11 +46,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                "保存落在编译 step 内：无法单独算出保存耗时"),
     # convergence on too few values
     "reason.too-few-loss": ("too few loss values ({n:int}) to judge (at least {need:int} are needed)",
-                            "loss 值太少（{n:int} 个），无法判断（至少需要 {need:int} 个）"),
+                            "loss 值只有 {n:int} 个，太少，无法判断（至少需要 {need:int} 个）"),
     "reason.only-skipped-loss": ("every logged loss is of a skipped-data step ({n:int|step|steps}): left out of the loss "
                                  "figures", "记录的 loss 全部来自跳过数据的 step（{n:int} 个）：不计入 loss 相关指标"),
     "reason.not-judged": ("convergence not judged", "未判断收敛"),
-    "finding.not_converged/too_few": ("Convergence not judged: {why}.", "无法判断是否收敛：{why}。"),
+    "finding.not_converged/too_few": ("Convergence not judged: {why}.", "收敛情况未判断：{why}。"),
     # sparse spikes and explosions
     "rule.spikes-sparse": ("a sparse log: each value against the median of up to {neighbours:int} logged values on each side "
                            "(itself left out; scale max(1.4826 MAD, {floor:pct0} of that median)); a spike when z > {z:g} and "
