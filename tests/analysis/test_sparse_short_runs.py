@@ -259,3 +259,15 @@ def test_a_divergence_leads_the_verdict_against_a_baseline_too():
     first = a.diagnosis.problems[0]
     assert first.symptom == Symptom.DIVERGED and first.params["step"] == 151
     assert first.actions[:2] == (Action.CHECK_DATA, Action.CHECK_LR)  # §5.2's order
+
+
+def test_a_changed_setting_that_can_explain_an_explosion_moves_its_check_first():
+    loss = list(np.linspace(3.0, 2.0, 60))
+    base = make_run("base", step_time=[1.0] * 60, scalars={"loss": loss}, settings={"loss_scale": 1024})
+    loss = list(loss)
+    loss[40:] = [80.0] * 20
+    cur = make_run("cur", step_time=[1.0] * 60, scalars={"loss": loss}, settings={"loss_scale": 65536})
+    first = analyze(cur, base).diagnosis.problems[0]
+    assert first.symptom == Symptom.EXPLODED and not first.params["same_step_sample"]
+    assert first.actions[:2] == (Action.CHECK_LOSS_SCALE, Action.CHECK_PRECISION)  # the precision change first
+    assert first.actions[2] == Action.CHECK_DATA  # then §5.2's order
