@@ -63,6 +63,8 @@ def test_a_sparse_log_whose_loss_explodes_leads_the_verdict_with_the_explosion(e
     assert (e.tag, e.step, e.recovered_step) == ("loss", 300, None)
     assert e.before == pytest.approx(logged[200], rel=1e-6) and e.value == pytest.approx(logged[300], rel=1e-6)
     assert e.ratio >= 10
+    # one count of spikes: the level shift is a spike too, though its neighbours share its level
+    assert [(s.step, s.recovery) for s in explosion.stability.loss.spikes] == [(300, Recovery.NONE)]
     first = explosion.diagnosis.problems[0]
     assert first.symptom == Symptom.EXPLODED and first.params["step"] == 300
     # §5.2's order of checks: data, learning rate, precision / loss scale, optimizer state
