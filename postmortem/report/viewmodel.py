@@ -547,6 +547,8 @@ def _stability(a: t.Analysis, L: Labels) -> Section:
         [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent, L), Cell(L.fmt("within_steps", n=st.lead_window_steps), tone="muted")],
     ]
     blocks.append(_table("stability-facts", [L["figure"], L["value"], L["steps"]], "lrl", facts))
+    # explosions, at any log density (analysis/stability.py): said where the spikes are
+    blocks += [Paragraph(L.sentence(finding_text(f)), "warning") for f in a.findings if f.kind == t.FindingKind.EXPLOSION]
     for series in (st.loss, st.grad_norm):
         title = L["spikes_of"].format(tag=series.tag)
         if series.reason:

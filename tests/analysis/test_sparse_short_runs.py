@@ -63,6 +63,8 @@ def test_a_sparse_log_whose_loss_explodes_leads_the_verdict_with_the_explosion(e
     assert (e.tag, e.step, e.recovered_step) == ("loss", 300, None)
     assert e.before == pytest.approx(logged[200], rel=1e-6) and e.value == pytest.approx(logged[300], rel=1e-6)
     assert e.ratio >= 10
+    # one count of spikes: the level shift is a spike too, though its neighbours share its level
+    assert [(s.step, s.recovery) for s in explosion.stability.loss.spikes] == [(300, Recovery.NONE)]
     first = explosion.diagnosis.problems[0]
     assert first.symptom == Symptom.EXPLODED and first.params["step"] == 300
     # §5.2's order of checks: data, learning rate, precision / loss scale, optimizer state
@@ -75,8 +77,11 @@ def test_a_sparse_log_whose_loss_explodes_leads_the_verdict_with_the_explosion(e
 
 
 def test_an_epoch_log_that_saves_every_epoch_still_gives_a_step_time_with_its_caveat(epoch_ckpt):
-    saved = [s["step"] for s in facts("epoch-ckpt")["saves"]]
+    f = facts("epoch-ckpt")
+    saved = [s["step"] for s in f["saves"]]
     assert saved == [40, 80, 120, 160, 200, 240]  # every logged step holds a save
+    # ... inside its epoch as the training measured it: TimeMonitor's epoch time holds the save
+    assert all(e["begin"] <= s["start"] <= s["end"] <= e["end"] for s, e in zip(f["saves"], f["epochs_measured"]))
     w = epoch_ckpt.throughput.window
     assert w.steps_kept == len(w.used_steps) == 5 and w.basis == "marked"
     assert dict(w.excluded.iter_rows())[80] == "checkpoint"  # TimeMonitor's epoch timer ends after the save
@@ -233,7 +238,14 @@ def test_the_share_checker_finds_what_is_outside():
 @pytest.mark.parametrize("folder", [WINDOW / "sparse-explosion", WINDOW / "epoch-ckpt", CONF / "mindyolo-issue402-log",
                                     CONF / "mf-docs-skipdata-log"])
 def test_the_real_runs_have_no_share_outside_0_1(folder):
-    assert shares_outside(to_metrics(analyze(load_run(str(folder))))) == []
+    import jsonschema
+
+    from postmortem.report.metrics_json import dumps, load_schema
+
+    m = json.loads(dumps(to_metrics(analyze(load_run(str(folder))))))
+    jsonschema.Draft202012Validator(load_schema()).validate(m)  # the window's basis, the explosions: in the contract
+    assert shares_outside(m) == []
+    assert m["throughput"]["window"]["basis"] in ("few", "marked") and m["throughput"]["window"]["caveat"]
 
 
 def test_a_divergence_leads_the_verdict_against_a_baseline_too():
@@ -249,3 +261,15 @@ def test_a_divergence_leads_the_verdict_against_a_baseline_too():
     first = a.diagnosis.problems[0]
     assert first.symptom == Symptom.DIVERGED and first.params["step"] == 151
     assert first.actions[:2] == (Action.CHECK_DATA, Action.CHECK_LR)  # §5.2's order
+
+
+def test_a_changed_setting_that_can_explain_an_explosion_moves_its_check_first():
+    loss = list(np.linspace(3.0, 2.0, 60))
+    base = make_run("base", step_time=[1.0] * 60, scalars={"loss": loss}, settings={"loss_scale": 1024})
+    loss = list(loss)
+    loss[40:] = [80.0] * 20
+    cur = make_run("cur", step_time=[1.0] * 60, scalars={"loss": loss}, settings={"loss_scale": 65536})
+    first = analyze(cur, base).diagnosis.problems[0]
+    assert first.symptom == Symptom.EXPLODED and not first.params["same_step_sample"]
+    assert first.actions[:2] == (Action.CHECK_LOSS_SCALE, Action.CHECK_PRECISION)  # the precision change first
+    assert first.actions[2] == Action.CHECK_DATA  # then §5.2's order

@@ -46,11 +46,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                "保存落在编译 step 内：无法单独算出保存耗时"),
     # convergence on too few values
     "reason.too-few-loss": ("too few loss values ({n:int}) to judge (at least {need:int} are needed)",
-                            "loss 值太少（{n:int} 个），无法判断（至少需要 {need:int} 个）"),
+                            "loss 值只有 {n:int} 个，太少，无法判断（至少需要 {need:int} 个）"),
     "reason.only-skipped-loss": ("every logged loss is of a skipped-data step ({n:int|step|steps}): left out of the loss "
                                  "figures", "记录的 loss 全部来自跳过数据的 step（{n:int} 个）：不计入 loss 相关指标"),
     "reason.not-judged": ("convergence not judged", "未判断收敛"),
-    "finding.not_converged/too_few": ("Convergence not judged: {why}.", "无法判断是否收敛：{why}。"),
+    "finding.not_converged/too_few": ("Convergence not judged: {why}.", "收敛情况未判断：{why}。"),
     # sparse spikes and explosions
     "rule.spikes-sparse": ("a sparse log: each value against the median of up to {neighbours:int} logged values on each side "
                            "(itself left out; scale max(1.4826 MAD, {floor:pct0} of that median)); a spike when z > {z:g} and "
@@ -89,9 +89,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                               "步回落到该水平的 {factor:g} 倍以下"),
     "verdict.exploded.more": ("{n:int|explosion|explosions} in all", "共 {n:int} 次爆炸"),
     "verdict.same-step-sample": ("the baseline {baseline} is unstable at the same step, with the same seed, data order and "
-                                 "global batch: a fixed bad sample at a fixed step (§5.2) — look at that step's batch first",
+                                 "global batch: most likely a fixed bad sample at a fixed step (§5.2), unless something else "
+                                 "is tied to that step (the lr schedule) — look at that step's batch first",
                                  "基线 {baseline} 在同一个 step 也出现异常，且随机种子、数据顺序与全局 batch 均未改变：多半是固定的坏"
-                                 "样本在固定的 step 触发（§5.2），先查这个 step 的数据"),
+                                 "样本在固定的 step 触发（§5.2），除非该 step 还对应别的固定变化（如学习率调度）；先查这个 step 的数据"),
     "action.check_optimizer_state": ("Check the optimizer state: the moments a resume loaded, eps and the betas in FP16, a "
                                      "parallel optimizer's uneven split.",
                                      "检查优化器状态：续训时加载的动量等状态、FP16 下的 eps 与 beta、并行优化器切分是否均衡。"),
