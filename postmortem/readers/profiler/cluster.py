@@ -30,7 +30,7 @@ from pathlib import Path
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
-from .common import MS, US, Format, column, csv_rows, number
+from .common import MS, US, Format, column, csv_rows, load_json, number
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
 _PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
@@ -60,7 +60,7 @@ def _covered(artifact: Artifact, result: ReadResult) -> bool:
 def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _covered(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     i_type, i_index, i_step = column(header, "Type"), column(header, "Index"), column(header, "Step")
     i_comp = column(header, "Computing")
     if i_type is None or i_index is None or i_comp is None:
@@ -116,8 +116,7 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
 
 def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return None

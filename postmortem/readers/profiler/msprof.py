@@ -40,7 +40,8 @@ from ... import diagnostics as dg
 from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
-from .common import US, Format, column, csv_rows, number
+from .. import guard
+from .common import US, Format, column, csv_rows, load_json, number, side_json
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -78,12 +79,9 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
         device = int(m.group(1))
         rank = None
         info = Path(prof, name, f"info.json.{device}")
-        try:
-            with open(info, encoding="utf-8", errors="replace") as fh:
-                r = json.load(fh).get("rank_id")
-            rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
-        except (OSError, ValueError, AttributeError):
-            pass
+        data = side_json(info)  # through the guard: a FIFO named info.json.N never blocks
+        r = data.get("rank_id") if isinstance(data, dict) else None
+        rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
         out.append((device, rank))
     return tuple(out)
 
@@ -182,7 +180,7 @@ def _sibling(artifact: Artifact, kind: str) -> str | None:
 def _read_strings(artifact: Artifact, result: ReadResult, kind: str, need: tuple[str, ...]) -> pl.DataFrame | None:
     """The CSV as strings, or None with a warning: unreadable, or without the columns ``need``."""
     try:
-        df = pl.read_csv(artifact.path, infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
+        df = pl.read_csv(guard.checked(artifact.path), infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
     except (pl.exceptions.PolarsError, OSError) as exc:
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
         return None
@@ -275,7 +273,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     need = ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")
     if any(n not in header for n in need):
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="step_trace", header=header[:6]))
@@ -380,8 +378,7 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
     if _skip(artifact, result):
         return
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return

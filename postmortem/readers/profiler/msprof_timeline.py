@@ -26,6 +26,8 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .. import guard
+
 CHUNK = 16 << 20
 MAX_EVENT = 64 << 20  # an object that does not decode within this many bytes is broken
 _HIT = re.compile(
@@ -77,7 +79,7 @@ def read_timeline(path: str) -> Timeline:
     names: dict[int, str] = {}  # pid -> process name
     iters: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # pid -> (start, end, id)
     taken: list[tuple[int, str, float, float]] = []  # (pid, kind, ts, dur)
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         buf = b""
         while True:
             chunk = fh.read(CHUNK)

@@ -33,6 +33,7 @@ import numpy as np
 
 from ... import diagnostics as dg
 from ...text import Text
+from .. import guard
 from ...model import Artifact, ReadResult
 
 BLOCK = 8 << 20  # bytes read at a time
@@ -67,7 +68,7 @@ def scan(path: str) -> Trace:
     "name" key spans a "}"), so every key is seen once; the rest is carried to the next block."""
     trace = Trace()
     phases: Counter = Counter()
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         buf, at, eof = b"", 0, False
         while not eof:
             block = fh.read(BLOCK)
