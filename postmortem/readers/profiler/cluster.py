@@ -22,7 +22,6 @@ note, so no step or operator is counted twice.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
-from .common import MS, US, Format, column, csv_rows, load_json, number
+from .common import MS, US, Durations, Format, column, csv_rows, load_json, number
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
 _PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
@@ -75,6 +74,9 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
     out: dict[str, list] = {k: [] for k in PROFILE_STEPS if k not in ("source", "file", "data_wait_s")}
     stage_rows = 0
     off: list[str] = []
+    bad = Durations()
+    names = {"cno": "Communication(Not Overlapped)", "free": "Free", "comm": "Communication", "bubble": "Bubble",
+             "preparing": "Preparing", "stage": "Stage", "cno_excl": "Communication(Not Overlapped and Exclude Receive)"}
     for line_no, row in enumerate(rows, start=2):
         if not row:
             continue
@@ -87,6 +89,8 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         comp = number(row[i_comp]) if i_comp < len(row) else None
         if kind != "rank" or not rank_text.isdigit() or comp is None or v["cno"] is None or v["free"] is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="not-rank"))
+            continue
+        if not all([bad.ok(comp, "Computing", US), *(bad.ok(v[k], n, US) for k, n in names.items())]):
             continue
         bubble = v["bubble"] or 0.0
         # The partition: exposed communication without the receives, plus the receives (bubble).
@@ -106,6 +110,7 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         out["free_s"].append(v["free"] * US)
         out["preparing_s"].append(preparing * US if v["preparing"] is not None else None)
         out["total_s"].append(total * US)
+    bad.warn(artifact.rel, result)
     if stage_rows:
         result.diagnostics.append(dg.info("profiler-cluster-stage-rows", path=artifact.rel, n=stage_rows))
     if off:

@@ -191,3 +191,13 @@ def checked_durations(frame: pl.DataFrame, column: str, source_column: str, bad:
         return frame
     bad.add(source_column, non_finite, negative, absurd)
     return frame.filter(c.is_null() | (c.is_finite() & (c >= 0) & (c <= bad.limit_s)))
+
+
+def checked(frame: pl.DataFrame, artifact: Artifact, result: ReadResult, *columns: tuple[str, str]) -> pl.DataFrame:
+    """``frame`` without the refused durations of each (column in seconds, the file's column name),
+    warned per file and column."""
+    bad = Durations()
+    for column, source in columns:
+        frame = checked_durations(frame, column, source, bad)
+    bad.warn(artifact.rel, result)
+    return frame

@@ -29,7 +29,6 @@ PROF files only get a note, so nothing is counted twice.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from pathlib import Path
@@ -41,7 +40,7 @@ from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .. import guard
-from .common import US, Format, column, csv_rows, load_json, number, side_json
+from .common import US, Durations, Format, checked, column, csv_rows, load_json, number, side_json
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -225,6 +224,7 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     if bad:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=bad, of=rows.height, column="Task Duration(us)"))
     rows = rows.filter(pl.col("dur_s").is_not_null())
+    rows = checked(rows, artifact, result, ("dur_s", "Task Duration(us)"))
     if rows.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
@@ -265,6 +265,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         (_num("Total Time(us)") * US).alias("total_s"),
         ((_num("Max Time(us)") * US) if "Max Time(us)" in df.columns else pl.lit(None, pl.Float64)).alias("max_s"),
     ).filter(pl.col("total_s").is_not_null())
+    out = checked(out, artifact, result, ("total_s", "Total Time(us)"), ("max_s", "Max Time(us)"))
     result.diagnostics.append(dg.info("profiler-op-types-only", path=artifact.rel))
     result.tables["profile_ops"] = frame(
         {**{c: out[c].to_list() for c in out.columns}, "source": "op_statistic", "file": artifact.rel}, PROFILE_OPS)
@@ -284,12 +285,15 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     _rank_note(artifact, result)
     out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "data_wait_s", "total_s")}
     no_fp = 0
+    bad = Durations()
     for line_no, row in enumerate(rows, start=2):
         if len(row) <= max(i_id, i_fp, i_end, i_time):
             continue
         step, end, total = number(row[i_id]), number(row[i_end]), number(row[i_time])
         if step is None or end is None or total is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
+            continue
+        if not bad.ok(total, "Iteration Time(us)", US):
             continue
         fp = number(row[i_fp])  # N/A where no FP/BP points were set (inference, some graphs)
         dev = number(row[i_dev]) if i_dev is not None and i_dev < len(row) else None
@@ -306,6 +310,7 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         # backward, and the gradient refresh tail, with the communication inside them).
         out["computing_s"].append((end - fp) * US)
         out["data_wait_s"].append((fp - (end - total)) * US)
+    bad.warn(artifact.rel, result)
     if no_fp:
         result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
     if not out["step"]:
@@ -327,6 +332,7 @@ def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) ->
         _num("Count").cast(pl.Int64).alias("calls"),
         (_num("Total Time(us)") * US).alias("elapse_s"),
     ).filter(pl.col("elapse_s").is_not_null() & ~pl.col("op").str.to_lowercase().str.starts_with("total"))
+    out = checked(out, artifact, result, ("elapse_s", "Total Time(us)"))
     if out.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
@@ -347,6 +353,7 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
         return
     tl = read_timeline(artifact.path)
+    tl.bad.warn(artifact.rel, result)
     if tl.broken:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="events", n=tl.broken))
     if not tl.sums:

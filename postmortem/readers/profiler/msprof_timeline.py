@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .. import guard
+from .common import US, Durations
 
 CHUNK = 16 << 20
 MAX_EVENT = 64 << 20  # an object that does not decode within this many bytes is broken
@@ -49,6 +50,7 @@ class Timeline:
     outside: int = 0  # overlap events that fell in no iteration
     events: int = 0  # overlap + receive events taken
     broken: int = 0  # hits whose object did not decode
+    bad: Durations = field(default_factory=Durations)  # durations refused at the door
 
 
 def _object_start(buf: bytes, hit: int, floor: int) -> int:
@@ -157,6 +159,8 @@ def _aggregate(out: Timeline, labels, names, iters, taken) -> None:
         spans.sort()
     out.iterations = sum(len(s) for s in per_device.values())
     for pid, kind, ts, dur in taken:
+        if not out.bad.ok(dur, "dur", US):
+            continue
         if kind == "receive" and names.get(pid) not in (None, "Communication") and not names.get(pid, "").endswith(
                 "Communication"):
             continue  # host-side API events of the same name
