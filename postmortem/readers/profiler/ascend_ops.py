@@ -59,6 +59,10 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
     if no_duration:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=no_duration, of=kernels.height,
                    column="Duration(us)"))
+    # polars reads a name whose bytes are not UTF-8 (or an empty one) as null: counted, never silent
+    unnamed = max(kernels["name"].null_count(), kernels["type"].null_count())
+    if unnamed:
+        result.diagnostics.append(dg.warning("profiler-utf8", path=artifact.rel, variant="names", n=unnamed))
     if step is None:
         result.diagnostics.append(dg.info("profiler-no-step", path=artifact.rel))
     bad = Durations()

@@ -201,3 +201,4 @@ def checked(frame: pl.DataFrame, artifact: Artifact, result: ReadResult, *column
         frame = checked_durations(frame, column, source, bad)
     bad.warn(artifact.rel, result)
     return frame
+

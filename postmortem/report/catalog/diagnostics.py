@@ -480,6 +480,9 @@ TEMPLATES.update({
 TEMPLATES.update({
     "profiler-utf8": ("{n:int} bytes are not UTF-8; they were replaced and the rest of the file is read.",
                       "{n:int} 个字节不是 UTF-8 编码，已替换；文件其余内容照常读取。"),
+    "profiler-utf8/names": ("{n:int} kernels have no readable name or type (empty, or bytes that are not UTF-8); their time "
+                            "is still counted.",
+                            "{n:int} 个 kernel 没有可读的名称或类型（为空，或含非 UTF-8 字节）；其耗时仍计入统计。"),
     "profiler-bad-duration": ("{n:int} values of column {column} dropped: {non_finite:int} not finite (NaN, inf), "
                               "{negative:int} negative, {absurd:int} longer than a day.",
                               "列 {column} 中 {n:int} 个值已丢弃：{non_finite:int} 个非有限值（NaN、inf），"
