@@ -10,3 +10,39 @@ import tempfile
 _CACHE = tempfile.mkdtemp(prefix="postmortem-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+
+# No process of the suite outlives its test (issue 23): every process the suite starts carries
+# the mark; a test's teardown fails while a helper of this process is alive (a Session not closed),
+# a module's while any marked process is (a SIGKILLed CLI's helpers are nobody's children), and
+# the session ends failed if one is left at its end.
+import uuid  # noqa: E402
+
+import pytest  # noqa: E402
+
+from suite_processes import MARK, children, describe, marked, wait_gone  # noqa: E402
+
+_TOKEN = uuid.uuid4().hex
+os.environ[MARK] = _TOKEN
+
+
+@pytest.fixture(autouse=True)
+def _no_helper_outlives_its_test():
+    yield
+    left = wait_gone(children)
+    if left:
+        pytest.fail(f"helper processes outlived the test that started them: {describe(left)}", pytrace=False)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_process_of_the_suite_outlives_its_module():
+    yield
+    left = wait_gone(lambda: marked(_TOKEN))
+    if left:
+        pytest.fail(f"processes of the suite outlived their module: {describe(left)}", pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = wait_gone(lambda: marked(_TOKEN))
+    if left:
+        session.config.get_terminal_writer().line(f"processes of the suite left at its end: {describe(left)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
