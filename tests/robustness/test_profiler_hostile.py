@@ -155,6 +155,9 @@ def _junk_beside_case(root: Path) -> None:
     (prof / OUT / "step_trace_time.csv").write_bytes(junk)
     (prof / OUT / "kernel_details.csv").write_bytes(junk)
     shutil.copy(IMAGENET / "rank0_ascend_pt" / OUT / "op_statistic.csv", prof / OUT / "op_statistic.csv")
+    msprof = _copy(TILELANG, root / "junk" / "rank_0" / TILELANG.name)
+    summary = next((msprof / "mindstudio_profiler_output").glob("op_summary_*.csv"))
+    summary.write_bytes(junk)  # beside a sound op_statistic_*.csv
 
 
 def _fifo_case(root: Path) -> None:
@@ -301,6 +304,11 @@ def test_the_junk_beside_leaves_the_trace_steps_and_the_op_statistic(tmp_path):
     assert "profiler-covered" not in {d.slug for d in trace.diagnostics}
     stats = profiler.READER.read(artifact(prof / "op_statistic.csv", "junk/worker0_ascend_pt/ASCEND_PROFILER_OUTPUT/op_statistic.csv"))
     assert stats.tables["profile_ops"].height > 0
+    out = tmp_path / "junk" / "rank_0" / TILELANG.name / "mindstudio_profiler_output"
+    stat_csv = next(out.glob("op_statistic_*.csv"))
+    msprof = profiler.READER.read(artifact(stat_csv, stat_csv.relative_to(tmp_path).as_posix()))
+    assert "profiler-covered" not in {d.slug for d in msprof.diagnostics}
+    assert msprof.tables["profile_ops"].height > 0
 
 
 def test_fifos_under_every_name_are_said(hostile):

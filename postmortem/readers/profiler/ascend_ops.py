@@ -22,7 +22,7 @@ from ... import diagnostics as dg
 from ...model import PROFILE_OPS, Artifact, ReadResult, conform
 from .. import guard
 from .ascend_csv import header_of, num, row_by_row, scan
-from .common import US, Durations, checked_durations
+from .common import US, Durations, checked_durations, sound_csv
 
 # Operator names kept per rank: NAMED_ROWS // steps, within [MIN_NAMES, MAX_NAMES]; every other
 # name is summed into "(other)" of its (step, type, core). Bounds a rank's rows whatever its steps.
@@ -124,22 +124,11 @@ def _finish(ops: pl.DataFrame, rank: int | None, source: str, rel: str) -> pl.Da
 # ---------------------------------------------------------------------------------- op_statistic
 
 
-def sound_kernel_details(path: Path) -> bool:
-    """Whether a kernel_details.csv would be read: a regular file whose header has the columns
-    read. A damaged or foreign file there never makes op_statistic.csv count as covered."""
-    if guard.refusal(path) is not None:
-        return False
-    try:
-        header = header_of(str(path))
-    except OSError:
-        return False
-    return all(c in header for c in (_NAME, _TYPE, _DUR))
-
 _OP_STAT = {"OP Type": "type", "Core Type": "core", "Count": "calls", "Total Time(us)": "total", "Max Time(us)": "max"}
 
 
 def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    if sound_kernel_details(Path(artifact.path).with_name("kernel_details.csv")):
+    if sound_csv(Path(artifact.path).with_name("kernel_details.csv"), (_NAME, _TYPE, _DUR)):
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="op-statistic"))
         return
     header = header_of(artifact.path)

@@ -138,6 +138,20 @@ def csv_rows(path: str, result: ReadResult | None = None, rel: str | None = None
         return [h.strip() for h in header], list(reader)
 
 
+def sound_csv(path: str | Path, columns: tuple[str, ...]) -> bool:
+    """Whether a CSV beside the file being read would itself be read: a regular file whose header
+    has ``columns``. A damaged, foreign or special file there never makes another count as covered."""
+    if guard.refusal(path) is not None:
+        return False
+    try:
+        with open_text(str(path), newline="") as fh:
+            line = fh.readline(1 << 20)
+    except OSError:
+        return False
+    header = {h.strip() for h in next(csv.reader([line]), [])}
+    return all(c in header for c in columns)
+
+
 DAY_S = 86400.0  # a kernel, an op or a step longer than a day is not a measurement
 
 

@@ -40,7 +40,7 @@ from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .. import guard
-from .common import US, Durations, Format, checked, column, csv_rows, load_json, number, side_json
+from .common import US, Durations, Format, checked, column, csv_rows, load_json, number, side_json, sound_csv
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -164,12 +164,19 @@ def _skip(artifact: Artifact, result: ReadResult) -> bool:
     return False
 
 
+# The columns a sibling must have to cover a file: a damaged one never does (common.sound_csv).
+_SOUND = {"op_summary": ("Op Name", "OP Type", "Task Duration(us)"),
+          "step_trace": ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")}
+
+
 def _sibling(artifact: Artifact, kind: str) -> str | None:
     try:
         names = os.listdir(os.path.dirname(artifact.path))
     except OSError:
         return None
-    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv"))
+    here = os.path.dirname(artifact.path)
+    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv")
+                  and sound_csv(os.path.join(here, n), _SOUND.get(kind, ())))
     return hits[-1] if hits else None
 
 
