@@ -106,11 +106,13 @@ def open_text(artifact: Artifact | str, result: ReadResult | None = None, rel: s
     path = artifact.path if isinstance(artifact, Artifact) else artifact
     rel = rel or (artifact.rel if isinstance(artifact, Artifact) else path)
     before = getattr(_replaced, "n", 0)
-    with guard.open_file(path, "r", encoding="utf-8-sig", errors="postmortem-count", newline=newline) as fh:
-        yield fh
-    n = getattr(_replaced, "n", 0) - before
-    if n and result is not None:
-        result.diagnostics.append(dg.warning("profiler-utf8", path=rel, n=n))
+    try:
+        with guard.open_file(path, "r", encoding="utf-8-sig", errors="postmortem-count", newline=newline) as fh:
+            yield fh
+    finally:  # said even when the content then fails to parse
+        n = getattr(_replaced, "n", 0) - before
+        if n and result is not None:
+            result.diagnostics.append(dg.warning("profiler-utf8", path=rel, n=n))
 
 
 def load_json(artifact: Artifact, result: ReadResult) -> object:
@@ -198,6 +200,8 @@ def checked_durations(frame: pl.DataFrame, column: str, source_column: str, bad:
     counted in ``bad`` under ``source_column`` (the file's own column name). One pass over the
     column; the frame is filtered only where something was refused."""
     c = pl.col(column)
+    if frame.select(c.is_between(0.0, bad.limit_s).all()).item():  # nulls ignored; NaN sorts above inf
+        return frame
     counts = frame.select((~c.is_finite()).sum().alias("nf"), (c < 0).sum().alias("neg"),
                           (c.is_finite() & (c > bad.limit_s)).sum().alias("big")).row(0)
     non_finite, negative, absurd = (int(x or 0) for x in counts)
