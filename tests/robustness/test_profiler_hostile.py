@@ -41,7 +41,6 @@ IMAGENET = CONF / "msinsight-torchnpu-imagenet-2025" / "level1"
 GPT3 = CONF / "msinsight-torchnpu-gpt3-2023" / "test_rank_0"
 KD = CONF / "mstt-torchnpu-kd-traceview-2023" / "worker0_ascend_pt"
 TILELANG = next((CONF / "msprof-tilelang-app-prof").glob("PROF_*"))
-INFO_JSON = CONF / "msprof-ut-info-json" / "info.json"
 SUMMARY = next((ROOT / "samples" / "gpt-tiny-base").rglob("*.summary.*_MS"))  # real binary bytes for junk
 OUT = "ASCEND_PROFILER_OUTPUT"
 HANG_GUARD_S = 300  # a hang guard only: the build takes seconds
@@ -172,7 +171,6 @@ def _fifo_case(root: Path) -> None:
     msprof = _copy(TILELANG, root / "fifo" / "rank_0" / TILELANG.name)
     for device in (0, 1):
         _fifo(msprof / f"device_{device}" / f"info.json.{device}")
-    shutil.copy(INFO_JSON, msprof / "device_0" / "info.json.0.bak")
     _fifo(msprof / "device_0" / "collection.done")
     # every file of real profiles as a FIFO of the same name
     for src, dst in ((IMAGENET / "rank1_ascend_pt", root / "fifo" / "all" / "rank1_ascend_pt"),

@@ -131,15 +131,20 @@ def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     return data
 
 
-def _steps(data: dict):
-    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number."""
+def _steps(data: dict, dropped: list[int] | None = None):
+    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number.
+    Entries of the wrong shape are counted in ``dropped[0]``."""
+    dropped = dropped if dropped is not None else [0]
     for steps in data.values():
         if not isinstance(steps, dict):
+            dropped[0] += 1
             continue
         for step_key, ops in steps.items():
             m = re.fullmatch(r"step(\d*)", str(step_key))
             if m and isinstance(ops, dict):
                 yield (int(m.group(1)) if m.group(1) else None), ops
+            else:
+                dropped[0] += 1
 
 
 def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -151,20 +156,31 @@ def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> 
     cols = ("rank", "step", "op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s",
             "synchronization_s", "bytes", "bandwidth_gbps")
     out: dict[str, list] = {k: [] for k in cols}
-    for step, ops in _steps(data):
+    dropped, bad = [0], Durations()
+    for step, ops in _steps(data, dropped):
         for op, ranks in ops.items():
-            if is_total(op) or not isinstance(ranks, dict):
+            if is_total(op):
+                continue
+            if not isinstance(ranks, dict):
+                dropped[0] += 1
                 continue
             for rank_key, info in ranks.items():
                 if not str(rank_key).isdigit() or not isinstance(info, dict):
+                    dropped[0] += 1
                     continue
                 f = op_figures(info)
+                if not all([bad.ok(f.elapse_s, "Elapse Time(ms)", 1.0), bad.ok(f.wait_s, "Wait Time(ms)", 1.0),
+                            bad.ok(f.transit_s, "Transit Time(ms)", 1.0)]):
+                    continue
                 for k, v in (("rank", int(rank_key)), ("step", step), ("op", op), ("group", group_of(op)),
                              ("kind", kind_of(op)), ("transport", f.transport), ("elapse_s", f.elapse_s),
                              ("wait_s", f.wait_s), ("transit_s", f.transit_s),
                              ("synchronization_s", f.synchronization_s), ("bytes", f.bytes),
                              ("bandwidth_gbps", f.bandwidth_gbps)):
                     out[k].append(v)
+    bad.warn(artifact.rel, result)
+    if dropped[0]:
+        result.diagnostics.append(dg.warning("profiler-entries-dropped", path=artifact.rel, n=dropped[0], kept=len(out["op"])))
     if not out["op"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
