@@ -116,6 +116,12 @@ def _bom_case(root: Path) -> None:
     cells[i_name] = cells[i_name][:3] + b"\xc3\x28" + cells[i_name][3:]  # an invalid 2-byte sequence
     lines[1] = b",".join(cells)
     kd.write_bytes(b"\n".join(lines))
+    msprof = _copy(TILELANG, root / "bom" / "rank_0" / TILELANG.name)
+    summary = next((msprof / "mindstudio_profiler_output").glob("op_summary_*.csv"))
+    raw = summary.read_bytes()
+    at = raw.index(b",", raw.index(b"\n") + 1)  # the first data row: its op name gets a byte that is not UTF-8
+    at = raw.index(b",", raw.index(b",", raw.index(b",", at + 1) + 1) + 1) + 1  # after Device_id, Model ID, Task ID, Stream ID
+    summary.write_bytes(raw[:at + 4] + b"\xff" + raw[at + 4:])
 
 
 def _duplicate_case(root: Path) -> None:
@@ -175,7 +181,9 @@ def _fifo_case(root: Path) -> None:
     # every file of real profiles as a FIFO of the same name
     for src, dst in ((IMAGENET / "rank1_ascend_pt", root / "fifo" / "all" / "rank1_ascend_pt"),
                      (TILELANG, root / "fifo" / "all" / "rank_1" / TILELANG.name),
-                     (CONF / "mi-run2-ascend-profiler" / "profiler", root / "fifo" / "all" / "profiler")):
+                     (CONF / "mi-run2-ascend-profiler" / "profiler", root / "fifo" / "all" / "profiler"),
+                     (CONF / "mstt-cluster-analysis-output", root / "fifo" / "all" / "cluster"),
+                     (KD, root / "fifo" / "all" / "worker1_ascend_pt")):
         for f in src.rglob("*"):
             if f.is_file() and f.name != "PROVENANCE.md":
                 _fifo(dst / f.relative_to(src))
@@ -256,6 +264,8 @@ def test_a_bom_is_stripped_and_bad_utf8_counted(hostile, tmp_path):
     assert [d["params"]["n"] for d in utf8] == [2]
     names = _warnings(m, "bom/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", "profiler-utf8")
     assert [(d["variant"], d["params"]["n"]) for d in names] == [("names", 1)]
+    msprof = [d for d in m["data_quality"] if d["slug"] == "profiler-utf8" and "bom/rank_0/" in d["path"]]
+    assert [(d["variant"], d["params"]["n"]) for d in msprof] == [("names", 1)]
     _bom_case(tmp_path)
     prof = tmp_path / "bom" / "rank0_ascend_pt" / OUT
     steps = profiler.READER.read(artifact(prof / "step_trace_time.csv", "bom/r/ASCEND_PROFILER_OUTPUT/step_trace_time.csv"))

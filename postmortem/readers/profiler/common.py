@@ -220,3 +220,12 @@ def checked(frame: pl.DataFrame, artifact: Artifact, result: ReadResult, *column
     bad.warn(artifact.rel, result)
     return frame
 
+
+
+def replaced_names(frame: pl.DataFrame, columns: tuple[str, ...], rel: str, result: ReadResult) -> None:
+    """For a CSV polars read as lossy UTF-8 (strings): one ``profiler-utf8/names`` warning with the
+    rows whose names hold a replaced byte, counted over the columns in memory, not the file again."""
+    hit = pl.any_horizontal([pl.col(c).str.contains("\ufffd", literal=True).fill_null(False) for c in columns])
+    n = int(frame.select(hit.sum()).item() or 0)
+    if n:
+        result.diagnostics.append(dg.warning("profiler-utf8", path=rel, variant="names", n=n))

@@ -40,7 +40,7 @@ from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .. import guard
-from .common import US, Durations, Format, checked, column, csv_rows, load_json, number, side_json, sound_csv
+from .common import US, Durations, Format, checked, column, csv_rows, load_json, number, replaced_names, side_json, sound_csv
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -232,6 +232,7 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=bad, of=rows.height, column="Task Duration(us)"))
     rows = rows.filter(pl.col("dur_s").is_not_null())
     rows = checked(rows, artifact, result, ("dur_s", "Task Duration(us)"))
+    replaced_names(rows, ("type", "name"), artifact.rel, result)
     if rows.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
