@@ -83,13 +83,15 @@ def refusal(path: str | os.PathLike[str]) -> str | None:
 
 def open_fd(path: str | os.PathLike[str]) -> tuple[int, int]:
     """``(descriptor, size)`` of a regular file opened read-only; the caller closes the descriptor."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # POSIX; elsewhere a FIFO cannot be opened by name anyway
+    fd = os.open(path, os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
         what = _what(st.st_mode)
         if what is not None:
             raise Refused(path, what)
-        os.set_blocking(fd, True)  # a regular file never blocks; later readers expect a plain fd
+        if nonblock:
+            os.set_blocking(fd, True)  # a regular file never blocks; later readers expect a plain fd
     except BaseException:
         os.close(fd)
         raise
