@@ -131,3 +131,27 @@ def test_sqlite_through_the_guard_writes_nothing_beside_the_database(tmp_path):
     os.mkfifo(tmp_path / "fifo.db")
     with pytest.raises(OSError, match="FIFO"):
         guard.connect_sqlite(tmp_path / "fifo.db")
+
+
+def test_a_fifo_given_as_config_is_one_line_and_exit_2(tmp_path):
+    """The settings file goes through the guard too, and reading it imports no polars (the CLI
+    reads it before it makes its session, which sets polars up)."""
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "postmortem.toml"
+    os.mkfifo(fifo)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text("epoch: 1 step: 1, loss is 2.5\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "postmortem", "build", str(run), "--config", str(fifo), "--format", "json",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120, env=env,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error[config-unreadable]: ") and "FIFO" in lines[0]
+    probe = subprocess.run([sys.executable, "-c", "import sys, postmortem.config; print('polars' in sys.modules)"],
+                           capture_output=True, text=True, env=env, check=True)
+    assert probe.stdout.strip() == "False"
