@@ -116,6 +116,12 @@ DIAGNOSTICS: dict[str, str] = {
     "profiler-task-types": "msprof tasks that are not compute (HCCL notify / copy tasks): their operators come from hccl_*.json",
     "profiler-db": "a profiler database read: which tables gave rows",
     "profiler-db-tables": "a profiler database without the tables or columns read: what is missing",
+    # profiler values checked at the door (readers/profiler/common.py)
+    "profiler-utf8": "bytes of a profiler file that are not UTF-8, replaced (counted as decoded, no second pass)",
+    "profiler-bad-duration": "profiler durations not finite, negative or over a day: dropped, counted per column",
+    "profiler-duplicate-steps": "a step written twice in one step-time file: the last row of each step is kept",
+    "profiler-steps-unordered": "a step-time file whose steps are out of order: read in step order",
+    "profiler-entries-dropped": "entries of a profiler JSON file of the wrong shape, dropped and counted",
     # analysis and the build
     "steps-from-profile": "no training step times were logged: the profiled steps' totals are used",
     "batch-size-contradicted": "the batch size of the settings disagrees with the logged throughput",

@@ -311,3 +311,65 @@ def test_cpu_quota_reads_the_tightest_quota_up_the_hierarchy(tmp_path):
                      {"fs/cpu,cpuacct/cpu.cfs_quota_us": "400000\n", "fs/cpu,cpuacct/cpu.cfs_period_us": "100000\n"}) == 4
     assert hierarchy("4:cpu,cpuacct:/\n", {"fs/cpu,cpuacct/cpu.cfs_quota_us": "-1\n"}) is None  # no quota
     assert parallel.cpu_quota(str(tmp_path / "missing"), str(tmp_path)) is None  # no /proc/self/cgroup: not Linux
+
+
+# --------------------------------------------------------------------------- no helper outlives its session
+
+_KILLED = """
+import sys, time
+from postmortem import parallel
+session = parallel.Session()
+session.submit(int).result()  # the helper is up
+print(" ".join(str(p) for p in session._pool._processes), flush=True)
+time.sleep(600)  # SIGKILLed here: the pool is never shut down
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@TWO_CORES
+def test_a_helper_ends_when_its_session_process_is_killed():
+    """A CLI killed by SIGKILL (or the OOM killer) never closes its session; its helper, which
+    holds both ends of its own task queue, would wait forever. It ends with its parent."""
+    from suite_processes import wait_gone
+
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED], stdout=subprocess.PIPE, text=True)
+    try:
+        helpers = [int(p) for p in proc.stdout.readline().split()]
+        assert helpers and all(_alive(p) for p in helpers)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    assert wait_gone(lambda: [p for p in helpers if _alive(p)]) == []
+
+
+def _sleep_a_minute() -> None:
+    time.sleep(60)
+
+
+def test_the_suite_finds_a_process_that_outlives_its_test():
+    """The leak checks of conftest.py can fail: a helper left running and a marked process that is
+    nobody's child are both found (and then ended here, so this test leaves none)."""
+    from suite_processes import MARK, children, marked
+
+    helper = multiprocessing.get_context("spawn").Process(target=_sleep_a_minute)
+    helper.start()
+    try:
+        assert helper.pid in children()
+    finally:
+        helper.terminate()
+        helper.join()
+    assert helper.pid not in children()
+    stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # inherits the mark
+    try:
+        assert stray.pid in marked(os.environ[MARK])
+    finally:
+        stray.kill()
+        stray.wait()
+    assert stray.pid not in marked(os.environ[MARK])

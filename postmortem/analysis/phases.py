@@ -13,7 +13,7 @@ import polars as pl
 
 from ..text import Text
 from .profile import phase_comm_share
-from .types import CheckpointSave, Figure, Phase, Phases, missing
+from .types import CheckpointFile, CheckpointSave, Figure, Phase, Phases, missing
 
 PEAK_RTOL = 1e-6
 
@@ -75,6 +75,18 @@ def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> li
         if a <= min(b, last):
             out.append((name, a, min(b, last)))
     return out
+
+
+def checkpoint_files(checkpoints: pl.DataFrame) -> tuple[CheckpointFile, ...]:
+    """Every checkpoint file read: a training file at a known step is a save (checkpoint_saves
+    takes its step); the others (no step in the name or the file, interrupted, landscape) are listed too."""
+    if checkpoints.is_empty():
+        return ()
+    rows = checkpoints.sort(["step", "path"], nulls_last=True).select(
+        "path", "rank", "step", "bytes", "model_params", "kind").iter_rows()
+    return tuple(CheckpointFile(path=path, rank=rank, step=step, bytes=size, params=params, kind=kind,
+                                save=kind == "train" and step is not None)
+                 for path, rank, step, size, params, kind in rows)
 
 
 def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.ndarray, t: np.ndarray,
@@ -206,6 +218,6 @@ def phases(
         both = np.isfinite(t) & np.isfinite(d)
     data_wait = share_of(d[both].sum(), t[both].sum()) if both.any() else None
     return Phases(phases=tuple(out), rule=RULE if lr.height else Text("rule.phases-no-lr"),
-                  checkpoint_saves=saves, checkpoint_tax=tax,
+                  checkpoint_saves=saves, checkpoint_tax=tax, checkpoint_files=checkpoint_files(checkpoints),
                   reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else Text("reason.not-logged", tag="lr"),
                   data_wait_share=data_wait)

@@ -284,6 +284,19 @@ class CheckpointSave:
     method: Text  # how save_s was found: its event's duration, the step time minus the median, ...
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointFile:
+    """One checkpoint file read, save or not (a test or golden checkpoint, an exported model)."""
+
+    path: str
+    rank: int | None
+    step: int | None  # the global step it holds, where known
+    bytes: int | None
+    params: int | None  # elements of the model's parameters
+    kind: str | None  # "train", "interrupted", "landscape"
+    save: bool  # a training save at a known step: one of checkpoint_saves' steps, in the checkpoint tax
+
+
 @dataclass(frozen=True)
 class Phases:
     phases: tuple[Phase, ...]
@@ -292,6 +305,7 @@ class Phases:
     checkpoint_tax: Figure  # total save time / total wall time, fraction
     reason: Text | None = None
     data_wait_share: float | None = None  # logged data wait / step time over the steady window (all steps if none)
+    checkpoint_files: tuple[CheckpointFile, ...] = ()  # every checkpoint file read, by step (unknown last), path
 
 
 # --------------------------------------------------------------------------- profiler

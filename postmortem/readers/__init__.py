@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Reader
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importing the package imports no polars (config.py uses readers.guard before a Session)
+    from .base import Reader
 
 
 def all_readers() -> tuple[Reader, ...]:

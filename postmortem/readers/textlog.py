@@ -40,6 +40,7 @@ from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
 from . import logparse
 from .logparse import MISSING
 from . import logshapes as g
+from . import guard
 from .base import Reader
 
 CHUNK_BYTES = 8 << 20
@@ -131,7 +132,7 @@ def _scan(path: str) -> _Scan:
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
     skipping = False  # inside a line longer than MAX_LINE_BYTES that spans chunks
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         while n := fh.readinto(view[carry : carry + CHUNK_BYTES]):
             start, end, carry = 0, carry + n, 0
             if skipping:
@@ -780,7 +781,7 @@ def _nothing_taken(scan: _Scan, result: ReadResult, artifact: Artifact) -> None:
 
 def _first_line(path: str) -> tuple[int | None, str]:
     """The first line that is not blank (number, text), from the file's first 64 KiB."""
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         head = fh.read(MAX_LINE_BYTES)
     for i, raw in enumerate(head.split(b"\n")):
         text = raw.decode("utf-8", errors="replace").strip(" \t\n\r\f\v")

@@ -400,6 +400,11 @@ _LABELS: dict[str, tuple[str, str]] = {
     "size": ("Size", "大小"),
     "checkpoint_tax": ("Checkpoint tax", "checkpoint 开销占比"),
     "saves": ("{n} saves", "{n} 次保存"),
+    "other_checkpoints": ("{n} other checkpoint files (not saves of this run's steps: no step, interrupted or "
+                          "landscape; not in the checkpoint tax)",
+                          "另有 {n} 个 checkpoint 文件（不是本次训练按 step 的保存：无 step、中断残留或 landscape；不计入 "
+                          "checkpoint 开销）"),
+    "model_params": ("Model parameters", "模型参数量"),
     # config checks and settings
     "config_checks": ("Configuration checks", "配置检查"),
     "check": ("Check", "检查项"),

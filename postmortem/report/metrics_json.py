@@ -42,9 +42,8 @@ from ..text import Text
 from .catalog import english, jsonable
 from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
-
 
 
 def config_check(c: ConfigCheck) -> dict[str, Any]:
@@ -52,6 +51,22 @@ def config_check(c: ConfigCheck) -> dict[str, Any]:
     return {"name": english(Text(f"check.{c.name}")), "check": str(c.name), "status": str(c.status),
             "message": english(c.detail), "params": jsonable(c.detail.params),
             "fix": english(c.fix) if c.fix is not None else None, "evidence": jsonable(c.evidence)}
+
+
+def _checkpoints(ph: Any) -> list[dict]:
+    """Every checkpoint file read (1.3), saves marked: ``save`` is true for a training save at a
+    known step (``save_s`` on the file the checkpoint tax timed for that step); a save event whose
+    file is gone (keep_checkpoint_max) is listed with its path and no size; test, golden and
+    exported checkpoints (no step) are listed with ``save`` false."""
+    timed = {s.path: s for s in ph.checkpoint_saves}
+    out = [{"step": f.step, "path": f.path, "rank": f.rank, "bytes": f.bytes, "params": f.params, "kind": f.kind,
+            "save": f.save, "save_s": _num(timed[f.path].save_s) if f.save and f.path in timed else None}
+           for f in ph.checkpoint_files]
+    files = {f.path for f in ph.checkpoint_files}
+    out += [{"step": s.step, "path": s.path, "rank": None, "bytes": s.bytes, "params": None, "kind": None,
+             "save": True, "save_s": _num(s.save_s)} for s in ph.checkpoint_saves if s.path not in files]
+    return sorted(out, key=lambda c: (c["step"] is None, c["step"] or 0, c["path"] or ""))
+
 
 def _num(x: Any) -> float | int | None:
     if x is None:
@@ -294,8 +309,7 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
                     "max_allocated_bytes": _num(p.max_allocated_bytes), "data_wait_share": _num(p.data_wait_share),
                     "comm_share": _num(p.comm_share), "events": dict(sorted(p.events.items()))}
                    for p in a.phases.phases],
-        "checkpoints": [{"step": c.step, "path": c.path, "bytes": c.bytes, "save_s": _num(c.save_s)}
-                        for c in a.phases.checkpoint_saves],
+        "checkpoints": _checkpoints(a.phases),
         "checkpoint_tax": _fig(a.phases.checkpoint_tax),
         "profile": _profile(a.profile),
         "triage": _triage(a.triage),

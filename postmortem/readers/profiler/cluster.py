@@ -24,7 +24,6 @@ note, so no step or operator is counted twice.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -33,7 +32,7 @@ from pathlib import Path
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
-from .common import MS, US, Format, column, csv_rows, number
+from .common import MS, US, Durations, Format, column, csv_rows, load_json, number
 from .dbopen import columns, connect
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
@@ -64,7 +63,7 @@ def _covered(artifact: Artifact, result: ReadResult) -> bool:
 def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _covered(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     step_rows(artifact, header, rows, result, "cluster_step_trace_time")
 
 
@@ -85,6 +84,9 @@ def step_rows(artifact: Artifact, header: list[str], rows: list[list[str]], resu
     out: dict[str, list] = {k: [] for k in PROFILE_STEPS if k not in ("source", "file", "data_wait_s")}
     stage_rows = 0
     off: list[str] = []
+    bad = Durations()
+    names = {"cno": "Communication(Not Overlapped)", "free": "Free", "comm": "Communication", "bubble": "Bubble",
+             "preparing": "Preparing", "stage": "Stage", "cno_excl": "Communication(Not Overlapped and Exclude Receive)"}
     for line_no, row in enumerate(rows, start=2):
         if not row:
             continue
@@ -97,6 +99,8 @@ def step_rows(artifact: Artifact, header: list[str], rows: list[list[str]], resu
         comp = number(row[i_comp]) if i_comp < len(row) else None
         if kind != "rank" or not rank_text.isdigit() or comp is None or v["cno"] is None or v["free"] is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="not-rank"))
+            continue
+        if not all([bad.ok(comp, "Computing", US), *(bad.ok(v[k], n, US) for k, n in names.items())]):
             continue
         bubble = v["bubble"] or 0.0
         # The partition: exposed communication without the receives, plus the receives (bubble).
@@ -116,6 +120,7 @@ def step_rows(artifact: Artifact, header: list[str], rows: list[list[str]], resu
         out["free_s"].append(v["free"] * US)
         out["preparing_s"].append(preparing * US if v["preparing"] is not None else None)
         out["total_s"].append(total * US)
+    bad.warn(artifact.rel, result)
     if stage_rows:
         result.diagnostics.append(dg.info("profiler-cluster-stage-rows", path=artifact.rel, n=stage_rows))
     if off:
@@ -167,8 +172,7 @@ def _read_cluster(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 
 def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return None
@@ -178,15 +182,20 @@ def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     return data
 
 
-def _steps(data: dict):
-    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number."""
+def _steps(data: dict, dropped: list[int] | None = None):
+    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number.
+    Entries of the wrong shape are counted in ``dropped[0]``."""
+    dropped = dropped if dropped is not None else [0]
     for steps in data.values():
         if not isinstance(steps, dict):
+            dropped[0] += 1
             continue
         for step_key, ops in steps.items():
             m = re.fullmatch(r"step(\d*)", str(step_key))
             if m and isinstance(ops, dict):
                 yield (int(m.group(1)) if m.group(1) else None), ops
+            else:
+                dropped[0] += 1
 
 
 def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -198,20 +207,31 @@ def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> 
     cols = ("rank", "step", "op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s",
             "synchronization_s", "bytes", "bandwidth_gbps")
     out: dict[str, list] = {k: [] for k in cols}
-    for step, ops in _steps(data):
+    dropped, bad = [0], Durations()
+    for step, ops in _steps(data, dropped):
         for op, ranks in ops.items():
-            if is_total(op) or not isinstance(ranks, dict):
+            if is_total(op):
+                continue
+            if not isinstance(ranks, dict):
+                dropped[0] += 1
                 continue
             for rank_key, info in ranks.items():
                 if not str(rank_key).isdigit() or not isinstance(info, dict):
+                    dropped[0] += 1
                     continue
                 f = op_figures(info)
+                if not all([bad.ok(f.elapse_s, "Elapse Time(ms)", 1.0), bad.ok(f.wait_s, "Wait Time(ms)", 1.0),
+                            bad.ok(f.transit_s, "Transit Time(ms)", 1.0)]):
+                    continue
                 for k, v in (("rank", int(rank_key)), ("step", step), ("op", op), ("group", group_of(op)),
                              ("kind", kind_of(op)), ("transport", f.transport), ("elapse_s", f.elapse_s),
                              ("wait_s", f.wait_s), ("transit_s", f.transit_s),
                              ("synchronization_s", f.synchronization_s), ("bytes", f.bytes),
                              ("bandwidth_gbps", f.bandwidth_gbps)):
                     out[k].append(v)
+    bad.warn(artifact.rel, result)
+    if dropped[0]:
+        result.diagnostics.append(dg.warning("profiler-entries-dropped", path=artifact.rel, n=dropped[0], kept=len(out["op"])))
     if not out["op"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return

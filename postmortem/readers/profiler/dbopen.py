@@ -1,33 +1,20 @@
 """The one way the profiler readers open an SQLite database (db.py's exports, cluster.py's
-cluster_analysis.db): a regular file, read-only and immutable.
+cluster_analysis.db): through the guard (``readers/guard.py`` ``connect_sqlite``), read-only
+and immutable.
 
 ``file:<path>?mode=ro&immutable=1``: ``mode=ro`` refuses writes; ``immutable=1`` tells sqlite the
 file cannot change, so it takes no locks and never creates a ``-journal``, ``-wal`` or ``-shm`` file
 beside the database (nothing is ever written in a run folder). A FIFO under a database's name would
-block sqlite's open: a regular file is required first. When ``readers/guard.py`` is present its
-``connect_sqlite`` is used (the same promise, through the one door every reader's open passes).
+block sqlite's open: the guard requires a regular file first.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import stat
-import urllib.parse
 
-try:
-    from ..guard import connect_sqlite as _guarded
-except ImportError:  # the guard arrives with another branch; until then the same checks here
-    _guarded = None
+from ..guard import connect_sqlite as connect
 
-
-def connect(path: str) -> sqlite3.Connection:
-    if _guarded is not None:
-        return _guarded(path)
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise OSError(f"not a regular file: {path}")
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+__all__ = ["columns", "connect"]
 
 
 def columns(con: sqlite3.Connection) -> dict[str, set[str]]:

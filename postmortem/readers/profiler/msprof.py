@@ -41,8 +41,10 @@ from ... import diagnostics as dg
 from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
-from .common import US, Format, column, csv_rows, number
+from .. import guard
 from . import msprof_timeline as tl
+from .common import (US, Durations, Format, checked, column, csv_rows, load_json, number, open_text, replaced_names,
+                     side_json, sound_csv)
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -82,12 +84,9 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
         device = int(m.group(1))
         rank = None
         info = Path(prof, name, f"info.json.{device}")
-        try:
-            with open(info, encoding="utf-8", errors="replace") as fh:
-                r = json.load(fh).get("rank_id")
-            rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
-        except (OSError, ValueError, AttributeError):
-            pass
+        data = side_json(info)  # through the guard: a FIFO named info.json.N never blocks
+        r = data.get("rank_id") if isinstance(data, dict) else None
+        rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
         out.append((device, rank))
     return tuple(out)
 
@@ -95,9 +94,9 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
 def _unreadable_info(path: str) -> str | None:
     """Why an info.json.N gives no rank_id other than saying -1 (None: it parses, an object)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open_text(path) as fh:
             data = json.load(fh)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         return str(exc)
     return None if isinstance(data, dict) else "not a JSON object"
 
@@ -171,7 +170,7 @@ def _superseded(artifact: Artifact) -> str | None:
 @functools.lru_cache(maxsize=4096)
 def _digest(path: str, size: int, mtime_ns: int) -> bytes:
     h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.digest()
@@ -229,12 +228,19 @@ def _skip(artifact: Artifact, result: ReadResult) -> bool:
     return False
 
 
+# The columns a sibling must have to cover a file: a damaged one never does (common.sound_csv).
+_SOUND = {"op_summary": ("Op Name", "OP Type", "Task Duration(us)"),
+          "step_trace": ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")}
+
+
 def _sibling(artifact: Artifact, kind: str) -> str | None:
     try:
         names = os.listdir(os.path.dirname(artifact.path))
     except OSError:
         return None
-    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv"))
+    here = os.path.dirname(artifact.path)
+    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv")
+                  and sound_csv(os.path.join(here, n), _SOUND.get(kind, ())))
     return hits[-1] if hits else None
 
 
@@ -244,7 +250,7 @@ def _sibling(artifact: Artifact, kind: str) -> str | None:
 def _read_strings(artifact: Artifact, result: ReadResult, kind: str, need: tuple[str, ...]) -> pl.DataFrame | None:
     """The CSV as strings, or None with a warning: unreadable, or without the columns ``need``."""
     try:
-        df = pl.read_csv(artifact.path, infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
+        df = pl.read_csv(guard.checked(artifact.path), infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
     except (pl.exceptions.PolarsError, OSError) as exc:
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
         return None
@@ -289,6 +295,8 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     if bad:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=bad, of=rows.height, column="Task Duration(us)"))
     rows = rows.filter(pl.col("dur_s").is_not_null())
+    rows = checked(rows, artifact, result, ("dur_s", "Task Duration(us)"))
+    replaced_names(rows, ("type", "name"), artifact.rel, result)
     if rows.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
@@ -329,6 +337,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         (_num("Total Time(us)") * US).alias("total_s"),
         ((_num("Max Time(us)") * US) if "Max Time(us)" in df.columns else pl.lit(None, pl.Float64)).alias("max_s"),
     ).filter(pl.col("total_s").is_not_null())
+    out = checked(out, artifact, result, ("total_s", "Total Time(us)"), ("max_s", "Max Time(us)"))
     result.diagnostics.append(dg.info("profiler-op-types-only", path=artifact.rel))
     result.tables["profile_ops"] = frame(
         {**{c: out[c].to_list() for c in out.columns}, "source": "op_statistic", "file": artifact.rel}, PROFILE_OPS)
@@ -337,7 +346,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     need = ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")
     if any(n not in header for n in need):
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="step_trace", header=header[:6]))
@@ -348,12 +357,15 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     _rank_note(artifact, result)
     out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "data_wait_s", "total_s")}
     no_fp = 0
+    bad = Durations()
     for line_no, row in enumerate(rows, start=2):
         if len(row) <= max(i_id, i_fp, i_end, i_time):
             continue
         step, end, total = number(row[i_id]), number(row[i_end]), number(row[i_time])
         if step is None or end is None or total is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
+            continue
+        if not bad.ok(total, "Iteration Time(us)", US):
             continue
         fp = number(row[i_fp])  # N/A where no FP/BP points were set (inference, some graphs)
         dev = number(row[i_dev]) if i_dev is not None and i_dev < len(row) else None
@@ -370,6 +382,7 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         # backward, and the gradient refresh tail, with the communication inside them).
         out["computing_s"].append((end - fp) * US)
         out["data_wait_s"].append((fp - (end - total)) * US)
+    bad.warn(artifact.rel, result)
     if no_fp:
         result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
     if not out["step"]:
@@ -391,6 +404,7 @@ def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) ->
         _num("Count").cast(pl.Int64).alias("calls"),
         (_num("Total Time(us)") * US).alias("elapse_s"),
     ).filter(pl.col("elapse_s").is_not_null() & ~pl.col("op").str.to_lowercase().str.starts_with("total"))
+    out = checked(out, artifact, result, ("elapse_s", "Total Time(us)"))
     if out.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
@@ -411,6 +425,7 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
         return
     tl = read_timeline(artifact.path)
+    tl.bad.warn(artifact.rel, result)
     if tl.broken:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="events", n=tl.broken))
     if not tl.sums:
@@ -578,8 +593,7 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
     if _skip(artifact, result):
         return
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return

@@ -26,6 +26,9 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .. import guard
+from .common import US, Durations, open_text
+
 CHUNK = 16 << 20
 MAX_EVENT = 64 << 20  # an object that does not decode within this many bytes is broken
 _HIT = re.compile(
@@ -47,6 +50,7 @@ class Timeline:
     outside: int = 0  # overlap events that fell in no iteration
     events: int = 0  # overlap + receive events taken
     broken: int = 0  # hits whose object did not decode
+    bad: Durations = field(default_factory=Durations)  # durations refused at the door
 
 
 def _object_start(buf: bytes, hit: int, floor: int) -> int:
@@ -77,7 +81,7 @@ def read_timeline(path: str) -> Timeline:
     names: dict[int, str] = {}  # pid -> process name
     iters: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # pid -> (start, end, id)
     taken: list[tuple[int, str, float, float]] = []  # (pid, kind, ts, dur)
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         buf = b""
         while True:
             chunk = fh.read(CHUNK)
@@ -155,6 +159,8 @@ def _aggregate(out: Timeline, labels, names, iters, taken) -> None:
         spans.sort()
     out.iterations = sum(len(s) for s in per_device.values())
     for pid, kind, ts, dur in taken:
+        if not out.bad.ok(dur, "dur", US):
+            continue
         if kind == "receive" and names.get(pid) not in (None, "Communication") and not names.get(pid, "").endswith(
                 "Communication"):
             continue  # host-side API events of the same name
@@ -188,8 +194,8 @@ def _aggregate(out: Timeline, labels, names, iters, taken) -> None:
 def load_events(path: str) -> list[dict]:
     """The event objects of a small Chrome-trace file (a per-iteration export); ValueError if it
     is not an array of objects."""
-    with open(path, "rb") as fh:  # the caller's guard checked the path
-        data = json.loads(fh.read().decode("utf-8", errors="replace"))
+    with open_text(path) as fh:  # the guard, the BOM stripped
+        data = json.load(fh)
     if not isinstance(data, list):
         raise ValueError("not a JSON array of trace events")
     return [e for e in data if isinstance(e, dict)]

@@ -541,3 +541,23 @@ TEMPLATES.update({
     "profiler-columns/db": ("Some tables or columns of the schema read are not in this database ({missing}); the rest is "
                             "read.", "该数据库缺少部分所读的表或列（{missing}）；其余内容照常读取。"),
 })
+
+# Profiler values checked at the door (readers/profiler/common.py: guard, Durations, open_text).
+TEMPLATES.update({
+    "profiler-utf8": ("{n:int} bytes are not UTF-8; they were replaced and the rest of the file is read.",
+                      "{n:int} 个字节不是 UTF-8 编码，已替换；文件其余内容照常读取。"),
+    "profiler-utf8/names": ("{n:int} kernels have no readable name or type (empty, or bytes that are not UTF-8); their time "
+                            "is still counted.",
+                            "{n:int} 个 kernel 没有可读的名称或类型（为空，或含非 UTF-8 字节）；其耗时仍计入统计。"),
+    "profiler-bad-duration": ("{n:int} values of column {column} dropped: {non_finite:int} not finite (NaN, inf), "
+                              "{negative:int} negative, {absurd:int} longer than a day.",
+                              "列 {column} 中 {n:int} 个值已丢弃：{non_finite:int} 个非有限值（NaN、inf），"
+                              "{negative:int} 个负值，{absurd:int} 个超过一天。"),
+    "profiler-duplicate-steps": ("{n:int} rows repeat a step already in the file; the last row of each step is kept "
+                                 "({steps:int} steps).",
+                                 "{n:int} 行与文件中已有的 step 重复；每个 step 保留最后一行（共 {steps:int} 个 step）。"),
+    "profiler-steps-unordered": ("The steps are out of order; they are read in step order.",
+                                 "step 顺序错乱；已按 step 顺序读取。"),
+    "profiler-entries-dropped": ("{n:int} entries are not of the expected shape and were dropped; {kept:int} were read.",
+                                 "{n:int} 个条目结构不符合预期，已丢弃；已读取 {kept:int} 个。"),
+})
