@@ -24,6 +24,7 @@ from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
 from .profile import profile, profile_step_times
+from .ranks import layout as rank_layout
 from .ranks import ranks
 from .stability import stability
 from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
@@ -171,7 +172,8 @@ def analyze(
     ph = phases(waits, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
                 phase_profile, run.tables["memory"], tps, tp.step_time_s.value, tp.timing)
     kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
-    rk = dataclasses.replace(ranks(run.tables["steps"], kept_steps), profile=rank_profiles, stragglers=stragglers)
+    rk = ranks(run.tables["steps"], kept_steps, profile=rank_profiles, stragglers=stragglers,
+               layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
                  base_analysis.triage if base_analysis else None)

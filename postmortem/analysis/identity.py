@@ -126,3 +126,34 @@ def explaining_order(key: str) -> tuple[int, str]:
     """Sort key of a settings diff: what can explain a change first, per-run values last."""
     order = {g: i for i, g in enumerate(EXPLAINING_ORDER)}
     return order[group(key)], key
+
+
+# The model's size against the baseline's: its parameters where both runs give them (a
+# checkpoint's tensors, a config), else the transformer body 12 L H^2 from the layers and hidden size.
+def model_growth(changes) -> dict:
+    """``params_ratio`` (current / baseline) and the two sizes when the model's size changed; the
+    FLOPs of a token grow about as much (6N per token), so a step computes that much more."""
+    by_key = {base_key(c.key): c for c in changes}
+
+    def num(v) -> float | None:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return None
+        return x if x > 0 else None
+
+    c = by_key.get("num_parameters")
+    if c is not None and num(c.baseline) and num(c.current):
+        return {"params_ratio": num(c.current) / num(c.baseline), "params_baseline": num(c.baseline),
+                "params_current": num(c.current), "params_basis": "parameters"}
+    sizes = {}
+    for key in ("num_layers", "hidden_size"):
+        ch = by_key.get(key)
+        if ch is not None and (num(ch.baseline) is None or num(ch.current) is None):
+            return {}
+        sizes[key] = (num(ch.baseline), num(ch.current)) if ch is not None else None
+    if not any(sizes.values()):
+        return {}
+    lr = sizes["num_layers"][1] / sizes["num_layers"][0] if sizes["num_layers"] else 1.0
+    hr = sizes["hidden_size"][1] / sizes["hidden_size"][0] if sizes["hidden_size"] else 1.0
+    return {"params_ratio": lr * hr * hr, "params_basis": "body"}

@@ -15,12 +15,14 @@ from typing import Any, Literal
 import polars as pl
 
 from ..analysis import types as t
+from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
 from ..text import Text
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import alignment, check_name, finding_text
+from .verdict import rank_group_text
 
 Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -613,6 +615,14 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration),
                  cell(x.others_median_s, fmt.duration), cell(x.excess, fmt.rel_delta),
                  Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
+        # the slow ranks as groups (stages, nodes, odd/even, ranges), said before the long table
+        groups = [L.sentence(rank_group_text(g)) for g in group_params(r)]
+        notes = [L.text(Text("ranks.basis.profile"))] if r.basis == "profile" else []
+        if r.node_size and any(g.kind == t.RankGroupKind.NODE for g in r.groups):
+            notes.append(L.text(Text(f"ranks.nodes.{r.node_source}", size=r.node_size)))
+        if groups or notes:
+            sep = L["stop"] + ("" if L.lang == "zh" else " ")
+            blocks.append(Paragraph(sep.join([*groups, *notes]) + (L["stop"] if groups and not notes else "")))
         spread = f" {L['rank_spread']}{L['colon']}{fmt.percent(r.spread)}{L['stop']}" if r.spread is not None else ""
         blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["others_median"], L["excess"], ""], "rrrrrl", rows,
                              caption=f"{L.sentence(r.rule)}{L['stop']}{spread}", collapsed=len(rows) > 16))
