@@ -103,7 +103,7 @@ def rank_group_text(g: dict) -> Text:
     figures = {"ranks": g["ranks"], "count": g["count"], "of": g["of"], "excess": g.get("excess"),
                "median": g.get("median_s"), "reference": g.get("reference_s")}
     if g.get("awaited"):
-        return Text("verdict.rank-group.awaited", ranks=g["ranks"], count=g["count"], of=g["of"],
+        return Text("verdict.rank-group.awaited" + ("/one" if g["count"] == 1 else ""), ranks=g["ranks"], count=g["count"], of=g["of"],
                     awaited=g.get("awaited_share"), waiting=g.get("waiting_share"))
     many = "/many" if len(units) > 1 else ""
     if kind == "stage":

@@ -76,8 +76,14 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                    "that wait)",
                                    "{ranks:rankset}（{of:int} 张中的 {count:int} 张）：其他卡在集合通信中等待它们（它们的等待占 "
                                    "step 的 {awaited:pct0}，等待方为 {waiting:pct0}）"),
+    "verdict.rank-group.awaited/one": ("{ranks:Rankset} (of {of:int}): the other ranks wait for it in their collectives "
+                                       "(waiting {awaited:pct0} of its step, against {waiting:pct0} on the ranks that wait)",
+                                       "{ranks:rankset}（共 {of:int} 张）：其他卡在集合通信中等待它（它的等待占 step 的 "
+                                       "{awaited:pct0}，等待方为 {waiting:pct0}）"),
     "rank-parity.odd": ("odd", "奇数"),
     "rank-parity.even": ("even", "偶数"),
+    # the data-quality table: one note on many files (every rank's log)
+    "data-quality.files": ("{first} and {n:int|more file|more files}", "{first} 及其他 {n:int} 个文件"),
     # the report's ranks section
     "ranks.groups-none": ("No rank is slow by the rule.", "按该规则没有慢卡。"),
     "ranks.basis.profile": ("Per-rank figures are each rank's mean profiled step (no step times logged per rank).",
