@@ -18,7 +18,7 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
-from .identity import identity
+from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
 from .phases import phases
@@ -74,7 +74,7 @@ def analyze_baseline(baseline: Run, options: AnalysisOptions) -> BaselineAnalysi
     """A baseline as ``analyze`` compares against it, for when it is better made beforehand: the
     build makes it in a helper process while this one reads the run (and sends back only this)."""
     own = analyze(baseline, None, dataclasses.replace(options, run_id=None, experiment=None))
-    return BaselineAnalysis(own, baseline.settings)
+    return BaselineAnalysis(own, {**baseline.settings, **implied_settings(own.throughput.implied, baseline.settings)})
 
 
 def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
@@ -181,16 +181,17 @@ def analyze(
     checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None)
     m = mfu(run, options, tp, window, kept_steps)
 
+    settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(run.settings),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
     )
     if baseline is not None:
-        comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)
+        comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))

@@ -46,7 +46,8 @@ GROUPS: dict[str, SettingGroup] = {
     **dict.fromkeys(("parallel_mode", "device_num", "data_parallel", "model_parallel", "pipeline_stage", "micro_batch_num",
                      "enable_parallel_optimizer", "recompute", "context_parallel", "expert_parallel", "vocab_emb_dp"),
                     G.PARALLEL),
-    **dict.fromkeys(("global_batch_size", "micro_batch_size", "batch_size", "gradient_accumulation_steps"), G.BATCH),
+    **dict.fromkeys(("global_batch_size", "micro_batch_size", "batch_size", "gradient_accumulation_steps",
+                     "samples_per_step", "tokens_per_step"), G.BATCH),
     "epoch": G.OTHER, "save_checkpoint_steps": G.OTHER,
     **dict.fromkeys(("last_loss", "model_path", "model_size_bytes", "last_ckpt_file",
                      "last_step", "last_epoch", "full_model_flops", "shard_model_flops", "full_hardware_flops",
@@ -157,3 +158,25 @@ def model_growth(changes) -> dict:
     lr = sizes["num_layers"][1] / sizes["num_layers"][0] if sizes["num_layers"] else 1.0
     hr = sizes["hidden_size"][1] / sizes["hidden_size"][0] if sizes["hidden_size"] else 1.0
     return {"params_ratio": lr * hr * hr, "params_basis": "body"}
+
+
+# Where no config gives the batch, the logged rates do: samples/s or tokens/s x the step time.
+IMPLIED_SOURCE = "derived:logged throughput × step time"
+_BATCH_KEYS = ("global_batch_size", "batch_size", "micro_batch_size")
+
+
+def implied_settings(implied: Mapping, settings: Mapping[str, Setting]) -> dict[str, Setting]:
+    """Samples and tokens per step implied by the logged rates (``Throughput.implied``), as
+    settings where no setting gives the batch: they enter the settings section and the diff
+    (3 significant digits: a step time's noise is no change of batch)."""
+    from ..model import Setting
+
+    if any(k in settings for k in _BATCH_KEYS):
+        return {}
+    out = {}
+    for key in ("samples_per_step", "tokens_per_step"):
+        f = implied.get(key)
+        if f is not None and f.value is not None and f.value > 0:
+            v = float(f"{f.value:.3g}")
+            out[key] = Setting(int(v) if v.is_integer() else v, IMPLIED_SOURCE)
+    return out
