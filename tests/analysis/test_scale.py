@@ -33,6 +33,7 @@ from postmortem.report.format import labels
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCALE = FIXTURES / "scale"
 sys.path.insert(0, str(SCALE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicate_ranks import replicate, slow_ranks  # noqa: E402
 
 GROWN = SCALE / "model-grown"
@@ -245,3 +246,48 @@ def test_a_cluster_folder_gives_per_rank_stats_and_the_awaited_rank():
     en, zh = _verdict_text(a, "en"), _verdict_text(a, "zh")
     assert "Rank 1 (of 8): the other ranks wait for it in their collectives (waiting 8% of its step, against 32%" in en
     assert "卡 1（共 8 张）：其他卡在集合通信中等待它" in zh
+
+
+def test_a_data_wait_below_its_mark_names_no_layer_when_the_model_grew():
+    """The issue's case: a 3x model, and a logged data wait that grew by 3 points of the step to 4%,
+    below its own 10% mark: the verdict names no data-bound layer and no host comparison."""
+    from runs import make_run
+
+    n = 60
+    base = make_run("base", [1.0] * n, in_step=[0.99] * n, source="wall-clock:test",
+                    settings={"hidden_size": 64, "num_layers": 2})
+    cand = make_run("cand", [1.5] * n, in_step=[1.44] * n, source="wall-clock:test",
+                    settings={"hidden_size": 128, "num_layers": 2})
+    a = analyze(cand, base)
+    wait = next(e for e in a.triage.evidence if e.key == "logged_data_wait_share")
+    assert wait.value == pytest.approx(0.04) and wait.baseline == pytest.approx(0.01) and wait.value < wait.threshold
+    slower = next(p for p in a.diagnosis.problems if p.symptom == Symptom.SLOWER)
+    assert slower.bottleneck is None and slower.cause is None
+    assert Action.CHECK_ENVIRONMENT not in slower.actions
+    assert slower.params["params_ratio"] == pytest.approx(4.0) and slower.params["params_basis"] == "body"
+    en = _verdict_text(a, "en")
+    assert "The model's body (12 L H²) is 4.00× the baseline's, and the step takes 1.50× as long: the bigger model" in en
+
+
+def test_nodes_are_the_hosts_the_profiler_folders_name():
+    """MindSpore 2.x / torch_npu name each rank's profiler folder {host}_{pid}_{timestamp}_ascend_{ms|pt}
+    (the real CPU profile: vm_7866_20261130104420346_ascend_ms): ranks are grouped by it, here 4
+    hosts of 4 ranks whose ranks interleave (host = rank % 4), so no block of ranks is a node."""
+    from postmortem.analysis.ranks import layout, ranks
+
+    hosts = {r: f"node-{r % 4}" for r in range(16)}
+    files = pl.DataFrame({"rank": list(hosts), "file": [f"prof/{h}_{1000 + r}_20261130104420346_ascend_ms/ASCEND_PROFILER_OUTPUT/"
+                                                       f"step_trace_time.csv" for r, h in hosts.items()]})
+    lay = layout({}, files)
+    assert (lay.node_source, lay.node_size, dict(lay.hosts)) == ("host", 4, hosts)
+    steps = pl.DataFrame({"rank": [r for r in range(16) for _ in range(5)], "step": [s for _ in range(16) for s in range(1, 6)],
+                          "step_time_s": [1.4 if r % 4 == 2 else 1.0 for r in range(16) for _ in range(5)],
+                          "in_step_s": [None] * 80}, schema_overrides={"in_step_s": pl.Float64})
+    r = ranks(steps, np.array([], dtype=np.int64), layout=lay)
+    [g] = r.groups
+    assert (g.kind, g.ranks, g.units) == (RankGroupKind.NODE, (2, 6, 10, 14), ("node-2",))
+    assert render(rank_group_text({"kind": "node", "by": "host", "ranks": list(g.ranks), "count": 4, "of": 16,
+                                   "excess": g.excess, "median_s": g.median_s, "reference_s": g.reference_s,
+                                   "units": list(g.units), "unit_size": 4}), "en") == (
+        "Host node-2 (ranks 2, 6, 10, 14) runs 40% slower than the other ranks: 1.40 s per step against 1.00 s")
+    assert layout({"devices_per_node": Setting(16, "config:x.yaml")}).node_source == "setting"

@@ -127,7 +127,7 @@ def _rankset(value: Any, lang: str, capital: bool = False, bare: bool = False) -
         else:
             runs.append((r, r))
     steps = {b - a for a, b in zip(ranks, ranks[1:])}
-    if len(ranks) >= 4 and len(steps) == 1 and steps != {1}:  # every k-th rank
+    if len(ranks) > RANKSET_RUNS + 1 and len(steps) == 1 and steps != {1}:  # every k-th rank
         body = sep.join(fmt.integer(r) for r in ranks[:3]) + f"{sep}…{sep}" + fmt.integer(ranks[-1])
     else:
         parts = [fmt.integer(a) if a == b else f"{fmt.integer(a)}–{fmt.integer(b)}" for a, b in runs]
