@@ -255,7 +255,9 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                            (Quantity("checkpoint_tax", tax.params.get("checkpoint_tax"), threshold=tax.params.get("threshold")),),
                            side=Side.ENVIRONMENT, actions=(A.CHECKPOINT_INTERVAL,), evidence=("checkpoints",)))
     if a.ranks.slow_ranks:
-        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.ENVIRONMENT, actions=(A.CHECK_STRAGGLER,),
+        stage = any(g.kind == "stage" for g in a.ranks.groups)  # scale: a slow stage is balanced, not a host looked at
+        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.MODEL if stage else Side.ENVIRONMENT,
+                           actions=(A.STAGE_BALANCE, A.CHECK_STRAGGLER) if stage else (A.CHECK_STRAGGLER,),
                            evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks),
                                                          "groups": group_params(a.ranks)}))  # scale: rank groups
     errors = _finding(a, FindingKind.LOG_ERRORS)

@@ -17,6 +17,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import polars as pl
 import pytest
@@ -26,7 +27,7 @@ from postmortem.analysis.types import Action, RankGroupKind, Symptom, Verdict
 from postmortem.load import load_run
 from postmortem.model import Run, Setting
 from postmortem.report.catalog import render
-from postmortem.report.metrics_json import to_metrics
+from postmortem.report.metrics_json import load_schema, to_metrics
 from postmortem.report.verdict import rank_group_text, verdict_block
 from postmortem.report.format import labels
 
@@ -155,6 +156,8 @@ def test_64_ranks_name_the_slow_group(tmp_path: Path, case: str):
     assert expected[case][0] in en, en
     assert expected[case][1] in zh, zh
     assert "Node" not in en or case == "node"  # a stage of 8 ranks is never called a node
+    slow = next(p for p in a.diagnosis.problems if p.symptom == Symptom.SLOW_RANKS)
+    assert slow.actions[0] == (Action.STAGE_BALANCE if case.startswith("stage") else Action.CHECK_STRAGGLER)
     if case == "odd":
         assert "奇数号卡（64张中的32张）比其他卡慢" in _pdf_text(a, "zh")
 
@@ -203,6 +206,7 @@ def test_1024_ranks_the_same_as_64(ranks_1024):
     a = analyze(ranks_1024)
     _same_at_any_size(a, "odd", 1024)
     m = to_metrics(a)
+    jsonschema.Draft202012Validator(load_schema()).validate(m)
     assert m["ranks"]["slow"] == list(range(1, 1024, 2))
     assert [(g["kind"], g["count"], g["of"]) for g in m["ranks"]["groups"]] == [("parity", 512, 1024)]
     en, zh = _verdict_text(a, "en"), _verdict_text(a, "zh")
@@ -240,6 +244,7 @@ def test_a_cluster_folder_gives_per_rank_stats_and_the_awaited_rank():
     assert not any(s.slow for s in r.ranks)  # the synchronised steps are within 5% of each other ...
     assert r.slow_ranks == (1,)  # ... and rank 1 is the one the others wait for
     m = to_metrics(a)
+    jsonschema.Draft202012Validator(load_schema()).validate(m)
     assert m["ranks"]["slow"] == [1] and len(m["ranks"]["stats"]) == 8
     assert m["ranks"]["stats"][1]["median_step_time_s"] == pytest.approx(1.7024317827)
     assert [(g["ranks"], g["awaited"]) for g in m["ranks"]["groups"]] == [([1], True)]
