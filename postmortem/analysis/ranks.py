@@ -5,9 +5,9 @@ times, its mean profiled step: msprof-analyze's cluster table, a profiler folder
 
 The reference is the fast mode of the ranks, found the same way at 2 ranks and at 1,024: the rank
 medians are sorted and split at their largest relative gap when that gap is wider than the rule's
-threshold and than 3 x the scaled MAD of the lower side, and the upper side is no larger than the
-lower (a slow half is slow; one fast rank among slow ones does not make the others slow); the
-lower side is split again the same way. Without such a gap every rank is the reference. A rank is
+threshold and than 3 x the scaled MAD of the lower side, and the lower side is no smaller than the
+upper or holds at least a quarter of the ranks (a slow half is slow, 33 slow ranks of 64 too; one
+fast rank among slow ones does not make the others slow); the lower side is split again the same way. Without such a gap every rank is the reference. A rank is
 slow when its median exceeds the median of the reference ranks (itself left out) by more than
 max(5%, 3 x the scaled MAD of the reference, relative). msprof-analyze's imbalance figure,
 (max - min) / mean of the rank medians, is a floor: at or below 5% no rank is flagged.
@@ -43,6 +43,7 @@ SPREAD_FLOOR = 0.05  # msprof: (max - min) / mean above this is an imbalance wor
 MAD_K = 3.0
 DEFAULT_NODE = 8  # devices per node when neither the files nor a setting say (Ascend servers: 8 NPUs)
 MAX_SPLITS = 4  # fast-mode refinements: each split leaves the lower side, at most this many times
+MODE_SHARE = 0.25  # a faster side smaller than the slower is the reference only if it holds this share of the ranks
 # Settings that give the devices per node (msrun's --local_worker_num, a user's own key).
 NODE_KEYS = ("devices_per_node", "local_worker_num", "device_num_per_host", "npus_per_node")
 # A MindSpore 2.x / torch_npu profiler folder: {host}_{pid}_{timestamp}_ascend_{ms|pt}.
@@ -104,7 +105,8 @@ def _reference(med: np.ndarray) -> np.ndarray:
         low, high = order[: k + 1], order[k + 1:]
         low_log = logm[: k + 1]
         scale = MAD_SCALE * float(np.median(np.abs(low_log - np.median(low_log))))
-        if high.size > low.size or gaps[k] <= max(np.log1p(THRESHOLD), MAD_K * scale):
+        few = high.size > low.size and (low.size < 2 or low.size < MODE_SHARE * med.size)
+        if few or gaps[k] <= max(np.log1p(THRESHOLD), MAD_K * scale):
             break
         idx = np.sort(low)
     return idx

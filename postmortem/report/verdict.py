@@ -109,7 +109,8 @@ def rank_group_text(g: dict) -> Text:
     if kind == "stage":
         return Text("verdict.rank-group.stage" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
     if kind == "node" and g.get("by") == "host":
-        return Text("verdict.rank-group.host" + many, units=list(units), **figures)
+        names = list(units) if len(units) <= 6 else [*units[:5], "…"]  # hundreds of hosts: the ranks say the rest
+        return Text("verdict.rank-group.host" + many, units=names, **figures)
     if kind == "node":
         return Text("verdict.rank-group.node" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
     if kind == "parity":

@@ -217,6 +217,11 @@ def test_1024_ranks_the_same_as_64(ranks_1024):
         _same_at_any_size(analyze(_recast(ranks_1024, case, 1024)), case, 1024)
     node = analyze(_recast(ranks_1024, "node", 1024))
     assert "Node 63 (ranks 504–511, 8 ranks per node) runs" in _verdict_text(node, "en")
+    # the slow side the larger (513 of 1,024): still the slow ranks, named as 64 nodes and one rank
+    more = analyze(_recast(ranks_1024, "majority", 1024))
+    assert set(more.ranks.slow_ranks) == set(range(513))
+    assert [(str(g.kind), len(g.ranks)) for g in more.ranks.groups] == [("node", 512), ("ranks", 1)]
+    assert "Nodes 0–63 (ranks 0–511, 8 ranks per node) run" in _verdict_text(more, "en") and "Rank 512 (of 1,024) runs" in _verdict_text(more, "en")
     stage = analyze(_recast(ranks_1024, "stage", 1024))
     assert "Pipeline stage 2 (ranks 512–767, 256 ranks per stage) runs" in _verdict_text(stage, "en")
 

@@ -31,21 +31,21 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                        "{step:x} as long: the bigger model explains the slower step",
                                        "模型主体（12 L H²）是基线的 {ratio:x}，step 耗时变为 {step:x}：模型变大足以解释 step 变慢"),
     # the verdict's slow-ranks problem: one line per group (analysis/ranks.py RankGroup); "/many": several units
-    "verdict.rank-group.stage": ("Pipeline stage {units} ({ranks:rankset}, {size:int} ranks per stage) runs {excess:pct0} "
+    "verdict.rank-group.stage": ("Pipeline stage {units:rankranges} ({ranks:rankset}, {size:int} ranks per stage) runs {excess:pct0} "
                                  "slower than the other ranks: {median:dur} per step against {reference:dur}",
-                                 "流水线 stage {units}（{ranks:rankset}，每个 stage {size:int} 张卡）比其他卡慢 {excess:pct0}："
+                                 "流水线 stage {units:rankranges}（{ranks:rankset}，每个 stage {size:int} 张卡）比其他卡慢 {excess:pct0}："
                                  "每步 {median:dur}，其他卡 {reference:dur}"),
-    "verdict.rank-group.stage/many": ("Pipeline stages {units} ({ranks:rankset}, {size:int} ranks per stage) run {excess:pct0} "
+    "verdict.rank-group.stage/many": ("Pipeline stages {units:rankranges} ({ranks:rankset}, {size:int} ranks per stage) run {excess:pct0} "
                                       "slower than the other ranks: {median:dur} per step against {reference:dur}",
-                                      "流水线 stage {units}（{ranks:rankset}，每个 stage {size:int} 张卡）比其他卡慢 "
+                                      "流水线 stage {units:rankranges}（{ranks:rankset}，每个 stage {size:int} 张卡）比其他卡慢 "
                                       "{excess:pct0}：每步 {median:dur}，其他卡 {reference:dur}"),
-    "verdict.rank-group.node": ("Node {units} ({ranks:rankset}, {size:int} ranks per node) runs {excess:pct0} slower than "
+    "verdict.rank-group.node": ("Node {units:rankranges} ({ranks:rankset}, {size:int} ranks per node) runs {excess:pct0} slower than "
                                 "the other ranks: {median:dur} per step against {reference:dur}",
-                                "节点 {units}（{ranks:rankset}，每节点 {size:int} 张卡）比其他卡慢 {excess:pct0}：每步 "
+                                "节点 {units:rankranges}（{ranks:rankset}，每节点 {size:int} 张卡）比其他卡慢 {excess:pct0}：每步 "
                                 "{median:dur}，其他卡 {reference:dur}"),
-    "verdict.rank-group.node/many": ("Nodes {units} ({ranks:rankset}, {size:int} ranks per node) run {excess:pct0} slower "
+    "verdict.rank-group.node/many": ("Nodes {units:rankranges} ({ranks:rankset}, {size:int} ranks per node) run {excess:pct0} slower "
                                      "than the other ranks: {median:dur} per step against {reference:dur}",
-                                     "节点 {units}（{ranks:rankset}，每节点 {size:int} 张卡）比其他卡慢 {excess:pct0}：每步 "
+                                     "节点 {units:rankranges}（{ranks:rankset}，每节点 {size:int} 张卡）比其他卡慢 {excess:pct0}：每步 "
                                      "{median:dur}，其他卡 {reference:dur}"),
     "verdict.rank-group.host": ("Host {units} ({ranks:rankset}) runs {excess:pct0} slower than the other ranks: "
                                 "{median:dur} per step against {reference:dur}",
@@ -59,9 +59,9 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                   "{median:dur} per step against {reference:dur}",
                                   "{parity}号卡（{of:int} 张中的 {count:int} 张）比其他卡慢 {excess:pct0}：每步 {median:dur}，"
                                   "其他卡 {reference:dur}"),
-    "verdict.rank-group.slot": ("Device {units} of every node ({ranks:rankset}, {count:int} of {of:int}) runs {excess:pct0} "
+    "verdict.rank-group.slot": ("Device {units:rankranges} of every node ({ranks:rankset}, {count:int} of {of:int}) runs {excess:pct0} "
                                 "slower than the others: {median:dur} per step against {reference:dur}",
-                                "每个节点的第 {units} 号设备（{ranks:rankset}，{of:int} 张中的 {count:int} 张）比其他卡慢 "
+                                "每个节点的第 {units:rankranges} 号设备（{ranks:rankset}，{of:int} 张中的 {count:int} 张）比其他卡慢 "
                                 "{excess:pct0}：每步 {median:dur}，其他卡 {reference:dur}"),
     "verdict.rank-group.ranks": ("{ranks:Rankset} ({count:int} of {of:int}) run {excess:pct0} slower than the others: "
                                  "{median:dur} per step against {reference:dur}",
