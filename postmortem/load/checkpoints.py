@@ -194,8 +194,15 @@ def shape_settings(params: pl.DataFrame, checkpoints: pl.DataFrame,
         return [], [diag.info("checkpoint-shape-sharded", key=split[0], value=settings[split[0]].value)]
     train = checkpoints.filter(pl.col("kind") == "train").sort(["rank", "step", "path"], descending=[False, True, True],
                                                                  nulls_last=True)
-    paths = [p for p in train["path"].to_list() if p in set(model["path"].unique().to_list())]
-    path = paths[0] if paths else sorted(model["path"].unique().to_list())[-1]
+    with_params = set(model["path"].unique().to_list())
+    latest = train.filter(pl.col("path").is_in(list(with_params))).unique("rank", keep="first", maintain_order=True)
+    if latest.height > 1:  # ranks whose tensors differ hold shards (a pipeline stage's layers, a split matrix)
+        shapes = {p: frozenset((n, tuple(sh or ())) for n, sh in model.filter(pl.col("path") == p).select("name", "shape").iter_rows())
+                  for p in latest["path"]}
+        if len(set(shapes.values())) > 1:
+            return [], [diag.info("checkpoint-shape-sharded", variant="ranks-differ", n=latest.height)]
+    paths = [p for p in train["path"].to_list() if p in with_params]
+    path = paths[0] if paths else sorted(with_params)[-1]
     p = model.filter(pl.col("path") == path)
     source = f"checkpoint:{path}"
     out: list[tuple[str, Setting]] = [("num_parameters", Setting(int(p["elements"].sum()), source))]

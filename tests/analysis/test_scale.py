@@ -301,3 +301,18 @@ def test_nodes_are_the_hosts_the_profiler_folders_name():
                                    "units": list(g.units), "unit_size": 4}), "en") == (
         "Host node-2 (ranks 2, 6, 10, 14) runs 40% slower than the other ranks: 1.40 s per step against 1.00 s")
     assert layout({"devices_per_node": Setting(16, "config:x.yaml")}).node_source == "setting"
+
+
+def test_ranks_whose_checkpoints_differ_hold_shards(tmp_path: Path):
+    """Without a config saying model or pipeline parallel, ranks whose latest checkpoints hold other
+    tensors are shards (a stage's layers): no shape is read from them; the same tensors on every
+    rank (data parallel) are the model's."""
+    for rank, src in ((0, "base"), (1, "cand")):
+        shutil.copytree(GROWN / src, tmp_path / "shards" / f"rank_{rank}")
+        shutil.copytree(GROWN / "base", tmp_path / "replicas" / f"rank_{rank}")
+    r = load_run(tmp_path / "shards")
+    assert "num_parameters" not in r.settings
+    assert [(d.slug, d.variant) for d in r.diagnostics if d.slug.startswith("checkpoint-shape")] == [
+        ("checkpoint-shape-sharded", "ranks-differ")]
+    r = load_run(tmp_path / "replicas")
+    assert r.settings["hidden_size"] == Setting(64, "checkpoint:rank_0/checkpoint/tiny_lm-1_60.ckpt")

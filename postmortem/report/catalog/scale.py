@@ -8,6 +8,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "checkpoint-shape-sharded": ("The model's shape is not read from the checkpoints' tensors: with {key} = {value:v} "
                                  "each rank holds a shard, whose shapes are not the model's.",
                                  "未从检查点张量读取模型结构：{key} = {value:v}，每张卡只保存一个切片，其形状不是整个模型的。"),
+    "checkpoint-shape-sharded/ranks-differ": ("The model's shape is not read from the checkpoints' tensors: the latest "
+                                              "checkpoints of {n:int} ranks hold different tensors (each a shard of the "
+                                              "model).",
+                                              "未从检查点张量读取模型结构：{n:int} 张卡的最新检查点张量各不相同（每张卡只保存模型的一部分）。"),
     # the verdict's settings: a model whose size changed (analysis/identity.py model_growth)
     "verdict.model-size": ("The model has {ratio:x} the baseline's parameters ({baseline:si} → {current:si}): a token "
                            "costs about {ratio:x} the FLOPs (6N)",
