@@ -39,6 +39,7 @@ DIAGNOSTICS: dict[str, str] = {
     "ckpt-meta-invalid": "a MindFormers meta.json that is not JSON or not a resume pointer",
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
+    "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",
     "config-not-mapping": "a config file whose top level is not a mapping",

@@ -18,12 +18,13 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
-from .identity import identity
+from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
 from .profile import profile, profile_step_times
+from .ranks import layout as rank_layout
 from .ranks import ranks
 from .stability import stability
 from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
@@ -73,7 +74,7 @@ def analyze_baseline(baseline: Run, options: AnalysisOptions) -> BaselineAnalysi
     """A baseline as ``analyze`` compares against it, for when it is better made beforehand: the
     build makes it in a helper process while this one reads the run (and sends back only this)."""
     own = analyze(baseline, None, dataclasses.replace(options, run_id=None, experiment=None))
-    return BaselineAnalysis(own, baseline.settings)
+    return BaselineAnalysis(own, {**baseline.settings, **implied_settings(own.throughput.implied, baseline.settings)})
 
 
 def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
@@ -175,7 +176,8 @@ def analyze(
                 phase_profile, run.tables["memory"], tps, tp.step_time_s.value, tp.timing)
     kept_steps = (series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
                   if window.basis in ("steady", "few") else np.array(window.used_steps, dtype=np.int64))
-    rk = dataclasses.replace(ranks(run.tables["steps"], kept_steps), profile=rank_profiles, stragglers=stragglers)
+    rk = ranks(run.tables["steps"], kept_steps, profile=rank_profiles, stragglers=stragglers,
+               layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
                  base_analysis.triage if base_analysis else None)
@@ -183,16 +185,17 @@ def analyze(
     checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
     m = mfu(run, options, tp, window, kept_steps)
 
+    settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(run.settings),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
     )
     if baseline is not None:
-        comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)
+        comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))

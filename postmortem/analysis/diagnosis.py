@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import thresholds as th
-from .identity import base_key, effects, explaining_order, group, per_run
+from .identity import base_key, effects, explaining_order, group, model_growth, per_run
+from .ranks import group_params
 from .types import (
     Action,
     Diagnosis,
@@ -118,7 +119,8 @@ def _cause(a: Analysis) -> tuple[Quantity | None, Verdict | None]:
              and (e.threshold is None or e.value >= e.threshold)]
     if grown:
         growth, e = max(grown, key=lambda x: x[0])
-        if growth >= MIN_GROWTH:
+        # scale: a share below its own mark (or below 0: a timer longer than the step) names no layer
+        if growth >= MIN_GROWTH and e.value >= 0 and (e.threshold is None or e.value >= e.threshold):
             return Quantity(e.key, e.value, e.baseline, e.threshold), GROWING_SHARES[e.key]
     return None, None
 
@@ -147,7 +149,8 @@ def _speed(a: Analysis, family: Family, outcome: Outcome, deltas: list[Delta], c
         tuple(_q(d) for d in deltas), cause if regressed else None, SIDES.get(verdict) if regressed and verdict else None,
         verdict if regressed else None, actions, links,
         ("throughput", "profile") if family == Family.THROUGHPUT else ("mfu", "checkpoints", "profile"),
-        {"explained": any(x.explains for x in links), "changed": bool(changes)})
+        {"explained": any(x.explains for x in links), "changed": bool(changes),
+         **(model_growth(changes) if family in (Family.THROUGHPUT, Family.EFFICIENCY) else {})})  # scale: a grown model
 
 
 def _lr_at(a: Analysis, step: int) -> float | None:
@@ -335,8 +338,11 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                            (Quantity("checkpoint_tax", tax.params.get("checkpoint_tax"), threshold=tax.params.get("threshold")),),
                            side=Side.ENVIRONMENT, actions=(A.CHECKPOINT_INTERVAL,), evidence=("checkpoints",)))
     if a.ranks.slow_ranks:
-        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.ENVIRONMENT, actions=(A.CHECK_STRAGGLER,),
-                           evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks)}))
+        stage = any(g.kind == "stage" for g in a.ranks.groups)  # scale: a slow stage is balanced, not a host looked at
+        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.MODEL if stage else Side.ENVIRONMENT,
+                           actions=(A.STAGE_BALANCE, A.CHECK_STRAGGLER) if stage else (A.CHECK_STRAGGLER,),
+                           evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks),
+                                                         "groups": group_params(a.ranks)}))  # scale: rank groups
     errors = _finding(a, FindingKind.LOG_ERRORS)
     restarts = _finding(a, FindingKind.RESTARTS)
     if errors is not None or restarts is not None:

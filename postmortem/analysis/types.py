@@ -731,15 +731,43 @@ class RankStat:
     in_step_median_s: float | None = None  # median in-step timer, where logged
 
 
+class RankGroupKind(StrEnum):
+    """How a group of slow ranks is named (analysis/ranks.py)."""
+
+    STAGE = "stage"  # whole pipeline stages (contiguous blocks of world / pipeline_stage ranks)
+    NODE = "node"  # whole nodes: ranks of one host, else contiguous blocks of the devices per node
+    PARITY = "parity"  # the odd or the even ranks
+    SLOT = "slot"  # the same device slot of every node (rank % devices per node)
+    RANKS = "ranks"  # what no pattern names: listed as ranges
+
+
+@dataclass(frozen=True)
+class RankGroup:
+    """Slow ranks that belong together, with their figures (medians of the member ranks' medians)."""
+
+    kind: RankGroupKind
+    ranks: tuple[int, ...]
+    of: int  # ranks with a figure
+    median_s: float
+    reference_s: float  # median of the reference ranks (the fast mode)
+    excess: float  # median_s / reference_s - 1
+    units: tuple[str, ...] = ()  # the stages, nodes (host names or indices) or slot named
+    unit_size: int | None = None  # ranks per stage / per node
+
+
 @dataclass(frozen=True)
 class Ranks:
     ranks: tuple[RankStat, ...]
-    slow_ranks: tuple[int, ...]
+    slow_ranks: tuple[int, ...]  # slow by their step time, and the ranks the others wait for (stragglers.awaited)
     rule: Text
     reason: Text | None = None
     spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
     profile: tuple[RankProfile, ...] = ()  # per-rank profiler figures (analysis/profile.py)
     stragglers: Stragglers | None = None  # who waits for whom, from the profiler
+    groups: tuple[RankGroup, ...] = ()  # the slow ranks named as stages, nodes, odd/even, slots, ranges
+    basis: str = "steps"  # what the per-rank medians are: "steps" (logged step times), "profile" (profiled step totals)
+    node_size: int | None = None  # ranks per node used for the node groups
+    node_source: str | None = None  # "host" (files name it), "setting" (the config's devices per node), "default" (8)
 
 
 class CheckStatus(StrEnum):

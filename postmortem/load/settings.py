@@ -6,8 +6,9 @@ from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..model import Setting
 
-# Settings from a config file beat lineage, which beats what logs print.
-SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
+# Settings from a config file beat the model's shape read from checkpoint tensors, then lineage,
+# which beats what logs print.
+SETTING_PRIORITY = ("flag", "config", "derived", "checkpoint", "lineage", "meta.json", "log")
 
 
 def _setting_rank(source: str) -> int:

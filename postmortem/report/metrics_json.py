@@ -37,6 +37,7 @@ from ..analysis.types import (
     SpikeSeries,
     Triage,
 )
+from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..text import Text
 from .catalog import english, jsonable
@@ -211,7 +212,8 @@ def _ranks(r: Ranks) -> dict:
         })
     g = r.stragglers
     return {"slow": list(r.slow_ranks), "spread": _num(r.spread), "rule": _en(r.rule), "reason": _en(r.reason),
-            "stats": stats, "stragglers": None if g is None else {
+            "stats": stats, "groups": _clean(group_params(r)), "basis": r.basis, "node_size": r.node_size,
+            "node_source": r.node_source, "stragglers": None if g is None else {
         "awaited": list(g.awaited), "waiting": list(g.waiting), "awaited_wait_share": _num(g.awaited_wait_share),
         "waiting_wait_share": _num(g.waiting_wait_share), "waiting_receive_share": _num(g.waiting_receive_share),
         "cause": g.cause, "cause_share": _num(g.cause_share)}}

@@ -108,12 +108,38 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
             out.append(Text("verdict.restarts" + ("/at" if pp.get("restart_step") is not None else ""), n=pp["restarts"],
                             step=pp.get("restart_step")))
     if p.symptom == t.Symptom.SLOW_RANKS:
-        out.append(Text("verdict.slow-ranks", ranks=pp.get("ranks", [])))
+        groups = [rank_group_text(g) for g in pp.get("groups") or ()]
+        out.extend(groups or [Text("verdict.slow-ranks", ranks=pp.get("ranks", []))])
     if p.symptom == t.Symptom.DATA_STALLS:
         out.append(Text("verdict.stalls", n=pp.get("count"), lost=pp.get("lost_s")))
     if p.symptom == t.Symptom.SLOWER and pp.get("stalls"):  # the data stalls of a data-bound slower run
         out.append(Text("verdict.stalls", n=pp["stalls"], lost=pp.get("lost_s")))
     return out
+
+
+def rank_group_text(g: dict) -> Text:
+    """One group of slow ranks (analysis/ranks.py group_params) as a sentence: stages, nodes or
+    hosts, the odd or even ranks, a device slot, ranges; the awaited ranks with their waiting."""
+    kind, units = g["kind"], g.get("units") or []
+    figures = {"ranks": g["ranks"], "count": g["count"], "of": g["of"], "excess": g.get("excess"),
+               "median": g.get("median_s"), "reference": g.get("reference_s")}
+    if g.get("awaited"):
+        return Text("verdict.rank-group.awaited" + ("/one" if g["count"] == 1 else ""), ranks=g["ranks"], count=g["count"], of=g["of"],
+                    awaited=g.get("awaited_share"), waiting=g.get("waiting_share"))
+    many = "/many" if len(units) > 1 else ""
+    if kind == "stage":
+        return Text("verdict.rank-group.stage" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
+    if kind == "node" and g.get("by") == "host":
+        names = list(units) if len(units) <= 6 else [*units[:5], "…"]  # hundreds of hosts: the ranks say the rest
+        return Text("verdict.rank-group.host" + many, units=names, **figures)
+    if kind == "node":
+        return Text("verdict.rank-group.node" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
+    if kind == "parity":
+        return Text("verdict.rank-group.parity", parity=Text("rank-parity.odd" if units == ["1"] else "rank-parity.even"),
+                    **figures)
+    if kind == "slot":
+        return Text("verdict.rank-group.slot", units=[int(u) for u in units], **figures)
+    return Text("verdict.rank-group.ranks" + ("/one" if g["count"] == 1 else ""), **figures)
 
 
 def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
@@ -126,6 +152,17 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
                 current=s.current, effect=p.family) for s in p.settings]
     regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE,
                               t.Symptom.EXPLODED, t.Symptom.DIVERGED)
+    ratio = p.params.get("params_ratio")
+    if ratio is not None and p.family == t.Family.THROUGHPUT:  # a grown model: how much more a step computes
+        step = next((q for q in p.quantities if q is not None and q.key == "step_time_s"), None)
+        step_ratio = step.current / step.baseline if step and step.current and step.baseline else None
+        # the same direction, and no more than a quarter beyond the model's own growth (or shrinkage)
+        same = step_ratio is not None and (ratio > 1) == (step_ratio > 1) and ratio != 1
+        covers = same and (step_ratio <= ratio * 1.25 if ratio > 1 else step_ratio >= ratio / 1.25)
+        key = "verdict.model-size" + ("/body" if p.params.get("params_basis") == "body" else "")
+        out.insert(0, Text(key + ("/covers" if covers else "/step" if same else ""), ratio=ratio,
+                           baseline=p.params.get("params_baseline"), current=p.params.get("params_current"),
+                           step=step_ratio))
     if regressed and not any(s.explains for s in p.settings):
         out.append(Text("verdict.unexplained-speed" if p.family in (t.Family.THROUGHPUT, t.Family.EFFICIENCY)
                         else "verdict.unexplained"))

@@ -15,12 +15,14 @@ from typing import Any, Literal
 import polars as pl
 
 from ..analysis import types as t
+from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
 from ..text import Text
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import alignment, check_name, finding_text
+from .verdict import rank_group_text
 
 Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -343,18 +345,27 @@ def _data_quality(a: t.Analysis, L: Labels) -> Section:
     if not a.diagnostics:
         return Section("data-quality", L["data_quality"], (Paragraph(L["no_diagnostics"], "good"),))
     diags = sorted(a.diagnostics, key=lambda d: (_SEVERITY_ORDER.get(str(d.severity), 3), d.path or "", d.offset or 0, d.slug))
-    rows = [
-        [
+    # The same note on every rank's file (a zone-less clock, one epoch) is one row with its files
+    # counted: 1,024 ranks would otherwise make a hundred pages of the same sentence.
+    same: dict[tuple, list] = {}
+    for d in diags:
+        sentence = L.sentence(d.text)
+        key = (str(d.severity), d.slug, sentence) if d.offset is None and d.path else (id(d),)
+        same.setdefault(key, []).append((d, sentence))
+    rows = []
+    for group in same.values():
+        d, sentence = group[0]
+        where = (text(d.path) if len(group) == 1 else
+                 Cell(L.text(Text("data-quality.files", first=d.path, n=len(group) - 1)), title=d.path))
+        rows.append([
             Cell(L.get(str(d.severity), str(d.severity)), tone=str(d.severity)),  # type: ignore[arg-type]
             Cell(d.slug),
-            Cell(L.sentence(d.text)),
-            text(d.path),
+            Cell(sentence),
+            where,
             cell(d.offset, fmt.integer),
-        ]
-        for d in diags
-    ]
+        ])
     cols = [L["severity"], L["code"], L["message"], L["file"], L["location"]]
-    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "wwllw", rows),))
+    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "wwllw", rows, collapsed=len(rows) > 30),))
 
 
 def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
@@ -617,6 +628,14 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration),
                  cell(x.others_median_s, fmt.duration), cell(x.excess, fmt.rel_delta),
                  Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
+        # the slow ranks as groups (stages, nodes, odd/even, ranges), said before the long table
+        groups = [L.sentence(rank_group_text(g)) for g in group_params(r)]
+        notes = [L.text(Text("ranks.basis.profile"))] if r.basis == "profile" else []
+        if r.node_size and any(g.kind == t.RankGroupKind.NODE for g in r.groups):
+            notes.append(L.text(Text(f"ranks.nodes.{r.node_source}", size=r.node_size)))
+        if groups or notes:
+            sep = L["stop"] + ("" if L.lang == "zh" else " ")
+            blocks.append(Paragraph(sep.join([*groups, *notes]) + (L["stop"] if groups and not notes else "")))
         spread = f" {L['rank_spread']}{L['colon']}{fmt.percent(r.spread)}{L['stop']}" if r.spread is not None else ""
         blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["others_median"], L["excess"], ""], "rrrrrl", rows,
                              caption=f"{L.sentence(r.rule)}{L['stop']}{spread}", collapsed=len(rows) > 16))
