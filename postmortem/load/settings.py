@@ -6,8 +6,9 @@ from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..model import Setting
 
-# Settings from a config file beat lineage, which beats what logs print.
-SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
+# Settings from a config file beat lineage, which beats what logs print; what postmortem's callback
+# saw in the training process (versions, devices, the parallel context) beats a config file.
+SETTING_PRIORITY = ("flag", "callback", "config", "derived", "lineage", "meta.json", "log")
 
 
 def _setting_rank(source: str) -> int:
