@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 import polars as pl
@@ -49,18 +50,27 @@ def read(a: Artifact) -> ReadResult:
         return result
     lines = data.split(b"\n")
     cut = lines[-1].strip() != b""  # no newline after the last line: written part way (a crash)
-    steps, others, bad = [], [], 0
-    for i, line in enumerate(lines):
+    steps, odd, others, bad = [], [], [], 0
+    for line in lines:
         if not line.strip():
             continue
         if line.startswith(b'{"s":'):
-            steps.append(line)
+            # polars' reader takes no NaN / Infinity: the (few) records holding one are parsed apart
+            (odd if b"NaN" in line or b"Infinity" in line else steps).append(line)
         else:
             try:
                 others.append(json.loads(line))
             except ValueError:
                 bad += 1
+    if cut and odd and lines[-1] == odd[-1]:
+        odd.pop()
+        bad += 1
+        cut = False
     table, lost = _steps(steps, cut)
+    if odd:
+        rows = _parse_each(odd)
+        bad += len(odd) - len(rows)
+        table = pl.concat([table, _table(rows)]).sort(R.STEP, maintain_order=True)
     bad += lost
     header = next((o for o in others if isinstance(o, dict) and o.get(R.KIND) == "header"), None)
     if header is None:
@@ -79,7 +89,7 @@ def read(a: Artifact) -> ReadResult:
     if errors:
         e = errors[-1]
         result.tables["events"] = frame({"kind": ["log_error"], "step": [e.get("s")], "rank": rank, "wall_time": [e.get(R.END)],
-                                         "detail": [str(e["error"])[:500]], "source": SOURCE, "file": a.rel}, EVENTS)
+                                         "detail": [_error_line(str(e["error"]))], "source": SOURCE, "file": a.rel}, EVENTS)
     if header is not None and not ends and table.height:
         # neither train end nor exit was recorded: the process died (killed, os._exit, a hard crash)
         result.diagnostics.append(diag.warning("callback-no-end", path=a.rel, step=int(table[R.STEP].max())))
@@ -96,15 +106,28 @@ def _steps(lines: list[bytes], cut: bool) -> tuple[pl.DataFrame, int]:
     try:
         table = pl.read_ndjson(b"\n".join(lines), schema=_STEP_SCHEMA) if lines else pl.DataFrame(schema=_STEP_SCHEMA)
     except Exception:  # noqa: BLE001 — a damaged line: one by one
-        rows = []
-        for line in lines:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                lost += 1
-        table = pl.DataFrame([{k: r.get(k) for k in _STEP_SCHEMA} for r in rows if isinstance(r, dict)],
-                             schema=_STEP_SCHEMA, strict=False) if rows else pl.DataFrame(schema=_STEP_SCHEMA)
+        rows = _parse_each(lines)
+        lost += len(lines) - len(rows)
+        table = _table(rows)
     return table.filter(pl.col(R.STEP).is_not_null()), lost
+
+
+def _parse_each(lines: list[bytes]) -> list[dict]:
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def _table(rows: list[dict]) -> pl.DataFrame:
+    if not rows:
+        return pl.DataFrame(schema=_STEP_SCHEMA)
+    return pl.DataFrame([{k: r.get(k) for k in _STEP_SCHEMA} for r in rows], schema=_STEP_SCHEMA, strict=False)
 
 
 def _scalars(t: pl.DataFrame, rank: Any, rel: str) -> pl.DataFrame:
@@ -173,6 +196,16 @@ def _settings(h: dict, rel: str) -> dict[str, Setting]:
         if isinstance(v, (str, int, float, bool)) or (isinstance(v, list) and len(v) <= 16):
             settings[f"args.{k}"] = Setting(v, src)
     return settings
+
+
+_ERROR_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b.*)$", re.MULTILINE)
+
+
+def _error_line(error: str) -> str:
+    """The exception's own line: MindSpore wraps a dataset's error in its call stack, the user's
+    exception last."""
+    lines = _ERROR_LINE.findall(error)
+    return (lines[-1] if lines else error)[:300].strip()
 
 
 def _dataset_name(data: dict) -> str | None:

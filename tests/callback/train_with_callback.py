@@ -6,7 +6,9 @@ runs share one process so the tests pay MindSpore's import once. Options (comma-
 ``steps=N``, ``stall=STEP/SECONDS`` (the dataset generator waits until training has used the
 batches before, then sleeps before yielding that step's batch), ``raise=STEP`` (the generator raises at that step: a crash Model.train sees),
 ``kill=STEP`` (os._exit at that step: a crash nothing sees), ``sink=N`` (the callback's sink_size),
-``read=N`` (its read_every).
+``read=N`` (its read_every), ``dir=PATH`` (the callback's output folder, if not OUT_DIR),
+``launch=ID`` (the launch id, as a launcher sets POSTMORTEM_LAUNCH_ID), ``yaml=FILE`` (the callback
+built by MindFormers' build_callback from the yaml's ``callbacks:``, after ``import postmortem.mindformers``).
 
 What the training itself measured goes to OUT_DIR/../<name>.facts.json (outside the run folder):
 every step's begin (by a callback before postmortem's) and end (by one after it) on the wall clock,
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -93,7 +96,18 @@ class Facts(Callback):
             self._save()
 
     def _save(self):
-        Path(self.facts["path"]).write_text(json.dumps(self.facts))
+        save(self.facts)
+
+
+_SAVING = threading.Lock()
+
+
+def save(facts: dict) -> None:
+    """Whole or not at all: the dataset's thread and the training loop both save."""
+    with _SAVING:
+        tmp = Path(facts["path"] + ".tmp")
+        tmp.write_text(json.dumps(facts))
+        os.replace(tmp, facts["path"])
 
 
 def options(spec: str) -> tuple[Path, dict]:
@@ -117,22 +131,32 @@ def train(out: Path, opts: dict, rank: int, size: int) -> None:
 
     def batches():
         for i in range(1, steps + 1):
-            if i == stall_step:  # the pipeline runs ahead: wait until training has caught up (it holds a batch or two)
+            if i in (stall_step, raise_at, kill_at):  # the pipeline runs ahead: wait until training has caught up
                 deadline = time.time() + 30
-                while len(facts["end"]) < i - 3 and time.time() < deadline:
+                while len(facts["end"]) < i - 2 and time.time() < deadline:
                     time.sleep(0.001)
+            if i == stall_step:
                 t0 = time.time()
                 time.sleep(stall_s)
                 facts["stall"].append([i, t0, time.time()])
             if i == raise_at:
                 raise RuntimeError(f"injected crash at step {i}")
             if i == kill_at:
-                Path(facts["path"]).write_text(json.dumps(facts))
+                save(facts)
                 os._exit(3)
             tokens = rng.integers(0, VOCAB, size=(BATCH, SEQ + 1), dtype=np.int32)
             yield tokens[:, :-1], tokens[:, 1:]
 
-    dataset = GeneratorDataset(batches, ["tokens", "labels"], shuffle=False)
+    class Batches:
+        """An iterable with a length: MindSpore counts a bare generator by running it through once."""
+
+        def __iter__(self):
+            return batches()
+
+        def __len__(self):
+            return steps
+
+    dataset = GeneratorDataset(Batches(), ["tokens", "labels"], shuffle=False)
     net = TinyLM()
     lr = nn.piecewise_constant_lr([steps // 2, steps + 1], [0.01, 0.005])
     optimizer = nn.Adam(net.trainable_params(), learning_rate=lr)
@@ -140,14 +164,25 @@ def train(out: Path, opts: dict, rank: int, size: int) -> None:
     model = Model(cell)
     args = {"steps": steps, "batch_size": BATCH, "seq_length": SEQ, "api_key": "s3cr3t-value", "hf_token": "hf_abc",
             "parallel_config": {"data_parallel": size, "model_parallel": 1, "pipeline_stage": 1, "micro_batch_num": 1}}
-    recorder = PostmortemCallback(out, args=args, sink_size=int(opts["sink"]) if "sink" in opts else None,
-                                  read_every=int(opts.get("read", 1)), flush_every=4)
+    if opts.get("launch"):  # a launch id given by the launcher (all ranks of a launch may share one)
+        os.environ["POSTMORTEM_LAUNCH_ID"] = opts["launch"]
+    if opts.get("yaml"):  # as MindFormers builds it: by name, from a yaml's callbacks list
+        import postmortem.mindformers  # noqa: F401
+        from mindformers.core import build_callback
+        from mindformers.tools.register import MindFormerConfig
+
+        os.environ["LOCAL_DEFAULT_PATH"] = str(out)  # MindFormers' output folder
+        recorder = build_callback(MindFormerConfig(opts["yaml"]).callbacks)[0]
+    else:
+        recorder = PostmortemCallback(opts.get("dir", out), args=args, sink_size=int(opts["sink"]) if "sink" in opts else None,
+                                      read_every=int(opts.get("read", 1)), flush_every=4)
+    os.environ.pop("POSTMORTEM_LAUNCH_ID", None)
     callbacks = [Facts(facts, True), recorder, Facts(facts, False)]
     try:
         model.train(1, dataset, callbacks=callbacks, dataset_sink_mode=False)
     except RuntimeError as exc:
         facts["crashed"] = str(exc)
-    Path(facts["path"]).write_text(json.dumps(facts))
+    save(facts)
 
 
 def main() -> None:
