@@ -69,6 +69,7 @@ def trained(tmp_path_factory):
         f"{d}/single:steps=16,stall={STALL_STEP}/{STALL_S}",
         f"{d}/sink:steps=12,sink=4,read=4",
         f"{d}/crash:steps=12,raise=7",
+        f"{d}/cpusink:steps=6,ms_sink=3",
         f"{d}/full:steps=6,launch=L-full",
         f"{d}/unwritable:steps=6,dir=/proc/postmortem-cannot-be-made",
         f"{d}/killed:steps=30,kill=14",  # last: it ends the process
@@ -218,6 +219,16 @@ def test_per_sink_records_span_the_sink_size_the_callback_is_given(trained):
     assert table["step"].to_list() == [4, 8, 12]
     assert table["step_time_s"][1] == pytest.approx((steps[1][R.END] - steps[0][R.END]) / 4, abs=1e-6)  # per step of the sink
     assert table["in_step_s"][1] == pytest.approx(steps[1][R.IN_STEP] / 4, abs=1e-6)
+
+
+def test_sink_mode_asked_on_the_cpu_trains_and_records_every_step(trained):
+    """MindSpore trains without sink on the CPU ("The CPU cannot support dataset sink mode
+    currently"), so the callback sees, and says, sink mode off, and writes one record per step."""
+    d, _ = trained
+    header, steps, _, _ = _records(d / "cpusink")
+    assert header["sink"]["mode"] is False and header["steps"]["per_epoch"] == 3  # Model.train's batch_num = sink_size
+    assert [(s[R.STEP], s.get(R.STEPS, 1)) for s in steps] == [(i, 1) for i in range(1, 7)]
+    assert load_run(d / "cpusink").setting("dataset_sink_mode") is False
 
 
 # ---------------------------------------------------------------------- crashes and broken disks

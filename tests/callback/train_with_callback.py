@@ -6,7 +6,7 @@ runs share one process so the tests pay MindSpore's import once. Options (comma-
 ``steps=N``, ``stall=STEP/SECONDS`` (the dataset generator waits until training has used the
 batches before, then sleeps before yielding that step's batch), ``raise=STEP`` (the generator raises at that step: a crash Model.train sees),
 ``kill=STEP`` (os._exit at that step: a crash nothing sees), ``sink=N`` (the callback's sink_size),
-``read=N`` (its read_every), ``dir=PATH`` (the callback's output folder, if not OUT_DIR),
+``read=N`` (its read_every), ``ms_sink=N`` (Model.train asked for sink mode with sink_size N), ``dir=PATH`` (the callback's output folder, if not OUT_DIR),
 ``launch=ID`` (the launch id, as a launcher sets POSTMORTEM_LAUNCH_ID), ``yaml=FILE`` (the callback
 built by MindFormers' build_callback from the yaml's ``callbacks:``, after ``import postmortem.mindformers``).
 
@@ -179,7 +179,10 @@ def train(out: Path, opts: dict, rank: int, size: int) -> None:
     os.environ.pop("POSTMORTEM_LAUNCH_ID", None)
     callbacks = [Facts(facts, True), recorder, Facts(facts, False)]
     try:
-        model.train(1, dataset, callbacks=callbacks, dataset_sink_mode=False)
+        if opts.get("ms_sink"):  # asks Model.train for sink mode: the CPU trains without (MindSpore logs so)
+            model.train(1, dataset, callbacks=callbacks, dataset_sink_mode=True, sink_size=int(opts["ms_sink"]))
+        else:
+            model.train(1, dataset, callbacks=callbacks, dataset_sink_mode=False)
     except RuntimeError as exc:
         facts["crashed"] = str(exc)
     save(facts)
