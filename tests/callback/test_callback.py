@@ -69,7 +69,7 @@ def trained(tmp_path_factory):
         f"{d}/single:steps=16,stall={STALL_STEP}/{STALL_S}",
         f"{d}/sink:steps=12,sink=4,read=4",
         f"{d}/crash:steps=12,raise=7",
-        f"{d}/cpusink:steps=6,ms_sink=3",
+        f"{d}/cpusink:steps=6,ms_sink=3,read=3",
         f"{d}/full:steps=6,launch=L-full",
         f"{d}/unwritable:steps=6,dir=/proc/postmortem-cannot-be-made",
         f"{d}/killed:steps=30,kill=14",  # last: it ends the process
@@ -228,6 +228,7 @@ def test_sink_mode_asked_on_the_cpu_trains_and_records_every_step(trained):
     header, steps, _, _ = _records(d / "cpusink")
     assert header["sink"]["mode"] is False and header["steps"]["per_epoch"] == 3  # Model.train's batch_num = sink_size
     assert [(s[R.STEP], s.get(R.STEPS, 1)) for s in steps] == [(i, 1) for i in range(1, 7)]
+    assert [s[R.STEP] for s in steps if R.LOSS in s] == [1, 3, 6] and all(R.END in s for s in steps)  # read_every=3
     assert load_run(d / "cpusink").setting("dataset_sink_mode") is False
 
 

@@ -100,3 +100,18 @@ def test_loaded_run_takes_e2e_from_the_callbacks_step_ends():
     assert set(steps["source"].to_list()[1:]) == {"wall-clock:callback"}
     stalled = steps.filter(pl.col("step") == 25)
     assert stalled["gap_s"][0] > 0.2 and stalled["data_time_s"][0] > 0.2
+
+
+def test_the_callback_is_the_most_trusted_source_of_a_step(tmp_path):
+    """A user's key=value log beside the records, its loss rounded as a log prints it and one
+    value wrong: the callback's value is kept at every step, and the disagreement is said."""
+    run, path = _copy(tmp_path)
+    steps = [json.loads(x) for x in path.read_text().splitlines() if x.startswith('{"s":')]
+    lines = [f"step={s[R.STEP]} loss={s[R.LOSS]:.4f} step_ms={s[R.IN_STEP] * 1000:.3f}" for s in steps]
+    lines[4] = "step=5 loss=99.0 step_ms=1.0"
+    (run / "train.log").write_text("\n".join(lines) + "\n")
+    loaded = load_run(run)
+    loss = loaded.tables["scalars"].filter(pl.col("tag") == "loss").sort("step")
+    assert loss["source"].cast(str).to_list() == ["callback"] * 40
+    assert loss["value"].to_list() == pytest.approx([s[R.LOSS] for s in steps])
+    assert any(d.slug == "source-conflict" for d in loaded.diagnostics)
