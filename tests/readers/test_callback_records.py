@@ -115,3 +115,27 @@ def test_the_callback_is_the_most_trusted_source_of_a_step(tmp_path):
     assert loss["source"].cast(str).to_list() == ["callback"] * 40
     assert loss["value"].to_list() == pytest.approx([s[R.LOSS] for s in steps])
     assert any(d.slug == "source-conflict" for d in loaded.diagnostics)
+
+
+def test_a_resumed_launch_is_its_own_file_and_wins_the_steps_it_repeats(tmp_path):
+    """A second launch resumed from step 20 (a copy of the real records: its steps 21-40, 100 s
+    later, under its own launch id): two launches, the later one's times for the repeated steps."""
+    run, first = _copy(tmp_path)
+    lines = first.read_text().splitlines()
+    header = json.loads(lines[0])
+    later = "20261201T120500.000Z-2"
+    out = [json.dumps({**header, R.LAUNCH: later, "time": header["time"] + 100}, separators=(",", ":"))]
+    for line in lines[1:]:
+        rec = json.loads(line)
+        if rec.get(R.STEP, 0) > 20 or R.KIND in rec:
+            rec[R.LAUNCH] = later
+            rec[R.END] = rec[R.END] + 100
+            out.append(json.dumps(rec, separators=(",", ":")))
+    (first.parent / R.file_name(later)).write_text("\n".join(out) + "\n")
+    loaded = load_run(run)
+    assert len(loaded.segments) == 2 and loaded.segments[1].first_step == 21
+    steps = loaded.tables["steps"].sort("step")
+    assert steps["step"].to_list() == list(range(1, 41))
+    walls = {s[R.STEP]: s[R.END] for s in map(json.loads, lines[1:]) if R.KIND not in s}
+    assert steps.filter(pl.col("step") == 30)["wall_time"][0] == pytest.approx(walls[30] + 100)
+    assert any(d.slug == "run-resumed" for d in loaded.diagnostics)
