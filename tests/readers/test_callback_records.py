@@ -4,6 +4,7 @@ callback during real MindSpore training) and on damaged copies of it. No MindSpo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -139,3 +140,19 @@ def test_a_resumed_launch_is_its_own_file_and_wins_the_steps_it_repeats(tmp_path
     walls = {s[R.STEP]: s[R.END] for s in map(json.loads, lines[1:]) if R.KIND not in s}
     assert steps.filter(pl.col("step") == 30)["wall_time"][0] == pytest.approx(walls[30] + 100)
     assert any(d.slug == "run-resumed" for d in loaded.diagnostics)
+
+
+def test_only_the_callback_modules_import_mindspore():
+    """The reading path never imports MindSpore: only the training-side modules do."""
+    import re
+    import subprocess
+    import sys
+
+    package = Path(callback.__file__).resolve().parents[1]
+    importing = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                       if re.search(r"^\s*(import|from)\s+(mindspore|mindformers)\b", p.read_text(), re.M))
+    assert importing == ["callback.py", "mindformers.py"]
+    code = "import sys, postmortem.cli, postmortem.load, postmortem.readers.callback; print('mindspore' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(package.parent)})
+    assert done.stdout.strip() == "False", done.stderr[-2000:]
