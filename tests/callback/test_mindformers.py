@@ -40,7 +40,7 @@ def test_a_yaml_callbacks_entry_builds_the_callback_into_mindformers_output_fold
     out = tmp_path / "mf-run"
     env = dict(os.environ, PYTHONPATH=str(HERE.parent.parent), GLOG_v="3")
     done = subprocess.run([python, str(HERE / "train_with_callback.py"), f"{out}:steps=6,yaml={HERE / 'mindformers_callbacks.yaml'}"],
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)  # MindFormers logs to ./output/log
     assert done.returncode == 0, done.stderr[-3000:]
     files = list((out / R.FOLDER / "rank_0").glob("postmortem-records-*.jsonl"))
     assert len(files) == 1
