@@ -10,7 +10,7 @@ in ``report/catalog/diagnostics.py``); never rename one. The README lists them f
 from __future__ import annotations
 
 FRAMED_READERS = ("summary", "tensorboard", "lineage")  # readers/framing.py: <reader>-record-crc, ...
-READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler")  # <reader>-nothing-read
+READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback")  # <reader>-nothing-read
 
 DIAGNOSTICS: dict[str, str] = {
     # discovering the run folder
@@ -62,6 +62,11 @@ DIAGNOSTICS: dict[str, str] = {
     "log-loss-unread": "lines holding a loss-like key that no training record took: the count and the first one",
     "log-inferred": "what a log's counters, ranks or units were inferred from (lines read by their fields)",
     "log-duplicate-source": "two logs of one rank hold the same step lines (MindFormers' worker_N.log and info.log): one source",
+    # postmortem's own training callback (readers/callback.py)
+    "callback-no-header": "a callback records file without its header: steps are read, the versions and settings are not known",
+    "callback-format-newer": "a callback records file of a newer format than this postmortem reads: read as far as understood",
+    "callback-line-unreadable": "callback record lines that do not parse (a line cut short by a crash), skipped",
+    "callback-no-end": "a callback records file that never recorded the end of training: the process died",
     # loading: units, launches, one value per step
     "unit-unchecked": "a tag written without a unit, read in its default unit with nothing to check it against",
     "unit-by-evidence": "a tag's unit chosen by evidence (wall clock, another source), not its default",

@@ -51,6 +51,7 @@ GROUPS: dict[str, SettingGroup] = {
     **dict.fromkeys(("global_batch_size", "micro_batch_size", "batch_size", "gradient_accumulation_steps",
                      "samples_per_step", "tokens_per_step"), G.BATCH),
     "epoch": G.OTHER, "save_checkpoint_steps": G.OTHER, "keep_checkpoint_max": G.OTHER, "output_dir": G.RUN,
+    "recorder": G.RUN,  # which writer recorded the run (postmortem's callback): explains nothing
     **dict.fromkeys(("last_loss", "model_path", "model_size_bytes", "last_ckpt_file",
                      "last_step", "last_epoch", "full_model_flops", "shard_model_flops", "full_hardware_flops",
                      "shard_hardware_flops"), G.RUN),

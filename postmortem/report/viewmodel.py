@@ -388,6 +388,8 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         blocks.append(Paragraph(L.sentence(w.caveat), "warning"))
     if tp.timing in ("timer", "logged"):
         blocks.append(Paragraph(L[f"timing_{tp.timing}"], "warning" if tp.timing == "timer" else "muted"))
+    elif recorder_format(a) is not None:
+        blocks.append(Paragraph(L["timing_callback"], "muted"))
     phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
     window = (w.start_step, w.end_step) if w.start_step is not None and w.end_step is not None else None
     spec = charts.step_time_chart(a.steps, window, L, phases)
@@ -707,6 +709,16 @@ def _effects(key: str, L: Labels) -> str:
     return L.join(L.name("family_", f) for f in moved) if moved else L["nothing"]
 
 
+def recorder_format(a: t.Analysis) -> str | None:
+    """The format of postmortem's callback records the run was read from (the `recorder` setting), or None."""
+    from ..records import RECORDER
+
+    for r in a.identity.settings:
+        if r.key == "recorder" and str(r.value).startswith(RECORDER):
+            return str(r.value)[len(RECORDER):].strip() or "?"
+    return None
+
+
 def _settings(a: t.Analysis, L: Labels) -> Section:
     """The run's identity: the settings that define it, grouped, with the file each was read from;
     the run's own values (outcomes, paths, derived counts) apart and collapsed."""
@@ -845,6 +857,8 @@ def build_view(
         meta.append((L["experiment"], a.experiment))
     if base_id:
         meta.append((L["baseline"], base_id))
+    if recorder_format(a) is not None:
+        meta.append((L["recorded_by"], L["recorder_callback"].format(format=recorder_format(a))))
     if a.step_range:
         first, last, count = a.step_range
         meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))

@@ -263,7 +263,7 @@ TEMPLATES.update({
                           "time {zone}: shifted to UTC.",
                           "时间戳不带时区；与 {sources} 在 {steps:int} 个 step 上的时间比对，确定为本地时间 {zone}：已换算为 UTC。"),
 })
-for _reader in ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler"):
+for _reader in ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback"):
     TEMPLATES[f"{_reader}-nothing-read"] = (
         f"Claimed by the {_reader} reader, but nothing was taken from it: no rows, no settings, and the reader gave no reason.",
         f"由 {_reader} 读取器识别，但没有读出任何内容：既无数据行也无配置，读取器也未说明原因。")
@@ -560,4 +560,18 @@ TEMPLATES.update({
                                  "step 顺序错乱；已按 step 顺序读取。"),
     "profiler-entries-dropped": ("{n:int} entries are not of the expected shape and were dropped; {kept:int} were read.",
                                  "{n:int} 个条目结构不符合预期，已丢弃；已读取 {kept:int} 个。"),
+# postmortem's own training callback (readers/callback.py)
+TEMPLATES.update({
+    "callback-no-header": ("The callback's records have no header line: the steps are read, but the versions, devices and "
+                           "settings it would give are not known.",
+                           "回调记录文件缺少文件头：已读取各 step 的记录，但版本、设备与配置信息未知。"),
+    "callback-format-newer": ("The records are in format {format}, newer than the format {readable} this postmortem reads: "
+                              "what it understands is read.",
+                              "记录文件格式为 {format}，比本 postmortem 可读的格式 {readable} 更新：仅读取能识别的部分。"),
+    "callback-line-unreadable": ("{n:int} record lines do not parse (a line cut short when the process stopped); they were "
+                                 "skipped.",
+                                 "{n:int} 行记录无法解析（进程停止时写了一半的行）；已跳过。"),
+    "callback-no-end": ("The callback never recorded the end of training: the process stopped after step {step:step} without "
+                        "an exception or exit reaching it (killed, out of memory, a hard crash).",
+                        "回调没有记录到训练结束：进程在 step {step:step} 之后停止，且没有异常或正常退出被回调捕获（被杀死、内存不足或硬崩溃）。"),
 })
