@@ -560,6 +560,8 @@ TEMPLATES.update({
                                  "step 顺序错乱；已按 step 顺序读取。"),
     "profiler-entries-dropped": ("{n:int} entries are not of the expected shape and were dropped; {kept:int} were read.",
                                  "{n:int} 个条目结构不符合预期，已丢弃；已读取 {kept:int} 个。"),
+})
+
 # postmortem's own training callback (readers/callback.py)
 TEMPLATES.update({
     "callback-no-header": ("The callback's records have no header line: the steps are read, but the versions, devices and "
