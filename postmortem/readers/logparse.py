@@ -131,6 +131,7 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
             continue
         loss_like |= r.loss_like
         if r.has_loss:
+            r.text = part.strip(_ASCII_SPACES)
             rec.fields.append((pos, wall, zone, r))
             taken = True
     if taken:

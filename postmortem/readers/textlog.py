@@ -276,8 +276,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         steps = _field_steps([f[3] for f in stream], rel, diags, rank)
         if steps is None:
             for pos, _, _, r in stream:
-                logparse._loss_unread(rec, pos, f"{'epoch ' + str(r.epoch) + ' ' if r.epoch is not None else ''}"
-                                      + ", ".join(f"{raw}: {v:g}" for _, raw, v in r.values))
+                logparse._loss_unread(rec, pos, r.text)
             continue
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
