@@ -101,9 +101,10 @@ else:
 
 
 def _child(tree: Path, kind: str, path: Path) -> dict:
+    # cwd is the tree too: "python -c" puts the cwd first on sys.path, before PYTHONPATH
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", _CHILD, kind, str(path)], env=env, capture_output=True, text=True,
-                         check=True, timeout=1800)
+    out = subprocess.run([sys.executable, "-c", _CHILD + f"\nimport postmortem; assert postmortem.__file__.startswith({str(tree)!r})",
+                          kind, str(path)], env=env, cwd=str(tree), capture_output=True, text=True, check=True, timeout=1800)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
