@@ -53,7 +53,8 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
     ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
     ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
-    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
+    # reinforcement learning (MindSpore RL): an episode is the loop's unit, its counter kept as printed
+    ("global_step", (r"episodes?", rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
     ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
                          rf"dataset{_S}size")),
     ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
@@ -99,7 +100,7 @@ KEY_RE = _key_regex()
 # KEY_RE only there, not at every character, is what makes this path ~10x faster; a new family's
 # first word goes here too (test_logfields_hints checks every spelling is reachable).
 TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
-HINTS = ("loss", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
+HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
          "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
          "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
          "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum")
@@ -149,15 +150,15 @@ _RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/
              "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
-# A step with no key: "[ 100/1000]" after the loss; tqdm's "450/1000 [00:10<00:12".
-BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
 _SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
-HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # a counter glued before its key: "1epoch 2iter"
@@ -210,6 +211,8 @@ def _count(text: str | None) -> int | None:
     """A counter: digits, or a whole number printed as a float ("200.0")."""
     if text is not None and text.endswith(".0"):
         text = text[:-2]
+    elif text is not None and text.endswith("."):  # "current step num: 154." ends a sentence
+        text = text[:-1]
     return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
 
 

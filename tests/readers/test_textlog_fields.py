@@ -43,7 +43,7 @@ def test_every_spelling_of_the_lexicon_is_reached():
         "loss_scale": ["loss_scale", "loss scale value", "scale_sense"],
         "epoch": ["epoch", "Epoch", "EPOCH", "ep", "cur_epoch", "epcoh", "轮次"],
         "step": ["step", "iter", "iteration", "batch", "cur_step", "步数"],
-        "global_step": ["global_step", "current step num", "cur_step_num"],
+        "global_step": ["global_step", "current step num", "cur_step_num", "Episode"],
         "steps_per_epoch": ["steps per epoch", "per epoch size", "dataset_size"],
         "step_time": ["per step time", "step time", "step cost", "avg step time", "time per step", "ms per step",
                       "step_time_avg"],
