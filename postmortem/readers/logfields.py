@@ -53,11 +53,11 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
     ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
     ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
-    # reinforcement learning (MindSpore RL): an episode is the loop's unit, its counter kept as printed
-    ("global_step", (r"episodes?", rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
+    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
     ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
                          rf"dataset{_S}size")),
-    ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
+    # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
+    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
               r"步数", r"步", r"迭代")),
     ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
 )
@@ -267,8 +267,11 @@ def read(text: str) -> FieldRecord | None:
             elif fam == "rank":
                 if rec.rank is None:
                     rec.rank = n
-            elif fam == "steps_per_epoch":
+            elif fam == "steps_per_epoch" and b is None:
                 rec.per_epoch = n
+            elif fam == "steps_per_epoch":  # "Steps: [  1/196]": a step and its total, not a count
+                if rec.step is None:
+                    rec.step, rec.steps_total = n, total
             elif rec.step is None or (fam == "global_step" and not rec.global_step):
                 rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
             continue
