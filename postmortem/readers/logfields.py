@@ -46,7 +46,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
                    rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
                     r"throughput(?:[ _]per[ _](?:npu|device))?")),
     ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
