@@ -76,6 +76,10 @@ EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|t
 EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|test\w*|eval\w*|dev)(?:\s+set)?(?![A-Za-z])",
                         re.IGNORECASE)
 
+# ... or that print it in a dict of metrics beside an accuracy (what Model.eval returns: {'acc': 0.5, 'loss': 1.35})
+EVAL_DICT = re.compile(r"""['"](?:acc|accuracy|top_?1(?:_accuracy)?|top_?5(?:_accuracy)?|f1|auc|precision|recall|map|bleu)['"]\s*:""",
+                       re.IGNORECASE)
+
 # Chinese and full-width spellings of the separators and brackets.
 _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
                         "；": ";", "　": " ", "／": "/"})
@@ -368,6 +372,10 @@ def read(text: str) -> FieldRecord | None:
             rec.step = n
     if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
         rec.values.append(("step_time", "s/it", float(sm.group(1))))
+    if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
+            and any(t == "loss" for t, _, _ in rec.values)):
+        rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
+        rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     if not rec.has_loss and not rec.loss_like:
         return None
     return rec
