@@ -42,11 +42,11 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                                                                                     r" loss")),
     ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
                     r"每(?:个)?epoch耗时")),
-    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}cost)?",
+    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
                    rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
                     r"throughput(?:[ _]per[ _](?:npu|device))?")),
     ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
@@ -56,7 +56,8 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
     ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
                          rf"dataset{_S}size")),
-    ("step", (rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
+    # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
+    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
               r"步数", r"步", r"迭代")),
     ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
 )
@@ -74,6 +75,10 @@ EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|t
 # ... or that say after it which set they are on: "total loss 26.6921 on valid"
 EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|test\w*|eval\w*|dev)(?:\s+set)?(?![A-Za-z])",
                         re.IGNORECASE)
+
+# ... or that print it in a dict of metrics beside an accuracy (what Model.eval returns: {'acc': 0.5, 'loss': 1.35})
+EVAL_DICT = re.compile(r"""['"](?:acc|accuracy|top_?1(?:_accuracy)?|top_?5(?:_accuracy)?|f1|auc|precision|recall|map|bleu)['"]\s*:""",
+                       re.IGNORECASE)
 
 # Chinese and full-width spellings of the separators and brackets.
 _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
@@ -95,12 +100,39 @@ def _key_regex() -> re.Pattern:
 
 KEY_RE = _key_regex()
 
+# Where a key may start: a word holding one of these (or equal to a short one), or Chinese. Trying
+# KEY_RE only there, not at every character, is what makes this path ~10x faster; a new family's
+# first word goes here too (test_logfields_hints checks every spelling is reachable).
+TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
+HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
+         "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
+         "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
+         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum")
+_HINT_RE = re.compile("|".join(HINTS))
+SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
+
+
+def keys(text: str, at: int = 0):
+    """The lexicon's keys in ``text`` from ``at`` on, in order (KEY_RE matches)."""
+    end = at
+    for tm in TOKEN_RE.finditer(text, at):
+        if tm.start() < end:
+            continue
+        word = tm.group().lower()
+        if not (word in SHORT_HINTS or word[0] >= "\u4e00" or _HINT_RE.search(word)):
+            continue
+        km = KEY_RE.match(text, tm.start())
+        if km is not None:
+            end = km.end()
+            yield km
+
+
 # After a key: a unit in parentheses, a separator, then a value in one of its forms.
 _UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)"
 VALUE_RE = re.compile(
     r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
     + r"\s*\])?"
-    r"\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"
+    r"['\"]?\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
     r"(?:"
     r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
     r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
@@ -122,15 +154,15 @@ _RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/
              "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
-# A step with no key: "[ 100/1000]" after the loss; tqdm's "450/1000 [00:10<00:12".
-BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
-_SEP_AFTER = re.compile(r"\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
-HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)\s+(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # a counter glued before its key: "1epoch 2iter"
@@ -158,6 +190,7 @@ class FieldRecord:
     values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
     unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
     per_epoch: int | None = None  # a printed steps-per-epoch
+    text: str = ""  # the line as printed (for the unread warning)
     header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
@@ -182,6 +215,8 @@ def _count(text: str | None) -> int | None:
     """A counter: digits, or a whole number printed as a float ("200.0")."""
     if text is not None and text.endswith(".0"):
         text = text[:-2]
+    elif text is not None and text.endswith("."):  # "current step num: 154." ends a sentence
+        text = text[:-1]
     return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
 
 
@@ -208,7 +243,7 @@ def read(text: str) -> FieldRecord | None:
     first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
-    for km in KEY_RE.finditer(text):
+    for km in keys(text):
         fam = _FAMILY_OF[int(km.lastgroup[1:])]
         key = km.group(0).strip(" _-.")
         vm = VALUE_RE.match(text, km.end())
@@ -236,8 +271,11 @@ def read(text: str) -> FieldRecord | None:
             elif fam == "rank":
                 if rec.rank is None:
                     rec.rank = n
-            elif fam == "steps_per_epoch":
+            elif fam == "steps_per_epoch" and b is None:
                 rec.per_epoch = n
+            elif fam == "steps_per_epoch":  # "Steps: [  1/196]": a step and its total, not a count
+                if rec.step is None:
+                    rec.step, rec.steps_total = n, total
             elif rec.step is None or (fam == "global_step" and not rec.global_step):
                 rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
             continue
@@ -295,7 +333,9 @@ def read(text: str) -> FieldRecord | None:
             rec.values.append(("fps" if key.lower() == "fps" else "throughput", key, value))
             continue
         rec.values.append((TAGS[fam], key, value))
-    for rm in RATE_RE.finditer(text):
+    # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
+    low = text.lower()
+    for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
         unit = rm.group("u").lower().replace("sec", "s").replace("imgs", "img").replace("images", "image").replace("samples/",
                                                                                                              "samples/")
         unit = {"sample/s": "samples/s", "sample/s/p": "samples/s/p", "token/s": "tokens/s"}.get(unit, unit)
@@ -303,39 +343,46 @@ def read(text: str) -> FieldRecord | None:
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
             rec.values.append((tag, rm.group("u"), value))
-    if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
-        rec.epoch = _count(zm.group(1))
-    if rec.step is None and (zm := ZH_STEP_RE.search(text)):
-        rec.step = _count(zm.group(1))
-    if rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
+    if not text.isascii():
+        if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
+            rec.epoch = _count(zm.group(1))
+        if rec.step is None and (zm := ZH_STEP_RE.search(text)):
+            rec.step = _count(zm.group(1))
+    slash = "/" in text
+    if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
         rec.epoch, rec.epochs_total = _count(dm.group(1)), _count(dm.group(2))
         rec.step, rec.steps_total = _count(dm.group(3)), _count(dm.group(4))
-    if rec.step is None:
+    if slash and rec.step is None:
         for bm in BARE_PROGRESS_RE.finditer(text):
             if not any(a <= bm.start() < b for a, b in taken):
                 rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
                 break
-    for gm in SUFFIX_COUNTER_RE.finditer(text):
+    glued = rec.step is None or rec.epoch is None
+    for gm in SUFFIX_COUNTER_RE.finditer(text) if glued and "_" in text else ():
         n = _count(gm.group(2))
         if gm.group(1).lower() == "epoch":
             rec.epoch = n if rec.epoch is None else rec.epoch
         elif rec.step is None:
             rec.step = n
-    for gm in GLUED_COUNTER_RE.finditer(text):
+    for gm in GLUED_COUNTER_RE.finditer(text) if glued else ():
         n = _count(gm.group(1))
         if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
-    if not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
+    if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
         rec.values.append(("step_time", "s/it", float(sm.group(1))))
+    if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
+            and any(t == "loss" for t, _, _ in rec.values)):
+        rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
+        rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     if not rec.has_loss and not rec.loss_like:
         return None
     return rec
 
 
 def _plain_loss_later(text: str, at: int) -> bool:
-    for km in KEY_RE.finditer(text, at):
+    for km in keys(text, at):
         if _FAMILY_OF[int(km.lastgroup[1:])] == "loss":
             return True
     return False

@@ -111,8 +111,16 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
     fields (``evaluation``: an evaluation's)?"""
     if not any(w in text for w in g.FIELD_WORDS):
         return False
-    return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval)
-               for r in (logfields.read(logfields.normalise(p)) for p in text.split("\r")))
+    return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
+
+
+_LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
+
+
+def _fields_of(text: str) -> tuple:
+    if _LAST[0] is not text:
+        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in text.split("\r"))]
+    return _LAST[1]
 
 
 def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> bool:
@@ -120,8 +128,7 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
-    for part in text.split("\r") if "\r" in text else (text,):
-        r = logfields.read(logfields.normalise(part))
+    for part, r in zip(text.split("\r"), _fields_of(text)):
         if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
             r.rank = int(rec.line_rank)
         if r is None:
@@ -131,6 +138,7 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
             continue
         loss_like |= r.loss_like
         if r.has_loss:
+            r.text = part.strip(_ASCII_SPACES)
             rec.fields.append((pos, wall, zone, r))
             taken = True
     if taken:

@@ -51,6 +51,9 @@ MAX_COUNT_DIGITS = 9  # epoch and step counters: more digits are no counter (and
 # The anchors of the lines read by their fields, each with a real line ("Epoch ": the header line
 # that gives the epoch of the loss lines after it).
 FIELD_EXAMPLES = (
+    ("Epoch:", "Epoch: 3 ", "https://github.com/2024-MindSpore-1/Code2/blob/3246b0f5436aba370f5848351fc52f7fa482843a/"
+     "weiweiqing/mindspore-test/run/results/fru92%20resnet%20backbone%20full%20transform.txt#L1-L36 (corpus "
+     "b-code2-weiweiqing-fru92-1: the header above `2023-08-07 15:56:18 - loss: 4.521990  [    0/  437]`)"),
     ("epoch ", "[2023-03-08 10:53:11]: epoch 1", "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/recommend/user/"
      "README.md#L170-L184 (corpus a-models-nete-1: NETE "
      "running.log, the header above `rating loss 18.0558 | text loss 9.9066 | total loss 9.9066 on train`)"),

@@ -264,7 +264,9 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         loose = [f for f in train if f[3].step is None]
         if loose:
             # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss): a summary
-            summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)]
+            # (or says it is training's: "Average Train Loss: [1.641], Accuracy: [0.595]")
+            summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)
+                       or ("train" in f[3].text.lower() and not f[3].eval)]
             evals = sorted(evals + [f for f in loose if f not in summary], key=lambda f: f[0])
             train = [f for f in train if f[3].step is not None]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
@@ -277,8 +279,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         steps = _field_steps([f[3] for f in stream], rel, diags, rank)
         if steps is None:
             for pos, _, _, r in stream:
-                logparse._loss_unread(rec, pos, f"{'epoch ' + str(r.epoch) + ' ' if r.epoch is not None else ''}"
-                                      + ", ".join(f"{raw}: {v:g}" for _, raw, v in r.values))
+                logparse._loss_unread(rec, pos, r.text)
             continue
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
@@ -650,7 +651,8 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
             return spe
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
-    spe = int(complete["step_in"].max())
+    # the longest epoch seen: a complete epoch's length, or a later one's where an excerpt cut the earlier short
+    spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
     return spe
 

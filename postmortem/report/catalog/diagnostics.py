@@ -116,8 +116,8 @@ TEMPLATES.update({
                                     "每个 epoch {n:int} 个 step，取自 {shape} 行打印的步数。"),
     "log-steps-per-epoch/one-epoch": ("One epoch only: LossMonitor's step within the epoch is used as the global step.",
                                       "只有一个 epoch：LossMonitor 的 epoch 内 step 号直接作为全局 step。"),
-    "log-steps-per-epoch/lossmonitor": ("{n:int} steps per epoch, inferred from the epochs LossMonitor completed.",
-                                        "每个 epoch {n:int} 个 step，由 LossMonitor 中完整的 epoch 推断。"),
+    "log-steps-per-epoch/lossmonitor": ("{n:int} steps per epoch: the longest epoch the LossMonitor lines show.",
+                                        "每个 epoch {n:int} 个 step：取 LossMonitor 行中最长的 epoch。"),
     "log-steps-per-epoch/step-counts": ("{n:int} steps per epoch, from the printed step counts.",
                                         "每个 epoch {n:int} 个 step，取自打印的步数。"),
     "log-steps-per-epoch/ratio": ("{n:int} steps per epoch, from epoch time / per-step time (the median of {lines:int} epoch "
