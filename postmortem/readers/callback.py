@@ -18,6 +18,7 @@ short mid-line (a crash) keeps every whole line.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import polars as pl
 from .. import diagnostics as diag
 from .. import records as R
 from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, frame
+from . import guard
 from .base import Reader
 
 NAME = "callback"
@@ -69,7 +71,7 @@ def claims(a: Artifact) -> bool:
 
 def read(a: Artifact) -> ReadResult:
     result = ReadResult(reader=NAME)
-    with open(a.path, "rb") as f:
+    with guard.open_file(a.path, "rb") as f:
         data = f.read()
     if not data or data.isspace():
         result.diagnostics.append(diag.warning("callback-nothing-read", path=a.rel, variant="empty"))
@@ -125,7 +127,7 @@ def _steps(data: bytes) -> tuple[pl.DataFrame, int]:
         return pl.DataFrame(schema=_STEP_SCHEMA), 0
     lost = 0
     try:
-        table = pl.read_ndjson(data, schema=_STEP_SCHEMA)
+        table = pl.read_ndjson(io.BytesIO(data), schema=_STEP_SCHEMA)
     except Exception:  # noqa: BLE001 — a damaged line: one by one
         lines = [line for line in data.split(b"\n") if line.strip()]
         rows = _parse_each(lines)

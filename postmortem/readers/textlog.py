@@ -117,7 +117,7 @@ class _Scan:
 def _grepped(path: str) -> bool:
     """Most lines of the file's head start with a rank's log path (``grep -r`` over the ranks'
     folders): such a file is read line by line by logparse, which takes each line's rank from it."""
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         head = fh.read(MAX_LINE_BYTES).decode("utf-8", errors="replace").splitlines()
     lines = [t for t in head if t.strip() and not t.lstrip().startswith(("#", "..."))]
     return bool(lines) and sum(1 for t in lines if logparse.GREP_PREFIX.match(t)) >= 0.5 * len(lines)

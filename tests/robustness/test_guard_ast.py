@@ -33,8 +33,11 @@ _FORBIDDEN_METHODS = {"read_text", "read_bytes", "open"}  # Path's own ways to o
 
 
 def _is_guarded(arg: ast.expr) -> bool:
-    return (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "checked"
-            and isinstance(arg.func.value, ast.Name) and arg.func.value.id == "guard")
+    """``guard.checked(path)``, or bytes already read through the guard (``io.BytesIO(data)``)."""
+    return (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)
+            and isinstance(arg.func.value, ast.Name)
+            and ((arg.func.attr == "checked" and arg.func.value.id == "guard")
+                 or (arg.func.attr == "BytesIO" and arg.func.value.id == "io")))
 
 
 def bypasses(source: str, name: str = "<src>") -> list[str]:
