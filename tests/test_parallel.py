@@ -95,6 +95,27 @@ def test_claims_split_a_batch_between_the_helpers_front_and_this_processs_back()
     assert claims.from_back(batch) is None and not claims.from_front(batch, 1)
 
 
+_MARK = "POSTMORTEM_TEST_HELPER_MARK"
+_waited: list[bool] = []
+
+
+def _square_once_a_helper_has(n: int) -> tuple[int, bool]:
+    """n², and whether a helper made it. A helper leaves a mark; this process waits for it before
+    its own first job (a hang guard of a minute, once), so that helpers take jobs however slowly
+    the loaded machine starts them: the test says which process may do what, never how fast."""
+    helper = multiprocessing.parent_process() is not None
+    mark = Path(os.environ[_MARK])
+    if helper:
+        mark.touch()
+    elif not _waited:
+        _waited.append(True)
+        for _ in range(3000):
+            if mark.exists():
+                break
+            time.sleep(0.02)
+    return n * n, helper
+
+
 def _square_slowly_here(n: int) -> tuple[int, bool]:
     """n², and whether a helper made it; slow in this process, so that a helper takes jobs too."""
     helper = multiprocessing.parent_process() is not None
@@ -104,9 +125,11 @@ def _square_slowly_here(n: int) -> tuple[int, bool]:
 
 
 @TWO_CORES
-def test_share_gives_every_result_in_job_order_from_both_processes():
+def test_share_gives_every_result_in_job_order_from_both_processes(tmp_path, monkeypatch):
+    monkeypatch.setenv(_MARK, str(tmp_path / "mark"))
+    _waited.clear()
     with parallel.Session(warm_up="postmortem.load:warm_up") as session:
-        results = session.share(_square_slowly_here, list(range(8)))
+        results = session.share(_square_once_a_helper_has, list(range(8)))
     assert [r for r, _ in results] == [n * n for n in range(8)]
     by_helper = [helper for _, helper in results]
     assert any(by_helper) and not all(by_helper)
@@ -141,10 +164,12 @@ def test_jobs_worth_more_helpers_than_the_session_has_get_their_own(tmp_path, mo
     """A many-core host: a big batch gets helpers started for it, the session's helper is left to
     its other work (here: busy)."""
     monkeypatch.setattr(parallel, "cores", lambda: 4)
+    monkeypatch.setenv(_MARK, str(tmp_path / "mark"))
+    _waited.clear()
     release = tmp_path / "release"
     with parallel.Session() as session:
         busy = session.submit(_wait_for, str(release))
-        results = session.share(_square_slowly_here, list(range(6)), sizes=[parallel.HELPER_WORTH_BYTES] * 6)
+        results = session.share(_square_once_a_helper_has, list(range(6)), sizes=[parallel.HELPER_WORTH_BYTES] * 6)
         assert not busy.done() and any(helper for _, helper in results)
         release.touch()
     assert [r for r, _ in results] == [n * n for n in range(6)]
