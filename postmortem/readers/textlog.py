@@ -418,7 +418,7 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         return [s if s is not None else MISSING for s in steps]
     if printed:
         spe, how = printed[-1], "printed"
-    elif totals and (not grows or all(x <= max(totals) for x in steps if x is not None)):
+    elif totals and (not grows or max(x for x in steps if x is not None) <= max(totals)):
         spe, how = max(totals), "printed"
     else:
         spe, how = max(s for s in steps if s is not None), "largest"
