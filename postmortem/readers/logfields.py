@@ -112,19 +112,51 @@ _HINT_RE = re.compile("|".join(HINTS))
 SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
 
 
+# The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
+# a word depends on the character before it and the text up to the first of them, so it is kept
+# per such window (a log repeats its keys; test_logfields_key_window checks the set).
+KEY_STOP = ":=,;()[]<>'\"|!?#%&*+@^`~$\\"
+_KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
+_KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
+_HINTED: dict[str, bool] = {}  # word -> may start a key
+
+
+def _key_at(text: str, at: int) -> tuple[int, str] | None:
+    stop = _KEY_STOP_RE.search(text, at)
+    end = stop.end() if stop is not None else len(text)
+    window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
+    hit = _KEY_AT.get(window, False)
+    if hit is False:
+        km = KEY_RE.match(text, at)
+        hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
+        if len(_KEY_AT) > 100_000:
+            _KEY_AT.clear()
+        _KEY_AT[window] = hit
+    return hit
+
+
+def _hinted(word: str) -> bool:
+    hit = _HINTED.get(word)
+    if hit is None:
+        low = word.lower()
+        hit = bool(low in SHORT_HINTS or low[0] >= "\u4e00" or _HINT_RE.search(low))
+        if len(_HINTED) > 100_000:
+            _HINTED.clear()
+        _HINTED[word] = hit
+    return hit
+
+
 def keys(text: str, at: int = 0):
-    """The lexicon's keys in ``text`` from ``at`` on, in order (KEY_RE matches)."""
+    """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each KEY_RE match."""
     end = at
     for tm in TOKEN_RE.finditer(text, at):
-        if tm.start() < end:
+        start = tm.start()
+        if start < end or not _hinted(tm.group()):
             continue
-        word = tm.group().lower()
-        if not (word in SHORT_HINTS or word[0] >= "\u4e00" or _HINT_RE.search(word)):
-            continue
-        km = KEY_RE.match(text, tm.start())
-        if km is not None:
-            end = km.end()
-            yield km
+        hit = _key_at(text, start)
+        if hit is not None:
+            end = start + hit[0]
+            yield start, end, hit[1]
 
 
 # After a key: a unit in parentheses, a separator, then a value in one of its forms.
@@ -243,11 +275,10 @@ def read(text: str) -> FieldRecord | None:
     first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
-    for km in keys(text):
-        fam = _FAMILY_OF[int(km.lastgroup[1:])]
-        key = km.group(0).strip(" _-.")
-        vm = VALUE_RE.match(text, km.end())
-        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, km.end()):
+    for k_start, k_end, fam in keys(text):
+        key = text[k_start:k_end].strip(" _-.")
+        vm = VALUE_RE.match(text, k_end)
+        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
         if vm is None:
             continue
@@ -257,7 +288,7 @@ def read(text: str) -> FieldRecord | None:
             continue
         if vm.group("sep") == "->":
             continue
-        taken.append((km.start(), vm.end()))
+        taken.append((k_start, vm.end()))
         if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
             a, b = vm.group("pa") or vm.group("qa"), vm.group("pb") or vm.group("qb")
             if a is None:
@@ -300,13 +331,13 @@ def read(text: str) -> FieldRecord | None:
                 value *= 1e-3  # MindSpore's callbacks print ms; settled by evidence in textlog
             rec.values.append((TAGS[fam], fam if fam in WEAK else key, value))
             continue
-        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, km.end()):
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
         if fam == "loss":
             low = key.lower()
             kind = (0 if low.startswith(("total", "overall")) else
                     3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
-            if (EVAL_WORDS.search(text, 0, km.start()) and not _train_word(text, km.start())) or EVAL_AFTER.search(text, km.end()):
+            if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
                 fam = "eval_loss"
             elif loss_kind is None or kind < loss_kind:
                 if loss_kind is not None:  # a better spelling of the loss: the other is a part
@@ -314,7 +345,7 @@ def read(text: str) -> FieldRecord | None:
                 loss_kind = kind
                 rec.has_loss = True
                 if first_loss_at is None:
-                    first_loss_at = km.start()
+                    first_loss_at = k_start
                 rec.values.append(("loss", key, value))
                 continue
             else:
@@ -382,8 +413,8 @@ def read(text: str) -> FieldRecord | None:
 
 
 def _plain_loss_later(text: str, at: int) -> bool:
-    for km in keys(text, at):
-        if _FAMILY_OF[int(km.lastgroup[1:])] == "loss":
+    for _, _, fam in keys(text, at):
+        if fam == "loss":
             return True
     return False
 

@@ -57,8 +57,62 @@ def test_every_spelling_of_the_lexicon_is_reached():
     }
     for family, spellings in samples.items():
         for sp in spellings:
-            found = [(logfields._FAMILY_OF[int(m.lastgroup[1:])], m.group()) for m in logfields.keys(f", {sp}: 1")]
+            text = f", {sp}: 1"
+            found = [(fam, text[start:end]) for start, end, fam in logfields.keys(text)]
             assert found and found[0] == (family, sp), (family, sp, found)
+
+
+def test_no_key_holds_a_stop_character():
+    """keys() keeps KEY_RE's answer per window ending at the first KEY_STOP character: that is
+    exact only if KEY_RE never consumes one (it may look at one, in a lookahead)."""
+    from re import _constants as c, _parser as p
+
+    def consumed(items, out):
+        for op, av in items:
+            if op in (c.ASSERT, c.ASSERT_NOT):
+                continue  # lookarounds look, they consume nothing
+            if op is c.LITERAL:
+                out.append(lambda ch, av=av: ord(ch) == av or ord(ch.lower()) == av or ord(ch.upper()) == av)
+            elif op is c.NOT_LITERAL:
+                out.append(lambda ch, av=av: ord(ch) != av)
+            elif op is c.ANY:
+                out.append(lambda ch: True)
+            elif op is c.IN:
+                out.append(lambda ch, av=av: any(logfields.re.fullmatch(p_, ch, logfields.re.I) for p_ in [_class(av)]))
+            elif op is c.BRANCH:
+                for b in av[1]:
+                    consumed(b, out)
+            elif op is c.SUBPATTERN:
+                consumed(av[-1], out)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                consumed(av[2], out)
+            elif op is c.ATOMIC_GROUP:
+                consumed(av, out)
+        return out
+
+    def _class(items):  # an IN node back as a character class
+        parts, neg = [], ""
+        for op, av in items:
+            if op is c.NEGATE:
+                neg = "^"
+            elif op is c.LITERAL:
+                parts.append(logfields.re.escape(chr(av)))
+            elif op is c.RANGE:
+                parts.append(f"{logfields.re.escape(chr(av[0]))}-{logfields.re.escape(chr(av[1]))}")
+            elif op is c.CATEGORY:
+                parts.append({c.CATEGORY_DIGIT: r"\d", c.CATEGORY_SPACE: r"\s", c.CATEGORY_WORD: r"\w",
+                              c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_NOT_SPACE: r"\S", c.CATEGORY_NOT_WORD: r"\W"}[av])
+        return f"[{neg}{''.join(parts)}]"
+
+    tests = consumed(p.parse(logfields.KEY_RE.pattern, logfields.re.I), [])
+    assert len(tests) > 50
+    for ch in logfields.KEY_STOP:
+        assert not any(t(ch) for t in tests), ch
+    # and the window gives what KEY_RE gives, on lines that differ only after a stop character
+    for text in ("epoch: 1, step: 5, loss is loss:5.0", "loss_value(ms) = 3", "per step time: 5ms", "G_loss:1 D_loss:2"):
+        for start, end, fam in logfields.keys(text):
+            m = logfields.KEY_RE.match(text, start)
+            assert (m.end(), logfields._FAMILY_OF[int(m.lastgroup[1:])]) == (end, fam)
 
 
 @pytest.mark.parametrize(
