@@ -266,7 +266,8 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             # (or says it is training's: "Average Train Loss: [1.641], Accuracy: [0.595]")
             summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)
                        or ("train" in f[3].text.lower() and not f[3].eval)]
-            evals = sorted(evals + [f for f in loose if f not in summary], key=lambda f: f[0])
+            kept = {id(f) for f in summary}  # (by identity: "in" compared each with all, quadratic)
+            evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
             train = [f for f in train if f[3].step is not None]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
