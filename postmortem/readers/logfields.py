@@ -265,18 +265,78 @@ def header(text: str) -> FieldRecord | None:
     return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
 
 
+# A line is read once per form: the lines one writer prints differ in their digits, and what
+# _decide makes of a line depends on a digit only where a pattern or a rule spells one (the
+# "l1"/"top_1" of a key, after a letter or "_"; mpirun's "[1," prefix; the ".0" of a whole-number
+# counter, "200.0"): the form is the line with its other ASCII digits as 0 (each run keeps its
+# length), and every line of a form takes its numbers and keys from the same spans.
+_DIGITS_0 = str.maketrans("123456789", "000000000")
+_AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
+_DOT_0 = re.compile(r"\.0(?![0-9])")
+_FORMS: dict[tuple, FieldRecord | None] = {}
+
+
 def read(text: str) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
     loss-family key."""
-    rec = FieldRecord()
     m = RANK_PREFIX_RE.match(text)
+    form = (text.translate(_DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
+            tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
+    d = _FORMS.get(form, False)
+    if d is False:
+        d = _decide(text, m)
+        if len(_FORMS) > 20_000:
+            _FORMS.clear()
+        _FORMS[form] = d
+    if d is None:
+        return None
+    values = []
+    for tag, k, v in d.values:
+        key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
+        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, _take(v, text)))
+    return FieldRecord(epoch=_take(d.epoch, text), epochs_total=_take(d.epochs_total, text), step=_take(d.step, text),
+                       steps_total=_take(d.steps_total, text), global_step=d.global_step, rank=_take(d.rank, text),
+                       eval=d.eval, values=values, unitless=list(d.unitless), per_epoch=_take(d.per_epoch, text),
+                       loss_like=d.loss_like, has_loss=d.has_loss)
+
+
+class _Part(str):
+    """A named part's tag (lm_loss): made from each line's own key."""
+
+
+def _part_name(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
+    """Where a number is: (start, end, conversion, factor)."""
+    return (*m.span(group), conv, factor)
+
+
+def _counted(m: re.Match, group: int) -> tuple | None:
+    return None if _count(m.group(group)) is None else _taken(m, group, _count)
+
+
+def _take(spec: tuple | None, text: str):
+    if spec is None:
+        return None
+    v = spec[2](text[spec[0]:spec[1]])
+    return v if spec[3] is None else v * spec[3]
+
+
+def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+    """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
+    them from (_taken: a span of the line and a conversion): the same for every line of its form.
+    ``m``: RANK_PREFIX_RE's match."""
+    rec = FieldRecord()
     if m:
-        rec.rank = int(m.group(1) or m.group(2))
+        rec.rank = _taken(m, 1 if m.group(1) else 2, int)
     first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
     for k_start, k_end, fam in keys(text):
         key = text[k_start:k_end].strip(" _-.")
+        kspec = (k_start, k_end, True)
         vm = VALUE_RE.match(text, k_end)
         if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
@@ -290,12 +350,13 @@ def read(text: str) -> FieldRecord | None:
             continue
         taken.append((k_start, vm.end()))
         if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
-            a, b = vm.group("pa") or vm.group("qa"), vm.group("pb") or vm.group("qb")
-            if a is None:
-                a = vm.group("v") or vm.group("lv")
+            ga = next((x for x in ("pa", "qa", "v", "lv") if vm.group(x)), None)
+            gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
+            a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
             n, total = _count(a), _total(b)
             if n is None:
                 continue
+            n, total = _taken(vm, ga, _count), None if total is None else _taken(vm, gb, _total)
             if fam == "epoch":
                 if rec.epoch is None:
                     rec.epoch, rec.epochs_total = n, total
@@ -310,7 +371,8 @@ def read(text: str) -> FieldRecord | None:
             elif rec.step is None or (fam == "global_step" and not rec.global_step):
                 rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
             continue
-        raw = vm.group("tv") or vm.group("lv") or vm.group("v")
+        graw = next((x for x in ("tv", "lv", "v") if vm.group(x)), None)
+        raw = vm.group(graw) if graw else None
         if raw is None:
             continue
         value = _number(raw)
@@ -325,12 +387,13 @@ def read(text: str) -> FieldRecord | None:
             if fam in WEAK and unit is None and vm.group("v") is None:
                 continue
             if unit is not None:
-                value *= _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit]
+                value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
             else:
                 rec.unitless.append(len(rec.values))
-                value *= 1e-3  # MindSpore's callbacks print ms; settled by evidence in textlog
-            rec.values.append((TAGS[fam], fam if fam in WEAK else key, value))
+                value = _taken(vm, graw, float, 1e-3)  # MindSpore's callbacks print ms; settled by evidence in textlog
+            rec.values.append((TAGS[fam], fam if fam in WEAK else kspec, value))
             continue
+        value = _taken(vm, graw, float)
         if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
         if fam == "loss":
@@ -346,24 +409,23 @@ def read(text: str) -> FieldRecord | None:
                 rec.has_loss = True
                 if first_loss_at is None:
                     first_loss_at = k_start
-                rec.values.append(("loss", key, value))
+                rec.values.append(("loss", kspec, value))
                 continue
             else:
-                rec.values.append(("loss_avg", key, value))
+                rec.values.append(("loss_avg", kspec, value))
                 continue
         if fam == "eval_loss":
             rec.eval = True
             rec.has_loss = True
-            rec.values.append(("eval_loss", key, value))
+            rec.values.append(("eval_loss", kspec, value))
             continue
         if fam == "loss_part":
-            name = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
-            rec.values.append((name, key, value))
+            rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
             continue
         if fam == "throughput":
-            rec.values.append(("fps" if key.lower() == "fps" else "throughput", key, value))
+            rec.values.append(("fps" if key.lower() == "fps" else "throughput", kspec, value))
             continue
-        rec.values.append((TAGS[fam], key, value))
+        rec.values.append((TAGS[fam], kspec, value))
     # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
     low = text.lower()
     for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
@@ -373,36 +435,36 @@ def read(text: str) -> FieldRecord | None:
         tag = _RATE_TAG.get(unit)
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
-            rec.values.append((tag, rm.group("u"), value))
+            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
     if not text.isascii():
         if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
-            rec.epoch = _count(zm.group(1))
+            rec.epoch = _counted(zm, 1)
         if rec.step is None and (zm := ZH_STEP_RE.search(text)):
-            rec.step = _count(zm.group(1))
+            rec.step = _counted(zm, 1)
     slash = "/" in text
     if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
-        rec.epoch, rec.epochs_total = _count(dm.group(1)), _count(dm.group(2))
-        rec.step, rec.steps_total = _count(dm.group(3)), _count(dm.group(4))
+        rec.epoch, rec.epochs_total = _counted(dm, 1), _counted(dm, 2)
+        rec.step, rec.steps_total = _counted(dm, 3), _counted(dm, 4)
     if slash and rec.step is None:
         for bm in BARE_PROGRESS_RE.finditer(text):
             if not any(a <= bm.start() < b for a, b in taken):
-                rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
+                rec.step, rec.steps_total = _counted(bm, 1 if bm.group(1) else 3), _counted(bm, 2 if bm.group(2) else 4)
                 break
     glued = rec.step is None or rec.epoch is None
     for gm in SUFFIX_COUNTER_RE.finditer(text) if glued and "_" in text else ():
-        n = _count(gm.group(2))
+        n = _counted(gm, 2)
         if gm.group(1).lower() == "epoch":
             rec.epoch = n if rec.epoch is None else rec.epoch
         elif rec.step is None:
             rec.step = n
     for gm in GLUED_COUNTER_RE.finditer(text) if glued else ():
-        n = _count(gm.group(1))
+        n = _counted(gm, 1)
         if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
     if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
-        rec.values.append(("step_time", "s/it", float(sm.group(1))))
+        rec.values.append(("step_time", "s/it", _taken(sm, 1, float)))
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
             and any(t == "loss" for t, _, _ in rec.values)):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
