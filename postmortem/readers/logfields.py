@@ -284,28 +284,56 @@ def read(text: str) -> FieldRecord | None:
             tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
     d = _FORMS.get(form, False)
     if d is False:
-        d = _decide(text, m)
+        d = _plan(_decide(text, m))
         if len(_FORMS) > 20_000:
             _FORMS.clear()
         _FORMS[form] = d
     if d is None:
         return None
+    fixed, counters, specs, unitless = d
+    rec = object.__new__(FieldRecord)  # (FieldRecord(...) without its __init__: the same fields)
+    f = rec.__dict__
+    f.update(fixed)
+    for name, a, b, conv in counters:
+        f[name] = conv(text[a:b])
     values = []
-    for tag, k, v in d.values:
+    for tag, k, v in specs:
         key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
-        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, _take(v, text)))
-    return FieldRecord(epoch=_take(d.epoch, text), epochs_total=_take(d.epochs_total, text), step=_take(d.step, text),
-                       steps_total=_take(d.steps_total, text), global_step=d.global_step, rank=_take(d.rank, text),
-                       eval=d.eval, values=values, unitless=list(d.unitless), per_epoch=_take(d.per_epoch, text),
-                       loss_like=d.loss_like, has_loss=d.has_loss)
+        x = float(text[v[0]:v[1]])  # (a value's conversion is float)
+        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
+    f["values"] = values
+    f["unitless"] = list(unitless)
+    return rec
+
+
+_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch")
+
+
+def _plan(d: FieldRecord | None) -> tuple | None:
+    """A decided line as what each line of its form is made of: (its fields that hold no number,
+    (field, start, end, conversion) of those that do, its values' specs, its unitless indexes)."""
+    if d is None:
+        return None
+    fixed = {k: v for k, v in d.__dict__.items() if k not in _COUNTERS and k not in ("values", "unitless")}
+    fixed |= {k: None for k in _COUNTERS}
+    counters = tuple((k, spec[0], spec[1], spec[2]) for k in _COUNTERS if (spec := getattr(d, k)) is not None)
+    return fixed, counters, tuple(d.values), tuple(d.unitless)
 
 
 class _Part(str):
     """A named part's tag (lm_loss): made from each line's own key."""
 
 
+_PART_NAMES: dict[str, str] = {}
+
+
 def _part_name(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    name = _PART_NAMES.get(key)
+    if name is None:
+        if len(_PART_NAMES) > 10_000:
+            _PART_NAMES.clear()
+        name = _PART_NAMES[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    return name
 
 
 def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
@@ -315,13 +343,6 @@ def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
 
 def _counted(m: re.Match, group: int) -> tuple | None:
     return None if _count(m.group(group)) is None else _taken(m, group, _count)
-
-
-def _take(spec: tuple | None, text: str):
-    if spec is None:
-        return None
-    v = spec[2](text[spec[0]:spec[1]])
-    return v if spec[3] is None else v * spec[3]
 
 
 def _decide(text: str, m: re.Match | None) -> FieldRecord | None:

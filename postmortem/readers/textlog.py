@@ -307,10 +307,14 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
     lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
     v_line, v_field, v_value = [], [], []
+    codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
         for tag, raw, value in o[5]:
             v_line.append(row)
-            v_field.append(logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT))
+            code = codes.get((tag, raw))
+            if code is None:
+                code = codes[(tag, raw)] = logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT)
+            v_field.append(code)
             v_value.append(value)
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
