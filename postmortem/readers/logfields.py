@@ -129,9 +129,10 @@ def _key_at(text: str, at: int) -> tuple[int, str] | None:
     if hit is False:
         km = KEY_RE.match(text, at)
         hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
-        if len(_KEY_AT) > 100_000:
-            _KEY_AT.clear()
-        _KEY_AT[window] = hit
+        if len(window) <= 256:
+            if len(_KEY_AT) > 100_000:
+                _KEY_AT.clear()
+            _KEY_AT[window] = hit
     return hit
 
 
@@ -270,24 +271,26 @@ def header(text: str) -> FieldRecord | None:
 # "l1"/"top_1" of a key, after a letter or "_"; mpirun's "[1," prefix; the ".0" of a whole-number
 # counter, "200.0"): the form is the line with its other ASCII digits as 0 (each run keeps its
 # length), and every line of a form takes its numbers and keys from the same spans.
-_DIGITS_0 = str.maketrans("123456789", "000000000")
+DIGITS_0 = str.maketrans("123456789", "000000000")
 _AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
 _DOT_0 = re.compile(r"\.0(?![0-9])")
-_FORMS: dict[tuple, FieldRecord | None] = {}
+_FORMS: dict[tuple, tuple | None] = {}
+FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
 
 
 def read(text: str) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
     loss-family key."""
     m = RANK_PREFIX_RE.match(text)
-    form = (text.translate(_DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
+    form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
             tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
     d = _FORMS.get(form, False)
     if d is False:
         d = _plan(_decide(text, m))
-        if len(_FORMS) > 20_000:
-            _FORMS.clear()
-        _FORMS[form] = d
+        if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
+            if len(_FORMS) > 20_000:
+                _FORMS.clear()
+            _FORMS[form] = d
     if d is None:
         return None
     fixed, counters, specs, unitless = d

@@ -66,14 +66,23 @@ class Records:
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
 
 
-_SHAPES: list = [None, (), {}]  # the grammar; (anchor, its bit); anchors present -> (index, shape) holding only them
+_SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
 
 
 def _shapes_in(text: str) -> tuple:
     """The shapes whose anchors all occur in ``text``, in the grammar's order (by the set of anchors
-    present: a file repeats a few such sets)."""
+    present: a file repeats a few such sets). No anchor holds a digit, so a line with its digits
+    as 0 holds the same anchors: the lines of one writer's form are looked up once."""
     if _SHAPES[0] is not g.SHAPES:  # made once per grammar (tests may add a shape)
-        _SHAPES[:] = [g.SHAPES, tuple((a, 1 << i) for i, a in enumerate(dict.fromkeys(a for s in g.SHAPES for a in s.anchors))), {}]
+        anchors = tuple(dict.fromkeys(a for s in g.SHAPES for a in s.anchors))
+        _SHAPES[:] = [g.SHAPES, tuple((a, 1 << i) for i, a in enumerate(anchors)), {},
+                      None if any(c.isdigit() for a in anchors for c in a) else {}]
+    forms = _SHAPES[3] if len(text) <= logfields.FORM_MAX else None
+    if forms is not None:
+        form = text.translate(logfields.DIGITS_0)
+        hit = forms.get(form)
+        if hit is not None:
+            return hit
     mask = 0
     for a, bit in _SHAPES[1]:
         if a in text:
@@ -85,6 +94,10 @@ def _shapes_in(text: str) -> tuple:
         bits = dict(_SHAPES[1])
         hit = _SHAPES[2][mask] = tuple((i, s) for i, s in enumerate(g.SHAPES)
                                        if all(bits[a] & mask for a in s.anchors))
+    if forms is not None:
+        if len(forms) > 20_000:
+            forms.clear()
+        forms[form] = hit
     return hit
 
 
