@@ -115,6 +115,39 @@ def test_no_key_holds_a_stop_character():
             assert (m.end(), logfields._FAMILY_OF[int(m.lastgroup[1:])]) == (end, fam)
 
 
+def test_the_digits_a_pattern_spells_are_in_the_form():
+    """A line's form keeps the digits after a letter or "_" ("l1 loss", "top_1"), an isolated ".0"
+    and whether mpirun's "[1," prefix matches; a pattern spelling a digit anywhere else would
+    need the form to keep it too."""
+    from re import _constants as c, _parser as p
+
+    def digits(items, out, prev=None):
+        for op, av in items:
+            if op is c.LITERAL and chr(av).isdigit():
+                word = prev is not None and ((prev[0] is c.LITERAL and (chr(prev[1]).isalpha() or chr(prev[1]) == "_"))
+                                             or prev[0] is c.MAX_REPEAT)  # (top_?1: after an optional "_")
+                out.append((chr(av), "word" if word else chr(prev[1]) if prev and prev[0] is c.LITERAL else "?"))
+            elif op is c.BRANCH:
+                for b in av[1]:
+                    digits(b, out, prev)
+            elif op is c.SUBPATTERN:
+                digits(av[-1], out, prev)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                digits(av[2], out, prev)
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                digits(av[1], out, prev)
+            prev = (op, av)
+        return out
+
+    spelled = set()
+    for name in ("KEY_RE", "VALUE_RE", "RATE_RE", "RANK_PREFIX_RE", "BARE_PROGRESS_RE", "_SEP_AFTER", "DOUBLE_PROGRESS_RE",
+                 "GLUED_COUNTER_RE", "SUFFIX_COUNTER_RE", "SEC_PER_IT_RE", "ZH_EPOCH_RE", "ZH_STEP_RE", "EVAL_WORDS",
+                 "EVAL_AFTER", "EVAL_DICT", "TOKEN_RE"):
+        pat = getattr(logfields, name)
+        spelled |= {(name, d, where) for d, where in digits(p.parse(pat.pattern, pat.flags), []) if where != "word"}
+    assert spelled == {("VALUE_RE", "0", "."), ("RANK_PREFIX_RE", "1", "[")}
+
+
 def test_a_line_read_by_its_form_is_read_as_alone():
     """read() decides once per form (the line with its digits as 0, but for the digits a pattern
     spells): a line whose form was decided from another line reads as if it were read first."""
