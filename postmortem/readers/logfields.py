@@ -112,19 +112,52 @@ _HINT_RE = re.compile("|".join(HINTS))
 SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
 
 
+# The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
+# a word depends on the character before it and the text up to the first of them, so it is kept
+# per such window (a log repeats its keys; test_logfields_key_window checks the set).
+KEY_STOP = ":=,;()[]<>'\"|!?#%&*+@^`~$\\"
+_KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
+_KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
+_HINTED: dict[str, bool] = {}  # word -> may start a key
+
+
+def _key_at(text: str, at: int) -> tuple[int, str] | None:
+    stop = _KEY_STOP_RE.search(text, at)
+    end = stop.end() if stop is not None else len(text)
+    window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
+    hit = _KEY_AT.get(window, False)
+    if hit is False:
+        km = KEY_RE.match(text, at)
+        hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
+        if len(window) <= 256:
+            if len(_KEY_AT) > 100_000:
+                _KEY_AT.clear()
+            _KEY_AT[window] = hit
+    return hit
+
+
+def _hinted(word: str) -> bool:
+    hit = _HINTED.get(word)
+    if hit is None:
+        low = word.lower()
+        hit = bool(low in SHORT_HINTS or low[0] >= "\u4e00" or _HINT_RE.search(low))
+        if len(_HINTED) > 100_000:
+            _HINTED.clear()
+        _HINTED[word] = hit
+    return hit
+
+
 def keys(text: str, at: int = 0):
-    """The lexicon's keys in ``text`` from ``at`` on, in order (KEY_RE matches)."""
+    """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each KEY_RE match."""
     end = at
     for tm in TOKEN_RE.finditer(text, at):
-        if tm.start() < end:
+        start = tm.start()
+        if start < end or not _hinted(tm.group()):
             continue
-        word = tm.group().lower()
-        if not (word in SHORT_HINTS or word[0] >= "\u4e00" or _HINT_RE.search(word)):
-            continue
-        km = KEY_RE.match(text, tm.start())
-        if km is not None:
-            end = km.end()
-            yield km
+        hit = _key_at(text, start)
+        if hit is not None:
+            end = start + hit[0]
+            yield start, end, hit[1]
 
 
 # After a key: a unit in parentheses, a separator, then a value in one of its forms.
@@ -233,21 +266,103 @@ def header(text: str) -> FieldRecord | None:
     return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
 
 
+# A line is read once per form: the lines one writer prints differ in their digits, and what
+# _decide makes of a line depends on a digit only where a pattern or a rule spells one (the
+# "l1"/"top_1" of a key, after a letter or "_"; mpirun's "[1," prefix; the ".0" of a whole-number
+# counter, "200.0"): the form is the line with its other ASCII digits as 0 (each run keeps its
+# length), and every line of a form takes its numbers and keys from the same spans.
+DIGITS_0 = str.maketrans("123456789", "000000000")
+_AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
+_DOT_0 = re.compile(r"\.0(?![0-9])")
+_FORMS: dict[tuple, tuple | None] = {}
+FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
+
+
 def read(text: str) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
     loss-family key."""
-    rec = FieldRecord()
     m = RANK_PREFIX_RE.match(text)
+    form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
+            tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
+    d = _FORMS.get(form, False)
+    if d is False:
+        d = _plan(_decide(text, m))
+        if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
+            if len(_FORMS) > 20_000:
+                _FORMS.clear()
+            _FORMS[form] = d
+    if d is None:
+        return None
+    fixed, counters, specs, unitless = d
+    rec = object.__new__(FieldRecord)  # (FieldRecord(...) without its __init__: the same fields)
+    f = rec.__dict__
+    f.update(fixed)
+    for name, a, b, conv in counters:
+        f[name] = conv(text[a:b])
+    values = []
+    for tag, k, v in specs:
+        key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
+        x = float(text[v[0]:v[1]])  # (a value's conversion is float)
+        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
+    f["values"] = values
+    f["unitless"] = list(unitless)
+    return rec
+
+
+_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch")
+
+
+def _plan(d: FieldRecord | None) -> tuple | None:
+    """A decided line as what each line of its form is made of: (its fields that hold no number,
+    (field, start, end, conversion) of those that do, its values' specs, its unitless indexes)."""
+    if d is None:
+        return None
+    fixed = {k: v for k, v in d.__dict__.items() if k not in _COUNTERS and k not in ("values", "unitless")}
+    fixed |= {k: None for k in _COUNTERS}
+    counters = tuple((k, spec[0], spec[1], spec[2]) for k in _COUNTERS if (spec := getattr(d, k)) is not None)
+    return fixed, counters, tuple(d.values), tuple(d.unitless)
+
+
+class _Part(str):
+    """A named part's tag (lm_loss): made from each line's own key."""
+
+
+_PART_NAMES: dict[str, str] = {}
+
+
+def _part_name(key: str) -> str:
+    name = _PART_NAMES.get(key)
+    if name is None:
+        if len(_PART_NAMES) > 10_000:
+            _PART_NAMES.clear()
+        name = _PART_NAMES[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    return name
+
+
+def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
+    """Where a number is: (start, end, conversion, factor)."""
+    return (*m.span(group), conv, factor)
+
+
+def _counted(m: re.Match, group: int) -> tuple | None:
+    return None if _count(m.group(group)) is None else _taken(m, group, _count)
+
+
+def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+    """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
+    them from (_taken: a span of the line and a conversion): the same for every line of its form.
+    ``m``: RANK_PREFIX_RE's match."""
+    rec = FieldRecord()
     if m:
-        rec.rank = int(m.group(1) or m.group(2))
+        rec.rank = _taken(m, 1 if m.group(1) else 2, int)
     first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
-    for km in keys(text):
-        fam = _FAMILY_OF[int(km.lastgroup[1:])]
-        key = km.group(0).strip(" _-.")
-        vm = VALUE_RE.match(text, km.end())
-        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, km.end()):
+    for k_start, k_end, fam in keys(text):
+        key = text[k_start:k_end].strip(" _-.")
+        kspec = (k_start, k_end, True)
+        vm = VALUE_RE.match(text, k_end)
+        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
         if vm is None:
             continue
@@ -257,14 +372,15 @@ def read(text: str) -> FieldRecord | None:
             continue
         if vm.group("sep") == "->":
             continue
-        taken.append((km.start(), vm.end()))
+        taken.append((k_start, vm.end()))
         if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
-            a, b = vm.group("pa") or vm.group("qa"), vm.group("pb") or vm.group("qb")
-            if a is None:
-                a = vm.group("v") or vm.group("lv")
+            ga = next((x for x in ("pa", "qa", "v", "lv") if vm.group(x)), None)
+            gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
+            a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
             n, total = _count(a), _total(b)
             if n is None:
                 continue
+            n, total = _taken(vm, ga, _count), None if total is None else _taken(vm, gb, _total)
             if fam == "epoch":
                 if rec.epoch is None:
                     rec.epoch, rec.epochs_total = n, total
@@ -279,7 +395,8 @@ def read(text: str) -> FieldRecord | None:
             elif rec.step is None or (fam == "global_step" and not rec.global_step):
                 rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
             continue
-        raw = vm.group("tv") or vm.group("lv") or vm.group("v")
+        graw = next((x for x in ("tv", "lv", "v") if vm.group(x)), None)
+        raw = vm.group(graw) if graw else None
         if raw is None:
             continue
         value = _number(raw)
@@ -294,19 +411,20 @@ def read(text: str) -> FieldRecord | None:
             if fam in WEAK and unit is None and vm.group("v") is None:
                 continue
             if unit is not None:
-                value *= _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit]
+                value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
             else:
                 rec.unitless.append(len(rec.values))
-                value *= 1e-3  # MindSpore's callbacks print ms; settled by evidence in textlog
-            rec.values.append((TAGS[fam], fam if fam in WEAK else key, value))
+                value = _taken(vm, graw, float, 1e-3)  # MindSpore's callbacks print ms; settled by evidence in textlog
+            rec.values.append((TAGS[fam], fam if fam in WEAK else kspec, value))
             continue
-        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, km.end()):
+        value = _taken(vm, graw, float)
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
         if fam == "loss":
             low = key.lower()
             kind = (0 if low.startswith(("total", "overall")) else
                     3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
-            if (EVAL_WORDS.search(text, 0, km.start()) and not _train_word(text, km.start())) or EVAL_AFTER.search(text, km.end()):
+            if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
                 fam = "eval_loss"
             elif loss_kind is None or kind < loss_kind:
                 if loss_kind is not None:  # a better spelling of the loss: the other is a part
@@ -314,25 +432,24 @@ def read(text: str) -> FieldRecord | None:
                 loss_kind = kind
                 rec.has_loss = True
                 if first_loss_at is None:
-                    first_loss_at = km.start()
-                rec.values.append(("loss", key, value))
+                    first_loss_at = k_start
+                rec.values.append(("loss", kspec, value))
                 continue
             else:
-                rec.values.append(("loss_avg", key, value))
+                rec.values.append(("loss_avg", kspec, value))
                 continue
         if fam == "eval_loss":
             rec.eval = True
             rec.has_loss = True
-            rec.values.append(("eval_loss", key, value))
+            rec.values.append(("eval_loss", kspec, value))
             continue
         if fam == "loss_part":
-            name = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
-            rec.values.append((name, key, value))
+            rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
             continue
         if fam == "throughput":
-            rec.values.append(("fps" if key.lower() == "fps" else "throughput", key, value))
+            rec.values.append(("fps" if key.lower() == "fps" else "throughput", kspec, value))
             continue
-        rec.values.append((TAGS[fam], key, value))
+        rec.values.append((TAGS[fam], kspec, value))
     # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
     low = text.lower()
     for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
@@ -342,36 +459,36 @@ def read(text: str) -> FieldRecord | None:
         tag = _RATE_TAG.get(unit)
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
-            rec.values.append((tag, rm.group("u"), value))
+            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
     if not text.isascii():
         if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
-            rec.epoch = _count(zm.group(1))
+            rec.epoch = _counted(zm, 1)
         if rec.step is None and (zm := ZH_STEP_RE.search(text)):
-            rec.step = _count(zm.group(1))
+            rec.step = _counted(zm, 1)
     slash = "/" in text
     if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
-        rec.epoch, rec.epochs_total = _count(dm.group(1)), _count(dm.group(2))
-        rec.step, rec.steps_total = _count(dm.group(3)), _count(dm.group(4))
+        rec.epoch, rec.epochs_total = _counted(dm, 1), _counted(dm, 2)
+        rec.step, rec.steps_total = _counted(dm, 3), _counted(dm, 4)
     if slash and rec.step is None:
         for bm in BARE_PROGRESS_RE.finditer(text):
             if not any(a <= bm.start() < b for a, b in taken):
-                rec.step, rec.steps_total = _count(bm.group(1) or bm.group(3)), _count(bm.group(2) or bm.group(4))
+                rec.step, rec.steps_total = _counted(bm, 1 if bm.group(1) else 3), _counted(bm, 2 if bm.group(2) else 4)
                 break
     glued = rec.step is None or rec.epoch is None
     for gm in SUFFIX_COUNTER_RE.finditer(text) if glued and "_" in text else ():
-        n = _count(gm.group(2))
+        n = _counted(gm, 2)
         if gm.group(1).lower() == "epoch":
             rec.epoch = n if rec.epoch is None else rec.epoch
         elif rec.step is None:
             rec.step = n
     for gm in GLUED_COUNTER_RE.finditer(text) if glued else ():
-        n = _count(gm.group(1))
+        n = _counted(gm, 1)
         if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
     if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
-        rec.values.append(("step_time", "s/it", float(sm.group(1))))
+        rec.values.append(("step_time", "s/it", _taken(sm, 1, float)))
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
             and any(t == "loss" for t, _, _ in rec.values)):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
@@ -382,8 +499,8 @@ def read(text: str) -> FieldRecord | None:
 
 
 def _plain_loss_later(text: str, at: int) -> bool:
-    for km in keys(text, at):
-        if _FAMILY_OF[int(km.lastgroup[1:])] == "loss":
+    for _, _, fam in keys(text, at):
+        if fam == "loss":
             return True
     return False
 

@@ -66,6 +66,41 @@ class Records:
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
 
 
+_SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
+
+
+def _shapes_in(text: str) -> tuple:
+    """The shapes whose anchors all occur in ``text``, in the grammar's order (by the set of anchors
+    present: a file repeats a few such sets). No anchor holds a digit, so a line with its digits
+    as 0 holds the same anchors: the lines of one writer's form are looked up once."""
+    if _SHAPES[0] is not g.SHAPES:  # made once per grammar (tests may add a shape)
+        anchors = tuple(dict.fromkeys(a for s in g.SHAPES for a in s.anchors))
+        _SHAPES[:] = [g.SHAPES, tuple((a, 1 << i) for i, a in enumerate(anchors)), {},
+                      None if any(c.isdigit() for a in anchors for c in a) else {}]
+    forms = _SHAPES[3] if len(text) <= logfields.FORM_MAX else None
+    if forms is not None:
+        form = text.translate(logfields.DIGITS_0)
+        hit = forms.get(form)
+        if hit is not None:
+            return hit
+    mask = 0
+    for a, bit in _SHAPES[1]:
+        if a in text:
+            mask |= bit
+    hit = _SHAPES[2].get(mask)
+    if hit is None:
+        if len(_SHAPES[2]) > 4096:
+            _SHAPES[2].clear()
+        bits = dict(_SHAPES[1])
+        hit = _SHAPES[2][mask] = tuple((i, s) for i, s in enumerate(g.SHAPES)
+                                       if all(bits[a] & mask for a in s.anchors))
+    if forms is not None:
+        if len(forms) > 20_000:
+            forms.clear()
+        forms[form] = hit
+    return hit
+
+
 def is_candidate(text: str) -> bool:
     return _candidate().search(text) is not None or g.EXCEPTION_RE.match(text) is not None
 
@@ -88,18 +123,17 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     error = g.error_kind(text)
     if error is not None:
         rec.errors.append((pos, wall, zone, text, *error))
-    for index, shape in enumerate(g.SHAPES):
-        if all(a in text for a in shape.anchors):
-            if shape.pairs == "fields":
-                if _read_fields(shape.name, text, pos, wall, zone, rec):
-                    return
-                continue
-            taken = _read_shape(index, shape, text, pos, wall, zone, rec, keys)
-            if taken is _BY_FIELDS:
-                _read_fields(g.SHAPES[_FIELDS_AT[0]].name, text, pos, wall, zone, rec)
+    for index, shape in _shapes_in(text):
+        if shape.pairs == "fields":
+            if _read_fields(shape.name, text, pos, wall, zone, rec):
                 return
-            if taken:
-                return
+            continue
+        taken = _read_shape(index, shape, text, pos, wall, zone, rec, keys)
+        if taken is _BY_FIELDS:
+            _read_fields(g.SHAPES[_FIELDS_AT[0]].name, text, pos, wall, zone, rec)
+            return
+        if taken:
+            return
 
 
 _BY_FIELDS = object()  # _read_shape: not this shape's line, but a record by its fields

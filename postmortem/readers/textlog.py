@@ -267,7 +267,8 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             # (or says it is training's: "Average Train Loss: [1.641], Accuracy: [0.595]")
             summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)
                        or ("train" in f[3].text.lower() and not f[3].eval)]
-            evals = sorted(evals + [f for f in loose if f not in summary], key=lambda f: f[0])
+            kept = {id(f) for f in summary}  # (by identity: "in" compared each with all, quadratic)
+            evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
             train = [f for f in train if f[3].step is not None]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
@@ -307,10 +308,14 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
     lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
     v_line, v_field, v_value = [], [], []
+    codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
         for tag, raw, value in o[5]:
             v_line.append(row)
-            v_field.append(logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT))
+            code = codes.get((tag, raw))
+            if code is None:
+                code = codes[(tag, raw)] = logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT)
+            v_field.append(code)
             v_value.append(value)
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
@@ -419,7 +424,7 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         return [s if s is not None else MISSING for s in steps]
     if printed:
         spe, how = printed[-1], "printed"
-    elif totals and (not grows or all(x <= max(totals) for x in steps if x is not None)):
+    elif totals and (not grows or max(x for x in steps if x is not None) <= max(totals)):
         spe, how = max(totals), "printed"
     else:
         spe, how = max(s for s in steps if s is not None), "largest"

@@ -57,8 +57,125 @@ def test_every_spelling_of_the_lexicon_is_reached():
     }
     for family, spellings in samples.items():
         for sp in spellings:
-            found = [(logfields._FAMILY_OF[int(m.lastgroup[1:])], m.group()) for m in logfields.keys(f", {sp}: 1")]
+            text = f", {sp}: 1"
+            found = [(fam, text[start:end]) for start, end, fam in logfields.keys(text)]
             assert found and found[0] == (family, sp), (family, sp, found)
+
+
+def test_no_key_holds_a_stop_character():
+    """keys() keeps KEY_RE's answer per window ending at the first KEY_STOP character: that is
+    exact only if KEY_RE never consumes one (it may look at one, in a lookahead)."""
+    from re import _constants as c, _parser as p
+
+    def consumed(items, out):
+        for op, av in items:
+            if op in (c.ASSERT, c.ASSERT_NOT):
+                continue  # lookarounds look, they consume nothing
+            if op is c.LITERAL:
+                out.append(lambda ch, av=av: ord(ch) == av or ord(ch.lower()) == av or ord(ch.upper()) == av)
+            elif op is c.NOT_LITERAL:
+                out.append(lambda ch, av=av: ord(ch) != av)
+            elif op is c.ANY:
+                out.append(lambda ch: True)
+            elif op is c.IN:
+                out.append(lambda ch, av=av: any(logfields.re.fullmatch(p_, ch, logfields.re.I) for p_ in [_class(av)]))
+            elif op is c.BRANCH:
+                for b in av[1]:
+                    consumed(b, out)
+            elif op is c.SUBPATTERN:
+                consumed(av[-1], out)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                consumed(av[2], out)
+            elif op is c.ATOMIC_GROUP:
+                consumed(av, out)
+        return out
+
+    def _class(items):  # an IN node back as a character class
+        parts, neg = [], ""
+        for op, av in items:
+            if op is c.NEGATE:
+                neg = "^"
+            elif op is c.LITERAL:
+                parts.append(logfields.re.escape(chr(av)))
+            elif op is c.RANGE:
+                parts.append(f"{logfields.re.escape(chr(av[0]))}-{logfields.re.escape(chr(av[1]))}")
+            elif op is c.CATEGORY:
+                parts.append({c.CATEGORY_DIGIT: r"\d", c.CATEGORY_SPACE: r"\s", c.CATEGORY_WORD: r"\w",
+                              c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_NOT_SPACE: r"\S", c.CATEGORY_NOT_WORD: r"\W"}[av])
+        return f"[{neg}{''.join(parts)}]"
+
+    tests = consumed(p.parse(logfields.KEY_RE.pattern, logfields.re.I), [])
+    assert len(tests) > 50
+    for ch in logfields.KEY_STOP:
+        assert not any(t(ch) for t in tests), ch
+    # and the window gives what KEY_RE gives, on lines that differ only after a stop character
+    for text in ("epoch: 1, step: 5, loss is loss:5.0", "loss_value(ms) = 3", "per step time: 5ms", "G_loss:1 D_loss:2"):
+        for start, end, fam in logfields.keys(text):
+            m = logfields.KEY_RE.match(text, start)
+            assert (m.end(), logfields._FAMILY_OF[int(m.lastgroup[1:])]) == (end, fam)
+
+
+def test_the_digits_a_pattern_spells_are_in_the_form():
+    """A line's form keeps the digits after a letter or "_" ("l1 loss", "top_1"), an isolated ".0"
+    and whether mpirun's "[1," prefix matches; a pattern spelling a digit anywhere else would
+    need the form to keep it too."""
+    from re import _constants as c, _parser as p
+
+    def digits(items, out, prev=None):
+        for op, av in items:
+            if op is c.LITERAL and chr(av).isdigit():
+                word = prev is not None and ((prev[0] is c.LITERAL and (chr(prev[1]).isalpha() or chr(prev[1]) == "_"))
+                                             or prev[0] is c.MAX_REPEAT)  # (top_?1: after an optional "_")
+                out.append((chr(av), "word" if word else chr(prev[1]) if prev and prev[0] is c.LITERAL else "?"))
+            elif op is c.BRANCH:
+                for b in av[1]:
+                    digits(b, out, prev)
+            elif op is c.SUBPATTERN:
+                digits(av[-1], out, prev)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                digits(av[2], out, prev)
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                digits(av[1], out, prev)
+            prev = (op, av)
+        return out
+
+    spelled = set()
+    for name in ("KEY_RE", "VALUE_RE", "RATE_RE", "RANK_PREFIX_RE", "BARE_PROGRESS_RE", "_SEP_AFTER", "DOUBLE_PROGRESS_RE",
+                 "GLUED_COUNTER_RE", "SUFFIX_COUNTER_RE", "SEC_PER_IT_RE", "ZH_EPOCH_RE", "ZH_STEP_RE", "EVAL_WORDS",
+                 "EVAL_AFTER", "EVAL_DICT", "TOKEN_RE"):
+        pat = getattr(logfields, name)
+        spelled |= {(name, d, where) for d, where in digits(p.parse(pat.pattern, pat.flags), []) if where != "word"}
+    assert spelled == {("VALUE_RE", "0", "."), ("RANK_PREFIX_RE", "1", "[")}
+
+
+def test_a_line_read_by_its_form_is_read_as_alone():
+    """read() decides once per form (the line with its digits as 0, but for the digits a pattern
+    spells): a line whose form was decided from another line reads as if it were read first."""
+    import dataclasses
+    import random
+
+    rnd = random.Random(5)
+    lines = ["[1,3]<stdout>: epoch: 1 step: 3 loss: 0.5", "l1 loss: 0.3, step 4", "{'top_1': 0.5, 'loss': 1.3}",
+             "epoch: 1.0, step: 200.0, loss: 2.0", "ITER: 255.0/692.25 LOSS: 1.0", "G12_loss: 1.0 D_loss: 2",
+             "eval 12 loss: 3.0", "box 12_loss: 3 step: 4", "step_0: loss=3.59", "1epoch 2iter loss: 3",
+             "Epoch[19] [755/1250] step cost: 509.00 ms, G_loss: 3.46, D_loss: 0.13",
+             "epoch: 1, step: 5, loss is loss:5.049500, epoch time: 250005.000ms, per step time: 505.000",
+             "[43/1200][755/937][23] Loss_D: -2.134102 Loss_G: -33.761238",
+             "Epoch 26:  45%|####5     | 5/1000 [00:10<00:12, 44.1it/s, loss=3.042]",
+             "第 3 轮 第 100 步 损失: 0.25", "2021-12-04 14:29:25,504:INFO:epoch[12], iter[12505], loss:3.9, 482.50 imgs/sec"]
+    seen = 0
+    for line in lines:
+        first = logfields.normalise(line)
+        for digits in ("0", "1", None, None, None):
+            other = "".join((digits or rnd.choice("0123456789")) if c in "0123456789" else c for c in first)
+            logfields._FORMS.clear()
+            alone = logfields.read(other)
+            logfields._FORMS.clear()
+            logfields.read(first)  # decides the form, when it is the same
+            seen += logfields.read(other) is not None
+            after = logfields.read(other)
+            assert (alone and dataclasses.asdict(alone)) == (after and dataclasses.asdict(after)), (first, other)
+    assert seen > 40
 
 
 @pytest.mark.parametrize(
