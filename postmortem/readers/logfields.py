@@ -46,7 +46,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
                    rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", r"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", rf"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
                     r"throughput(?:[ _]per[ _](?:npu|device))?")),
     ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
@@ -57,7 +57,7 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
                          rf"dataset{_S}size")),
     # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
-    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", r"batch(?:{_S}(?:idx|id))?",
+    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{_S}(?:idx|id))?",
               r"步数", r"步", r"迭代")),
     ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
 )
@@ -115,7 +115,7 @@ SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse",
 # The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
 # a word depends on the character before it and the text up to the first of them, so it is kept
 # per such window (a log repeats its keys; test_logfields_key_window checks the set).
-KEY_STOP = ":=,;()[]<>'\"|!?#%&*+@^`~$\\"
+KEY_STOP = ":=,;()[]{}<>'\"|!?#%&*+@^`~$\\"
 _KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
 _KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
 _HINTED: dict[str, bool] = {}  # word -> may start a key
