@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .readers import guard
 
 FORMATS = ("html", "pdf", "json", "md")
 
@@ -124,7 +125,8 @@ def _project_file(cwd: Path) -> tuple[Path, dict] | None:
 
 def _read_toml(path: Path, table: str | None) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with guard.open_file(path, "rb") as fh:  # a FIFO given as --config never blocks
+            data = tomllib.loads(fh.read().decode("utf-8"))
     except FileNotFoundError:
         raise InputError("config-missing", path) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -26,6 +26,8 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +44,8 @@ HELPER_WORTH_BYTES = 32 * 1024 * 1024
 # next table faults them in again; a postmortem command is short-lived, so it keeps them for reuse
 # (figures in bench/README.md). A setting the user made is left alone.
 KEEP_FREED_PAGES = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
+
+PARENT_POLL_S = 0.2  # how often a helper checks that the session's process is still there
 
 
 # --------------------------------------------------------------------------- the session
@@ -71,10 +75,14 @@ class Session:
         with contextlib.suppress(OSError):  # no temp folder: tables travel through the pipe
             self._folder = tempfile.TemporaryDirectory(prefix="postmortem-parts-")
         folder = self._folder.name if self._folder else ""
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_helper,
-                                         initargs=(self._claims, folder))
-        for _ in range(self.workers):  # each submit starts one process now: their start overlaps what follows
-            self._pool.submit(_call_named, warm_up) if warm_up else self._pool.submit(int)
+        try:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_helper,
+                                             initargs=(self._claims, folder, os.getpid()))
+            for _ in range(self.workers):  # each submit starts one process now: their start overlaps what follows
+                self._pool.submit(_call_named, warm_up) if warm_up else self._pool.submit(int)
+        except BaseException:  # a helper that cannot start (no memory, interrupted): nothing is left behind
+            self.close()
+            raise
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """fn(*args) in a helper (after the work it was given before); without helpers, here,
@@ -175,10 +183,12 @@ def _set_up(threads: int | None) -> None:
 _helper: tuple[Claims, str] | None = None
 
 
-def _start_helper(claims: Claims, folder: str) -> None:
+def _start_helper(claims: Claims, folder: str, parent: int) -> None:
     """In a helper, before its first task: one polars thread, freed pages kept, and the tables it
-    sends back written to `folder` (shared objects reach a process only when it starts)."""
+    sends back written to `folder` (shared objects reach a process only when it starts); it ends
+    with `parent`, the session's process."""
     global _helper
+    _end_with(parent)
     _helper = (claims, folder)
     # A helper is postmortem's own short-lived process whose jobs are many and alike: whatever
     # this process's settings (inherited), one thread and freed pages kept (jemalloc takes the
@@ -190,6 +200,21 @@ def _start_helper(claims: Claims, folder: str) -> None:
     from multiprocessing.reduction import ForkingPickler  # what the pool pickles results with
 
     ForkingPickler.register(pl.DataFrame, _send_frame)
+
+
+def _end_with(parent: int) -> None:
+    """End this helper as soon as `parent` is gone. A session's process that is killed (SIGKILL,
+    an OOM kill) never shuts its pool down, and a spawned helper holds both ends of its own task
+    queue, so it would wait on it forever, an idle process (and its resource tracker) per helper."""
+    if os.getppid() != parent:
+        os._exit(0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="postmortem-parent-watch", daemon=True).start()
 
 
 def _call_named(name: str) -> None:

@@ -10,7 +10,7 @@ in ``report/catalog/diagnostics.py``); never rename one. The README lists them f
 from __future__ import annotations
 
 FRAMED_READERS = ("summary", "tensorboard", "lineage")  # readers/framing.py: <reader>-record-crc, ...
-READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler")  # <reader>-nothing-read
+READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback")  # <reader>-nothing-read
 
 DIAGNOSTICS: dict[str, str] = {
     # discovering the run folder
@@ -39,6 +39,7 @@ DIAGNOSTICS: dict[str, str] = {
     "ckpt-meta-invalid": "a MindFormers meta.json that is not JSON or not a resume pointer",
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
+    "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",
     "config-not-mapping": "a config file whose top level is not a mapping",
@@ -57,6 +58,15 @@ DIAGNOSTICS: dict[str, str] = {
     "log-nothing-kept": "a log with known lines but no value with a step",
     "log-clock-local": "log times without a zone that cannot be aligned with UTC: kept as local time",
     "log-clock-aligned": "log times without a zone aligned with UTC by a zoned source",
+    # text logs read by their fields (readers/logfields.py, textlog's inference)
+    "log-loss-unread": "lines holding a loss-like key that no training record took: the count and the first one",
+    "log-inferred": "what a log's counters, ranks or units were inferred from (lines read by their fields)",
+    "log-duplicate-source": "two logs of one rank hold the same step lines (MindFormers' worker_N.log and info.log): one source",
+    # postmortem's own training callback (readers/callback.py)
+    "callback-no-header": "a callback records file without its header: steps are read, the versions and settings are not known",
+    "callback-format-newer": "a callback records file of a newer format than this postmortem reads: read as far as understood",
+    "callback-line-unreadable": "callback record lines that do not parse (a line cut short by a crash), skipped",
+    "callback-no-end": "a callback records file that never recorded the end of training: the process died",
     # loading: units, launches, one value per step
     "unit-unchecked": "a tag written without a unit, read in its default unit with nothing to check it against",
     "unit-by-evidence": "a tag's unit chosen by evidence (wall clock, another source), not its default",
@@ -105,8 +115,19 @@ DIAGNOSTICS: dict[str, str] = {
     "profiler-raw-not-exported": "msprof's raw data with nothing exported: the command to export it",
     "profiler-metadata": "msprof capture metadata of a device",
     "profiler-db-export": "msprof's database export of data also exported as text",
-    "profiler-db-only": "msprof's database export only: the command to export text",
     "profiler-logs": "msprof's own log files, not read",
+    # profcorpus: older CANN per-iteration exports and database exports
+    "profiler-listed": "a file of a folder of raw data, logs or unread exports, counted in the note on the folder's first file",
+    "profiler-repeated": "a per-iteration msprof export that repeats an earlier file byte for byte: read once",
+    "profiler-task-types": "msprof tasks that are not compute (HCCL notify / copy tasks): their operators come from hccl_*.json",
+    "profiler-db": "a profiler database read: which tables gave rows",
+    "profiler-db-tables": "a profiler database without the tables or columns read: what is missing",
+    # profiler values checked at the door (readers/profiler/common.py)
+    "profiler-utf8": "bytes of a profiler file that are not UTF-8, replaced (counted as decoded, no second pass)",
+    "profiler-bad-duration": "profiler durations not finite, negative or over a day: dropped, counted per column",
+    "profiler-duplicate-steps": "a step written twice in one step-time file: the last row of each step is kept",
+    "profiler-steps-unordered": "a step-time file whose steps are out of order: read in step order",
+    "profiler-entries-dropped": "entries of a profiler JSON file of the wrong shape, dropped and counted",
     # analysis and the build
     "steps-from-profile": "no training step times were logged: the profiled steps' totals are used",
     "batch-size-contradicted": "the batch size of the settings disagrees with the logged throughput",
@@ -151,7 +172,8 @@ FINDINGS: dict[str, str] = {
     "loss_spikes": "loss spikes by the causal robust rule, and how they recovered",
     "grad_norm_spikes": "grad-norm spikes by the causal robust rule, and how they recovered",
     "divergence": "a loss spike that never recovered",
-    "overflows": "loss-scale overflows (skipped updates)",
+    "explosion": "a loss / grad-norm value >= 10x the median of the up to 5 logged values before it, or NaN/Inf, at any log density; its recovery in logged values",
+    "overflows": "loss-scale overflows (the update applied or skipped; the steps stay in the time window)",
     "not_converged": "the loss did not converge, and why (no drop, still moving, non-finite end)",
     "low_mfu": "MFU below 20%",
     "mfu_unknown": "MFU cannot be computed, and why",
@@ -183,6 +205,7 @@ SYMPTOMS: dict[str, str] = {
     "implausible": "a headline figure cannot be right (its inputs are wrong: peak, batch, timer unit)",
     "nan": "NaN/Inf loss or grad norm in the run",
     "diverged": "a loss spike that never recovered",
+    "exploded": "a loss / grad-norm explosion (>= 10x its level, or NaN/Inf): leads the verdict, with or without a baseline",
     "spikes": "loss / grad-norm spikes in the run itself (no baseline)",
     "bottleneck": "the profiler triage's bottleneck in the run itself (data, memory, compute, communication, host)",
     "data_stalls": "steps that waited for data much longer than usual",

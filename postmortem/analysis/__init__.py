@@ -18,12 +18,13 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
-from .identity import identity
+from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
 from .profile import profile, profile_step_times
+from .ranks import layout as rank_layout
 from .ranks import ranks
 from .stability import stability
 from .throughput import batch_from_lineage, global_batch_size, last_per_step, seq_length, throughput
@@ -73,7 +74,7 @@ def analyze_baseline(baseline: Run, options: AnalysisOptions) -> BaselineAnalysi
     """A baseline as ``analyze`` compares against it, for when it is better made beforehand: the
     build makes it in a helper process while this one reads the run (and sends back only this)."""
     own = analyze(baseline, None, dataclasses.replace(options, run_id=None, experiment=None))
-    return BaselineAnalysis(own, baseline.settings)
+    return BaselineAnalysis(own, {**baseline.settings, **implied_settings(own.throughput.implied, baseline.settings)})
 
 
 def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
@@ -103,21 +104,24 @@ def analyze(
     ckpt_steps = _event_steps(run, "checkpoint_save") | _steps_of(
         run.tables["checkpoints"].filter(pl.col("kind") == "train"))
 
+    skipped = _event_steps(run, "skip")
     reasons = exclusion_reasons(
         steps, checkpoint_steps=ckpt_steps, eval_steps=_event_steps(run, "eval"),
         compile_steps=_event_steps(run, "compile"), nonfinite_steps=nonfinite, overflow_steps=overflow,
-        pause_steps=_event_steps(run, "pause"), skip_steps=_event_steps(run, "skip"),
+        pause_steps=_event_steps(run, "pause"), skip_steps=skipped,
         restart_steps=_event_steps(run, "restart"),
     )
     window = steady_window(steps, reasons)
     tp, throughput_notes = throughput(steps, reasons, window, global_batch_size(run, options), seq_length(run, options),
                            scalars, options, rank, batch_from_lineage(run, options))
-    stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z)
+    stab = stability(loss, grad, tuple(sorted(overflow)), options.spike_window, options.spike_z, tuple(sorted(skipped)))
 
     def spike_steps(series: tuple) -> list[int]:
         return [s for sp in series for s in range(sp.step, sp.end_step + 1)]
 
     loss_spike_steps = tuple(spike_steps(stab.loss.spikes))
+    # the loss figures leave out the spikes and the skipped-data steps (the loss of a batch the update left out)
+    loss_left_out = tuple(sorted({*loss_spike_steps, *skipped}))
 
     # ---- the per-step series (union of timed steps and loss steps)
     gap = pl.coalesce(pl.col("gap_s"), pl.col("step_time_s") - pl.col("in_step_s"))
@@ -125,7 +129,7 @@ def analyze(
         "step", "segment", "step_time_s", "in_step_s", gap.alias("gap_s"), "data_time_s",
         pl.col("wall_time").alias("wall"), pl.Series("excluded", reasons, dtype=pl.Utf8).replace("", None),
     )
-    sm = smooth(loss, options.smoothing_window, loss_spike_steps).select(
+    sm = smooth(loss, options.smoothing_window, loss_left_out).select(
         "step", pl.col("smoothed").alias("loss_smoothed"))
     per = (
         timed.join(loss.select("step", pl.col("value").alias("loss")), on="step", how="full", coalesce=True)
@@ -160,7 +164,7 @@ def analyze(
     aux = {tag: series_by_tag[tag] for tag in AUX_TAGS}
     conv = convergence(loss, aux, series_by_tag["eval_loss"], clock, options,
                        base_analysis.convergence.final_smoothed_loss.value if base_analysis else None,
-                       loss_spike_steps)
+                       loss_spike_steps, tuple(sorted(skipped)))
 
     device = options.device or run.setting("device")
     prof, rank_profiles, stragglers = profile(run, str(device) if device else None)
@@ -170,8 +174,10 @@ def analyze(
     waits = per.with_columns(pl.max_horizontal("gap_s", "data_time_s").alias("wait_s"))
     ph = phases(waits, reasons_for(per, series), lr, run.tables["events"], run.tables["checkpoints"],
                 phase_profile, run.tables["memory"], tps, tp.step_time_s.value, tp.timing)
-    kept_steps = series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
-    rk = dataclasses.replace(ranks(run.tables["steps"], kept_steps), profile=rank_profiles, stragglers=stragglers)
+    kept_steps = (series.filter(pl.col("excluded").is_null() & pl.col("step_time_s").is_not_null())["step"].to_numpy()
+                  if window.basis in ("steady", "few") else np.array(window.used_steps, dtype=np.int64))
+    rk = ranks(run.tables["steps"], kept_steps, profile=rank_profiles, stragglers=stragglers,
+               layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
                  base_analysis.triage if base_analysis else None)
@@ -179,16 +185,17 @@ def analyze(
     checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
     m = mfu(run, options, tp, window, kept_steps)
 
+    settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(run.settings),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
     )
     if baseline is not None:
-        comparison = compare(analysis, baseline.analysis, run.settings, baseline.settings)
+        comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))

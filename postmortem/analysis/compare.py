@@ -68,7 +68,10 @@ def _delta(figure: str, family: Family, base: float | None, cur: float | None, b
 
 
 def _steady_times(a: Analysis) -> np.ndarray:
-    s = a.steps.filter(pl.col("excluded").is_null())["step_time_s"].to_numpy()
+    w = a.throughput.window  # the steps the figure rests on: marked ones where no step is free (window.py)
+    used = (pl.col("step").is_in(pl.Series(w.used_steps, dtype=pl.Int64).implode()) if w.basis == "marked"
+            else pl.col("excluded").is_null())
+    s = a.steps.filter(used)["step_time_s"].to_numpy()
     return s[np.isfinite(s)]
 
 

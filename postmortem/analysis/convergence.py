@@ -12,6 +12,9 @@ to outliers as a median, and reads where a still-falling loss ended rather than 
 tail; one value gives itself, two the line through them. Its standard error is taken as
 2.6 x scaled MAD of the residuals / sqrt(n) (the resistant line's endpoint under Gaussian noise).
 
+Too few values: with fewer than MIN_VALUES finite loss values left, convergence is not judged
+(status unknown, code ``too_few``); the levels are still given.
+
 Convergence: the loss came down (its initial level, the median of the values of the first w
 steps, lies above the band final +- tolerance x |final|), and the smoothed loss enters the band
 and stays in it through at least the last 10% of steps. The convergence step is the first logged
@@ -35,6 +38,9 @@ AUX_TAGS = ("lm_loss", "load_balancing_loss", "mtp_loss")
 TAIL = 0.10
 ENDPOINT_SE = 2.6  # standard error of the resistant line's endpoint, in sigma / sqrt(n)
 MIN_SE_POINTS = 5  # fewer tail values give no noise estimate
+# Fewer finite loss values than this (spikes and skipped-data steps left out) are too few to say
+# whether the loss came down and settled: the status is unknown, "too few loss values (n) to judge".
+MIN_VALUES = 5
 
 
 def smooth(series: pl.DataFrame, window: int, leave_out: tuple[int, ...] | list[int] = ()) -> pl.DataFrame:
@@ -143,13 +149,18 @@ def convergence(
     options: AnalysisOptions,
     baseline_final: float | None = None,
     spike_steps: tuple[int, ...] = (),
+    skip_steps: tuple[int, ...] = (),
 ) -> Convergence:
+    """``skip_steps``: skipped-data steps, left out like spikes (their loss is of a batch the update left out)."""
     w, tol = options.smoothing_window, options.convergence_tolerance
     nonfinite = tuple(int(s) for s in loss.filter(~pl.col("value").is_finite())["step"].to_list())
     left_out = {"spike": tuple(sorted(spike_steps)), "nonfinite": nonfinite}
+    if skip_steps:
+        left_out["skip"] = tuple(sorted(skip_steps))
+    leave = tuple(sorted({*spike_steps, *skip_steps}))
     smoothing = Text("method.smoothing", window=w, spikes=len(left_out["spike"]), nonfinite=len(nonfinite))
     rule = Text("rule.convergence", window=w, tolerance=tol, tail=TAIL)
-    sm = smooth(loss, w, left_out["spike"])
+    sm = smooth(loss, w, leave)
     auxes = tuple(aux_loss(t, s) for t, s in sorted(aux.items()) if not s.is_empty())
     ev = eval_loss.filter(pl.col("value").is_finite())
     eval_last = (Figure(float(ev["value"][-1]), method=Text("method.last-eval", step=int(ev["step"][-1])))
@@ -161,14 +172,15 @@ def convergence(
     common = dict(smoothing=smoothing, targets=targets, aux_losses=auxes, eval_loss_last=eval_last,
                   left_out=left_out, rule=rule)
     if sm.is_empty():
-        why = missing(Text("reason.no-finite-loss"))
+        skipped_only = bool(skip_steps) and loss.filter(pl.col("value").is_finite()).height > 0
+        why = missing(Text("reason.only-skipped-loss", n=len(skip_steps)) if skipped_only else Text("reason.no-finite-loss"))
         return Convergence(initial_loss=why, final_smoothed_loss=why, min_smoothed_loss=why, convergence_step=why,
                            convergence_tokens=why, convergence_hours=why, final_loss_se=why, status="unknown",
                            status_code="no_loss", **common)
     initial = Figure(float(sm["value"][0]), method=Text("method.first-loss"), unit="loss")
     s = sm["smoothed"].to_numpy()
     minimum = Figure(float(s.min()), method=Text("method.min-smoothed"), unit="loss")
-    tail, start = _tail(loss, left_out["spike"])
+    tail, start = _tail(loss, leave)
     last = int(loss["step"].max())
     if tail.is_empty():
         gone = missing(Text("reason.no-tail-loss", tail=TAIL, start=start, last=last))
@@ -185,6 +197,14 @@ def convergence(
     evidence: dict[str, float | int | None] = {"initial": start_level, "final": level, "tolerance": tol,
                                                "tail_start": start, "entered_step": None,
                                                "smoothed_last": float(s[-1])}
+    if sm.height < MIN_VALUES:
+        few = missing(Text("reason.too-few-loss", n=sm.height, need=MIN_VALUES), method=rule)
+        evidence["values"] = sm.height
+        return Convergence(
+            initial_loss=initial, final_smoothed_loss=final, min_smoothed_loss=minimum, convergence_step=few,
+            convergence_tokens=missing(Text("reason.not-judged"), unit="tokens"),
+            convergence_hours=missing(Text("reason.not-judged"), unit="h"), final_loss_se=se_f,
+            status="unknown", status_code="too_few", status_evidence=evidence, **common)
     band = tol * abs(level)
     idx = settle_index(s, level, tol)
     entered = int(sm["step"][idx]) if idx is not None else None

@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import thresholds as th
-from .identity import base_key, effects, explaining_order, group, per_run
+from .identity import base_key, effects, explaining_order, group, model_growth, per_run
+from .ranks import group_params
 from .types import (
     Action,
     Diagnosis,
@@ -61,6 +62,16 @@ GROWING_SHARES = {"data_wait_share": Verdict.DATA, "logged_data_wait_share": Ver
                   "bubble_share": Verdict.COMMUNICATION, "idle_share": Verdict.HOST}
 MIN_GROWTH = 0.02  # a share that grew by this much of the step (2 points) explains a slower step
 STABILITY_PLAYBOOK = (A.CHECK_LR, A.CHECK_DATA, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION)
+# §5.2's order of checks for a loss that explodes or turns NaN: data, learning rate, precision /
+# loss scale, optimizer state; a changed setting that can explain it moves its own check first.
+EXPLOSION_PLAYBOOK = (A.CHECK_DATA, A.CHECK_LR, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION, A.CHECK_OPTIMIZER_STATE)
+# What a changed setting of these groups / keys points at first.
+_POINTS_AT = {"precision": (A.CHECK_LOSS_SCALE, A.CHECK_PRECISION), "data": (A.CHECK_DATA,)}
+_OPTIMIZER_STATE_KEYS = {"optimizer", "beta1", "beta2", "eps", "weight_decay", "enable_parallel_optimizer"}
+# A fixed bad sample repeats at a fixed step (§5.2) only when these are the same in both runs.
+SAME_DATA_KEYS = {"seed", "shuffle", "data_order", "dataset", "data_path", "dataset_dir", "train_dataset_size",
+                  "global_batch_size", "batch_size", "micro_batch_size", "data_parallel", "gradient_accumulation_steps",
+                  "micro_batch_num", "device_num"}
 CONVERGENCE_PLAYBOOK = (A.CHECK_DATA_ALIGNMENT, A.CHECK_LR, A.CHECK_PARALLEL_SPLIT)
 MAX_PROBLEMS = 6
 _ORDER = {FindingSeverity.CRITICAL: 0, FindingSeverity.ERROR: 1, FindingSeverity.WARNING: 2, FindingSeverity.INFO: 3}
@@ -101,11 +112,15 @@ def _cause(a: Analysis) -> tuple[Quantity | None, Verdict | None]:
         else:
             key = CAUSE_KEYS.get(tri.reason, "")
         return _evidence(a, key), tri.verdict
+    # a share names a bottleneck only when it passes its mark (and is a share: in [0, 1])
     grown = [(e.value - e.baseline, e) for e in tri.evidence
-             if e.key in GROWING_SHARES and e.value is not None and e.baseline is not None]
+             if e.key in GROWING_SHARES and e.value is not None and e.baseline is not None
+             and 0.0 <= e.value <= 1.0 and 0.0 <= e.baseline <= 1.0
+             and (e.threshold is None or e.value >= e.threshold)]
     if grown:
         growth, e = max(grown, key=lambda x: x[0])
-        if growth >= MIN_GROWTH:
+        # scale: a share below its own mark (or below 0: a timer longer than the step) names no layer
+        if growth >= MIN_GROWTH and e.value >= 0 and (e.threshold is None or e.value >= e.threshold):
             return Quantity(e.key, e.value, e.baseline, e.threshold), GROWING_SHARES[e.key]
     return None, None
 
@@ -134,7 +149,8 @@ def _speed(a: Analysis, family: Family, outcome: Outcome, deltas: list[Delta], c
         tuple(_q(d) for d in deltas), cause if regressed else None, SIDES.get(verdict) if regressed and verdict else None,
         verdict if regressed else None, actions, links,
         ("throughput", "profile") if family == Family.THROUGHPUT else ("mfu", "checkpoints", "profile"),
-        {"explained": any(x.explains for x in links), "changed": bool(changes)})
+        {"explained": any(x.explains for x in links), "changed": bool(changes),
+         **(model_growth(changes) if family in (Family.THROUGHPUT, Family.EFFICIENCY) else {})})  # scale: a grown model
 
 
 def _lr_at(a: Analysis, step: int) -> float | None:
@@ -156,8 +172,8 @@ def _stability(a: Analysis, outcome: Outcome, deltas: list[Delta], changes) -> P
     spikes = [*a.stability.loss.spikes, *a.stability.grad_norm.spikes]
     params: dict = {"explained": any(x.explains for x in links), "changed": bool(changes)}
     if spikes:
-        top = max(spikes, key=lambda s: s.score)
-        params.update(step=top.step, lr_share=_lr_at(a, top.step))
+        top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion over the running median, as everywhere
+        params.update(step=top.step, lr_share=_lr_at(a, top.step), same_step_sample=same_step_sample(a, top.step))
     severity = FindingSeverity.CRITICAL if regressed and a.stability.nan_steps else (
         FindingSeverity.WARNING if regressed else FindingSeverity.INFO)
     return Problem(Symptom.LESS_STABLE if regressed else Symptom.MORE_STABLE, severity, Family.STABILITY,
@@ -196,6 +212,76 @@ def _against_baseline(a: Analysis, changes) -> list[Problem]:
     return out
 
 
+def _ordered_checks(links: tuple[SettingLink, ...]) -> tuple[Action, ...]:
+    """EXPLOSION_PLAYBOOK, with the checks a changed setting that can explain it points at first."""
+    first: list[Action] = []
+    for x in links:
+        if not x.explains:
+            continue
+        k = base_key(x.key)
+        g = group(x.key).value
+        if k in _OPTIMIZER_STATE_KEYS:
+            first.append(A.CHECK_OPTIMIZER_STATE)
+        elif g == "optimizer":
+            first.append(A.CHECK_LR)
+        first.extend(_POINTS_AT.get(g, ()))
+    return tuple(dict.fromkeys((*first, *EXPLOSION_PLAYBOOK)))
+
+
+def _unstable_steps(b: Analysis) -> set[int]:
+    """The steps where a run's loss or grad norm spiked, exploded or was NaN/Inf."""
+    st = b.stability
+    return ({s.step for s in (*st.loss.spikes, *st.grad_norm.spikes)} | {e.step for e in st.explosions}
+            | set(st.nan_steps))
+
+
+def same_step_sample(a: Analysis, step: int) -> bool:
+    """A spike / explosion / NaN at ``step`` in the baseline too, with the seed, the data order and the
+    global batch unchanged: a fixed bad sample at a fixed step (§5.2)."""
+    if a.baseline is None or a.comparison is None:
+        return False
+    d = a.comparison.settings
+    moved = {base_key(c.key) for c in (*d.changed, *d.added, *d.removed)}
+    return step in _unstable_steps(a.baseline) and not (moved & SAME_DATA_KEYS)
+
+
+def _exploded(a: Analysis, changes) -> list[Problem]:
+    """The first explosion leads the verdict, with or without a baseline (a NaN/Inf value is one too:
+    the NaN problem says it, with the learning rate at that step)."""
+    ex = tuple(e for e in a.stability.explosions if not e.nonfinite)
+    if not ex:
+        return []
+    e = next((x for x in ex if x.tag == "loss"), ex[0])
+    links = _links(changes, Family.STABILITY)
+    sample = same_step_sample(a, e.step)
+    actions = (A.CHECK_DATA, *_ordered_checks(links)) if sample else _ordered_checks(links)
+    params = {"tag": e.tag, "step": e.step, "end_step": e.end_step, "before": e.before, "value": e.value,
+              "ratio": e.ratio, "level": e.level, "recovered_step": e.recovered_step,
+              "recovery_values": e.recovery_values, "nonfinite": e.nonfinite,
+              "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
+              "count": len(ex), "lr_share": _lr_at(a, e.step), "same_step_sample": sample,
+              "explained": any(x.explains for x in links), "changed": bool(changes)}
+    return [Problem(Symptom.EXPLODED, FindingSeverity.CRITICAL, Family.STABILITY, (), side=Side.DATA if sample else Side.MODEL,
+                    actions=tuple(dict.fromkeys(actions)), settings=links, evidence=("stability", "convergence"),
+                    params=params)]
+
+
+def _leading(a: Analysis, changes) -> list[Problem]:
+    """An explosion, else a divergence (a loss spike that never recovered), leads the verdict, with
+    or without a baseline."""
+    exploded = _exploded(a, changes)
+    if exploded or _finding(a, FindingKind.DIVERGENCE) is None:
+        return exploded
+    st = a.stability
+    s = st.loss.spikes[-1]
+    links = _links(changes, Family.STABILITY)
+    return [Problem(Symptom.DIVERGED, FindingSeverity.CRITICAL, Family.STABILITY,
+                    (Quantity("loss_spikes", float(len(st.loss.spikes))),), side=Side.MODEL,
+                    actions=_ordered_checks(links), settings=links, evidence=("stability",),
+                    params={"step": s.step, "lr_share": _lr_at(a, s.step), "same_step_sample": same_step_sample(a, s.step),
+                            "explained": any(x.explains for x in links), "changed": bool(changes)})]
+
+
 def _finding(a: Analysis, kind: FindingKind):
     return next((f for f in a.findings if f.kind == kind), None)
 
@@ -216,21 +302,21 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
         if st.nan_steps:
             out.append(Problem(Symptom.NAN, C, Family.STABILITY, (Quantity("nan_steps", float(len(st.nan_steps))),),
                                side=Side.DATA, actions=(A.CHECK_DATA, A.CHECK_LR, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION),
-                               evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0])}))
+                               evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0]),
+                                                                "same_step_sample": same_step_sample(a, st.nan_steps[0])}))
+        finite_explosions = any(not e.nonfinite for e in st.explosions)
         if _finding(a, FindingKind.DIVERGENCE) is not None:
-            s = st.loss.spikes[-1]
-            out.append(Problem(Symptom.DIVERGED, C, Family.STABILITY, (Quantity("loss_spikes", float(len(st.loss.spikes))),),
-                               side=Side.MODEL, actions=STABILITY_PLAYBOOK, evidence=("stability",),
-                               params={"step": s.step, "lr_share": _lr_at(a, s.step)}))
-        elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None:
+            pass  # it leads the verdict (_leading)
+        elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not finite_explosions:
             spikes = [*st.loss.spikes, *st.grad_norm.spikes]
-            top = max(spikes, key=lambda s: s.score)
+            top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion, as in the findings
             slow = any(s.recovery != "fast" for s in spikes)
             out.append(Problem(Symptom.SPIKES, W if slow else I, Family.STABILITY,
                                (Quantity("loss_spikes", float(len(st.loss.spikes))),
                                 Quantity("grad_norm_spikes", float(len(st.grad_norm.spikes)))),
                                side=Side.MODEL, actions=STABILITY_PLAYBOOK, evidence=("stability",),
-                               params={"step": top.step, "lr_share": _lr_at(a, top.step), "slow": slow}))
+                               params={"step": top.step, "lr_share": _lr_at(a, top.step), "slow": slow,
+                                       "same_step_sample": same_step_sample(a, top.step)}))
     tri = a.triage
     if tri.verdict != Verdict.UNKNOWN and Family.THROUGHPUT not in covered:
         cause, _ = _cause(a)
@@ -252,8 +338,11 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                            (Quantity("checkpoint_tax", tax.params.get("checkpoint_tax"), threshold=tax.params.get("threshold")),),
                            side=Side.ENVIRONMENT, actions=(A.CHECKPOINT_INTERVAL,), evidence=("checkpoints",)))
     if a.ranks.slow_ranks:
-        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.ENVIRONMENT, actions=(A.CHECK_STRAGGLER,),
-                           evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks)}))
+        stage = any(g.kind == "stage" for g in a.ranks.groups)  # scale: a slow stage is balanced, not a host looked at
+        out.append(Problem(Symptom.SLOW_RANKS, W, Family.THROUGHPUT, (), side=Side.MODEL if stage else Side.ENVIRONMENT,
+                           actions=(A.STAGE_BALANCE, A.CHECK_STRAGGLER) if stage else (A.CHECK_STRAGGLER,),
+                           evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks),
+                                                         "groups": group_params(a.ranks)}))  # scale: rank groups
     errors = _finding(a, FindingKind.LOG_ERRORS)
     restarts = _finding(a, FindingKind.RESTARTS)
     if errors is not None or restarts is not None:
@@ -280,7 +369,7 @@ def diagnose(a: Analysis) -> Diagnosis:
         if p.symptom == Symptom.SLOWER and p.bottleneck == Verdict.DATA and stalls is not None:
             families[i] = replace(p, params={**p.params, "stalls": stalls.params.get("count"), "lost_s": stalls.params.get("lost_s")})
             data_bound = True
-    problems = families + _in_run(a, covered, data_bound)
+    problems = _leading(a, changes) + families + _in_run(a, covered, data_bound)
     # stable: the families keep their order within a severity
     problems.sort(key=lambda p: _ORDER[p.severity])
     return Diagnosis(tuple(problems[:MAX_PROBLEMS]), a.comparison.baseline_id if a.comparison else None, changes)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ..text import Text
+from .stability import EXPLOSION_RATIO
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def _stall_time(steps: pl.DataFrame) -> tuple[float, float | None]:
     usual = steps.select(wait.median()).item()
     lost = steps.filter(pl.col("excluded") == "data_stall").select((wait - (usual or 0.0)).clip(0).sum()).item() or 0.0
     total = steps["step_time_s"].sum()
-    return float(lost), (float(lost / total) if total else None)
+    share = float(lost / total) if total else None
+    return float(lost), (share if share is not None and 0.0 <= share <= 1.0 else None)  # a share or none
 
 
 def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
@@ -60,12 +62,28 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow,
                                                         "height_max": series.height_max, "largest_step": top.step},
                                "slow" if slow else ""))
-    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE:
+    for e in st.explosions:
+        if e.nonfinite and st.nan_steps:
+            continue  # the NaN finding says it
+        variant = "nonfinite" if e.nonfinite else ("recovered" if e.recovered_step is not None else "")
+        out.append(Finding(FindingKind.EXPLOSION, C, {
+            "tag": e.tag, "step": e.step, "end_step": e.end_step, "before": e.before, "value": e.value, "level": e.level,
+            "ratio": e.ratio, "recovered_step": e.recovered_step, "recovery_values": e.recovery_values,
+            "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
+            "factor": EXPLOSION_RATIO}, variant))
+    unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None and not e.nonfinite for e in st.explosions)
+    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion:
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
     if st.overflow_steps:
-        out.append(Finding(FindingKind.OVERFLOWS, I, {"count": len(st.overflow_steps)}))
+        # MindYOLO's "overflow, still update": the update was applied (the reader's event detail says so)
+        ev = run.tables["events"].filter(pl.col("kind") == "overflow")["detail"].cast(pl.Utf8).fill_null("")
+        applied = ev.len() > 0 and bool(ev.str.contains("not skipped").all())
+        out.append(Finding(FindingKind.OVERFLOWS, I, {"count": len(st.overflow_steps)}, "applied" if applied else ""))
     cv = a.convergence
+    if cv.status_code == "too_few":
+        out.append(Finding(FindingKind.NOT_CONVERGED, I, {"code": cv.status_code, "why": cv.convergence_step.reason,
+                                                          **cv.status_evidence}, "too_few"))
     if cv.status == "not_converged":
         out.append(Finding(FindingKind.NOT_CONVERGED, I, {"code": cv.status_code, "why": cv.convergence_step.reason,
                                                           **cv.status_evidence}))

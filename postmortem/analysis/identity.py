@@ -48,8 +48,10 @@ GROUPS: dict[str, SettingGroup] = {
                      "enable_parallel_optimizer", "recompute", "context_parallel", "expert_parallel", "vocab_emb_dp",
                      "use_parallel", "use_seq_parallel", "select_recompute", "parallel_optimizer_comm_recompute"),
                     G.PARALLEL),
-    **dict.fromkeys(("global_batch_size", "micro_batch_size", "batch_size", "gradient_accumulation_steps"), G.BATCH),
+    **dict.fromkeys(("global_batch_size", "micro_batch_size", "batch_size", "gradient_accumulation_steps",
+                     "samples_per_step", "tokens_per_step"), G.BATCH),
     "epoch": G.OTHER, "save_checkpoint_steps": G.OTHER, "keep_checkpoint_max": G.OTHER, "output_dir": G.RUN,
+    "recorder": G.RUN,  # which writer recorded the run (postmortem's callback): explains nothing
     **dict.fromkeys(("last_loss", "model_path", "model_size_bytes", "last_ckpt_file",
                      "last_step", "last_epoch", "full_model_flops", "shard_model_flops", "full_hardware_flops",
                      "shard_hardware_flops"), G.RUN),
@@ -128,3 +130,56 @@ def explaining_order(key: str) -> tuple[int, str]:
     """Sort key of a settings diff: what can explain a change first, per-run values last."""
     order = {g: i for i, g in enumerate(EXPLAINING_ORDER)}
     return order[group(key)], key
+
+
+# The model's size against the baseline's: its parameters where both runs give them (a
+# checkpoint's tensors, a config), else the transformer body 12 L H^2 from the layers and hidden size.
+def model_growth(changes) -> dict:
+    """``params_ratio`` (current / baseline) and the two sizes when the model's size changed; the
+    FLOPs of a token grow about as much (6N per token), so a step computes that much more."""
+    by_key = {base_key(c.key): c for c in changes}
+
+    def num(v) -> float | None:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return None
+        return x if x > 0 else None
+
+    c = by_key.get("num_parameters")
+    if c is not None and num(c.baseline) and num(c.current):
+        return {"params_ratio": num(c.current) / num(c.baseline), "params_baseline": num(c.baseline),
+                "params_current": num(c.current), "params_basis": "parameters"}
+    sizes = {}
+    for key in ("num_layers", "hidden_size"):
+        ch = by_key.get(key)
+        if ch is not None and (num(ch.baseline) is None or num(ch.current) is None):
+            return {}
+        sizes[key] = (num(ch.baseline), num(ch.current)) if ch is not None else None
+    if not any(sizes.values()):
+        return {}
+    lr = sizes["num_layers"][1] / sizes["num_layers"][0] if sizes["num_layers"] else 1.0
+    hr = sizes["hidden_size"][1] / sizes["hidden_size"][0] if sizes["hidden_size"] else 1.0
+    return {"params_ratio": lr * hr * hr, "params_basis": "body"}
+
+
+# Where no config gives the batch, the logged rates do: samples/s or tokens/s x the step time.
+IMPLIED_SOURCE = "derived:logged throughput × step time"
+_BATCH_KEYS = ("global_batch_size", "batch_size", "micro_batch_size")
+
+
+def implied_settings(implied: Mapping, settings: Mapping[str, Setting]) -> dict[str, Setting]:
+    """Samples and tokens per step implied by the logged rates (``Throughput.implied``), as
+    settings where no setting gives the batch: they enter the settings section and the diff
+    (3 significant digits: a step time's noise is no change of batch)."""
+    from ..model import Setting
+
+    if any(k in settings for k in _BATCH_KEYS):
+        return {}
+    out = {}
+    for key in ("samples_per_step", "tokens_per_step"):
+        f = implied.get(key)
+        if f is not None and f.value is not None and f.value > 0:
+            v = float(f"{f.value:.3g}")
+            out[key] = Setting(int(v) if v.is_integer() else v, IMPLIED_SOURCE)
+    return out

@@ -18,17 +18,18 @@ from .types import CommOpStat, Communication, LinkStat, OpScope, Operators, OpSt
 # scope -> layouts, best first. KERNELS covers every device kernel (communication included), so a
 # rank that has it uses nothing else; otherwise AI Core and AI CPU files are complementary.
 OP_SOURCES = {
-    OpScope.KERNELS: ("kernel_details", "op_summary", "op_statistic"),
+    OpScope.KERNELS: ("kernel_details", "op_summary", "profiler_db", "msprof_task_time", "op_statistic"),
     OpScope.AI_CORE: ("aicore_detail", "aicore_type"),
     OpScope.AI_CPU: ("aicpu",),
 }
 # Communication operator time, best first: per-op records with elapsed time, then MindInsight's
 # step trace (each op's own duration), then hccl_raw (transfer + wait per op).
-COMM_TIME_SOURCES = ("communication.json", "cluster_communication", "msprof_analyze_communication",
-                     "communication_statistic", "step_trace_raw", "hccl_raw")
+COMM_TIME_SOURCES = ("communication.json", "cluster_communication", "msprof_analyze_communication", "analysis_db",
+                     "communication_statistic", "msprof_hccl", "profiler_db", "step_trace_raw", "hccl_raw")
 # Bytes and transfer time per transport: per-op records before per-link matrices (the same bytes).
-LINK_SOURCES = ("communication.json", "cluster_communication", "msprof_analyze_communication", "hccl_raw",
-                "communication_matrix.json", "cluster_communication_matrix")
+LINK_SOURCES = ("communication.json", "cluster_communication", "msprof_analyze_communication", "analysis_db", "hccl_raw",
+                "msprof_hccl", "communication_matrix.json", "cluster_communication_matrix", "analysis_db_matrix",
+                "msprof_hccl_link")
 COMM_CORES = ("HCCL", "COMMUNICATION")
 _COMM_TYPES = r"(?i)^(hcom|hccl|allreduce|allgather|reducescatter|broadcast|alltoall|send|receive|recv|batchsendrecv)"
 
@@ -50,7 +51,7 @@ def preferred(df: pl.DataFrame, order: tuple[str, ...]) -> pl.DataFrame:
 def comm_type(op: pl.Expr) -> pl.Expr:
     """AllReduce from stream_41_0_AllReduce-op4582, hcom_broadcast from hcom_broadcast__501_0."""
     return (op.str.replace(r"@.*$", "").str.replace(r"^stream_\d+_parallel_\d+$", "parallel")
-            .str.replace(r"^stream_\d+_\d+_", "").str.replace(r"^.*/", "").str.replace(r"-op\d+$", "")
+            .str.replace(r"^stream_\d+_\d+_", "").str.replace(r"^.*/", "").str.replace(r"-op\d+(?:_\d+)*$", "")
             .str.replace(r"(_+\d+)+$", "").str.strip_chars_end("_"))
 
 

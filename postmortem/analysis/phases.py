@@ -13,7 +13,7 @@ import polars as pl
 
 from ..text import Text
 from .profile import phase_comm_share
-from .types import CheckpointSave, Figure, Phase, Phases, missing
+from .types import CheckpointFile, CheckpointSave, Figure, Phase, Phases, missing
 
 PEAK_RTOL = 1e-6
 
@@ -21,6 +21,26 @@ RULE = Text("rule.phases", rtol=PEAK_RTOL)
 
 
 MIN_MAIN_FRACTION = 0.01  # a plateau shorter than 1% of the run is not a phase
+
+
+def _spans(steps: np.ndarray) -> np.ndarray:
+    """The steps each row stands for: the step gap to the row before (the first row: the median gap)."""
+    if steps.size < 2:
+        return np.ones(steps.size)
+    gaps = np.diff(steps).astype(np.float64)
+    usual = float(np.median(gaps))
+    if usual <= 1.0:  # a dense log: a row is a step (a hole in it, e.g. a replaced span, is not time)
+        return np.ones(steps.size)
+    return np.clip(np.concatenate([[usual], gaps]), 1.0, usual)
+
+
+def share_of(part: float, whole: float) -> float | None:
+    """part / whole where that is a share (in [0, 1]), else None: a wait made of negative gaps (an
+    in-step timer longer than the wall-clock step) is a finding about the timer, never a share."""
+    if not whole or whole <= 0 or not np.isfinite(part) or not np.isfinite(whole):
+        return None
+    x = float(part / whole)
+    return x if 0.0 <= x <= 1.0 else None
 
 
 def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> list[tuple[str, int, int]]:
@@ -57,6 +77,18 @@ def phase_bounds(steps: np.ndarray, reasons: np.ndarray, lr: pl.DataFrame) -> li
     return out
 
 
+def checkpoint_files(checkpoints: pl.DataFrame) -> tuple[CheckpointFile, ...]:
+    """Every checkpoint file read: a training file at a known step is a save (checkpoint_saves
+    takes its step); the others (no step in the name or the file, interrupted, landscape) are listed too."""
+    if checkpoints.is_empty():
+        return ()
+    rows = checkpoints.sort(["step", "path"], nulls_last=True).select(
+        "path", "rank", "step", "bytes", "model_params", "kind").iter_rows()
+    return tuple(CheckpointFile(path=path, rank=rank, step=step, bytes=size, params=params, kind=kind,
+                                save=kind == "train" and step is not None)
+                 for path, rank, step, size, params, kind in rows)
+
+
 def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.ndarray, t: np.ndarray,
                      reasons: np.ndarray, median: float | None, timing: str) -> tuple[CheckpointSave, ...]:
     """One row per save, at the step it saved: its duration from its save event (matched by file:
@@ -84,6 +116,7 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
             seen_steps.add(step)
             entries.append((step, file, None, step, dur))
     landed_steps = {e[3] for e in entries}
+    span = _spans(steps)
     what = Text("timing.logged" if timing == "logged" else "timing.e2e")
     saves = []
     for step, path, size, landed, dur in sorted(entries, key=lambda e: (e[0] is None, e[0] or 0)):
@@ -93,13 +126,16 @@ def checkpoint_saves(events: pl.DataFrame, checkpoints: pl.DataFrame, steps: np.
             save_s, method = float(dur), Text("method.save-event")
         elif timing == "timer":
             save_s, method = None, Text("reason.save-timer-only")
+        elif at_step and reasons[i] == "compile":  # the step's excess is the compile's
+            save_s, method = None, Text("reason.save-in-compile")
         elif at_step and median is not None:
-            span = [i]
+            rows = [i]
             if i + 1 < steps.size and reasons[i + 1] == "checkpoint" and int(steps[i + 1]) not in landed_steps:
-                span.append(i + 1)
-            save_s = float(sum(max(0.0, t[j] - median) for j in span if np.isfinite(t[j])))
-            method = (Text("method.save-step", timing=what, step=landed) if len(span) == 1 else
-                      Text("method.save-spilled", timing=what, step=landed, next=int(steps[span[-1]])))
+                rows.append(i + 1)
+            # a row of a sparse log stands for the steps since the row before (its time is their mean)
+            save_s = float(sum(max(0.0, t[j] - median) * span[j] for j in rows if np.isfinite(t[j])))
+            method = (Text("method.save-step", timing=what, step=landed) if len(rows) == 1 else
+                      Text("method.save-spilled", timing=what, step=landed, next=int(steps[rows[-1]])))
         else:
             save_s, method = None, Text("reason.save-unknown")
         saves.append(CheckpointSave(step=step, path=path, bytes=size, save_s=save_s, method=method))
@@ -139,7 +175,7 @@ def phases(
             use = inside & np.isfinite(t)
         med = float(np.median(t[use])) if use.any() else None
         both = inside & np.isfinite(t) & np.isfinite(d)
-        share = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
+        share = share_of(d[both].sum(), t[both].sum()) if both.any() else None
         ev = events.filter(pl.col("step").is_between(a, b))
         counts = {k: n for k, n in ev.group_by("kind").len().sort("kind").iter_rows()}
         n_stall = int(((stalls >= a) & (stalls <= b)).sum())
@@ -164,13 +200,15 @@ def phases(
         first_t = t[np.isfinite(wall)][0]
         total = float(finite_w.max() - finite_w.min()) + (first_t if np.isfinite(first_t) else 0.0)
         total_how = Text("method.wall-span")
-    else:
-        total, total_how = float(np.nansum(t)), Text("method.sum-step-times")
+    else:  # each row's mean step time times the steps it stands for
+        total, total_how = float(np.nansum(t * _spans(steps))), Text("method.sum-step-times")
     known = [s.save_s for s in saves if s.save_s is not None]
     if not saves:
         tax = missing(Text("reason.no-saves"), unit="fraction")
     elif not known or total <= 0:
         tax = missing(Text("reason.save-times-unknown"), unit="fraction")
+    elif sum(known) > total:  # saves longer than the run they were part of: the durations or the span are wrong
+        tax = missing(Text("reason.save-times-exceed", saves=float(sum(known)), total=total), unit="fraction")
     else:
         tax = Figure(sum(known) / total, unit="fraction", method=Text("method.checkpoint-tax", n=len(known), total=total_how))
 
@@ -178,8 +216,8 @@ def phases(
     both = np.isfinite(t) & np.isfinite(d) & kept
     if not both.any():
         both = np.isfinite(t) & np.isfinite(d)
-    data_wait = float(d[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
+    data_wait = share_of(d[both].sum(), t[both].sum()) if both.any() else None
     return Phases(phases=tuple(out), rule=RULE if lr.height else Text("rule.phases-no-lr"),
-                  checkpoint_saves=saves, checkpoint_tax=tax,
+                  checkpoint_saves=saves, checkpoint_tax=tax, checkpoint_files=checkpoint_files(checkpoints),
                   reason=None if not lr.filter(pl.col("value").is_finite()).is_empty() else Text("reason.not-logged", tag="lr"),
                   data_wait_share=data_wait)

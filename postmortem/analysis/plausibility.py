@@ -3,6 +3,9 @@
 - MFU above 100% or below 0.1%: a wrong peak, parameter count, device count or batch size.
 - A logged in-step time shorter than a tenth of its wall-clock gap (medians over the steady
   window): the timer's unit or the step count between wall times is wrong.
+- A logged in-step time longer than the wall-clock step (a negative gap, more than NEGATIVE_GAP of
+  the step over the steady window): the timer is not the step's (another interval, another unit);
+  the gap is then no share and no evidence for a bottleneck.
 - tokens/s that contradict the run's own logged tokens/s by more than 20%, unless the two agree
   on the tokens of a step (then only the timers differ: the log divided by its in-step timer).
 """
@@ -16,6 +19,7 @@ from .types import Implausible, Mfu, Throughput
 MFU_MAX = 1.0
 MFU_MIN = 0.001
 STEP_VS_GAP = 0.1
+NEGATIVE_GAP = 0.01  # a timer longer than the step by less than this is the stamps' resolution
 
 
 def _ratio_off(a: float, b: float) -> bool:
@@ -35,6 +39,12 @@ def plausibility(tp: Throughput, m: Mfu) -> tuple[Implausible, ...]:
         out.append(Implausible(
             "step_vs_gap", ("step_time_s", "tokens_per_s", "samples_per_s"), inner, "wall_gap", e2e,
             Text("rule.step-vs-gap", share=STEP_VS_GAP)))
+    gap = tp.gap_share.reason
+    if (gap is not None and gap.key == "reason.negative-gap" and gap.params.get("share", 0.0) < -NEGATIVE_GAP
+            and inner is not None and e2e is not None):
+        out.append(Implausible(
+            "timer_vs_wall", ("in_step_time_s", "gap_share"), inner, "wall_step", e2e,
+            Text("rule.timer-vs-wall", share=NEGATIVE_GAP)))
     ours, logged = tp.tokens_per_s.value, tp.logged.get("tokens_per_s")
     implied = tp.implied.get("tokens_per_step")
     logged_tokens_per_step = implied.value if implied is not None else None

@@ -41,7 +41,7 @@ from .types import (
 # figures, coarser), msprof's step trace (compute and communication not split), then
 # MindInsight-era step_trace_raw (split from the op columns, with the iteration gap) before
 # MindSpore's own cluster analysis of it (no iteration gap; shown beside as the tool's figure).
-STEP_SOURCES = ("step_trace_time", "trace_view", "msprof_timeline", "cluster_step_trace_time",
+STEP_SOURCES = ("step_trace_time", "trace_view", "msprof_timeline", "profiler_db", "cluster_step_trace_time", "cluster_analysis_db",
                 "msprof_step_trace", "step_trace_raw", "cluster_analyse")
 
 # part -> PROFILE_STEPS column

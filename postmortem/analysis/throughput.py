@@ -17,6 +17,7 @@ from ..model import Run
 from ..text import Text
 from .stats import robust_stats
 from .types import AnalysisOptions, Figure, SteadyWindow, Throughput, missing
+from .window import window_basis
 
 
 def setting_figure(run: Run, key: str) -> Figure | None:
@@ -242,7 +243,8 @@ def throughput(
     rank: int | None = None,
     gbs_from_lineage: bool = False,
 ) -> tuple[Throughput, list[Diagnostic]]:
-    keep = reasons == "" if steps.height else np.zeros(0, dtype=bool)
+    keep = window_basis(steps, reasons)[0]  # the kept steps; few or marked ones rather than none (window.py)
+    caveat = window.caveat
     t = steps["step_time_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
     inner = steps["in_step_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
     gap = steps["gap_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
@@ -255,8 +257,9 @@ def throughput(
         step_time = missing(reason, unit="s")
         per_s = missing(reason, unit="steps/s")
     else:
-        step_time = Figure(stats.median, method=method, source=Text("source.step-times", timing=timing), unit="s")
-        per_s = Figure(1.0 / stats.median, method=Text("method.inverse-step-time"), unit="steps/s")
+        step_time = Figure(stats.median, method=method, source=Text("source.step-times", timing=timing), unit="s",
+                           caveat=caveat)
+        per_s = Figure(1.0 / stats.median, method=Text("method.inverse-step-time"), unit="steps/s", caveat=caveat)
 
     inner_kept = inner[keep & np.isfinite(inner)] if timing != "timer" else inner[:0]
     if inner_kept.size:
@@ -265,9 +268,11 @@ def throughput(
     else:
         in_step = missing(Text("reason.timer-only" if timing == "timer" else "reason.no-in-step-timer"), unit="s")
     both = keep & np.isfinite(t) & np.isfinite(gap)
-    if both.any() and t[both].sum() > 0:
-        gap_share = Figure(float(gap[both].sum() / t[both].sum()), unit="fraction",
-                           method=Text("method.gap-share", n=int(both.sum())))
+    share = float(gap[both].sum() / t[both].sum()) if both.any() and t[both].sum() > 0 else None
+    if share is not None and share < 0:  # the in-step timer ran longer than the step: a finding about the timer (plausibility.py), no share
+        gap_share = missing(Text("reason.negative-gap", share=share, n=int(both.sum())), unit="fraction")
+    elif share is not None:
+        gap_share = Figure(min(share, 1.0), unit="fraction", method=Text("method.gap-share", n=int(both.sum())))
     else:
         gap_share = missing(in_step.reason or Text("reason.no-in-step-timer"), unit="fraction")
 
@@ -282,7 +287,7 @@ def throughput(
             return missing(per_s.reason or Text("reason.no-step-time"), unit=unit)
         if size.value is None:
             return missing(size.reason or Text(f"reason.{what}-unknown"), unit=unit)
-        return Figure(size.value * per_s.value, method=Text(f"method.{what}-rate"), unit=unit)
+        return Figure(size.value * per_s.value, method=Text(f"method.{what}-rate"), unit=unit, caveat=caveat)
 
     logged = logged_medians(scalars, window, ("throughput", "samples_per_s", "tokens_per_s",
                                               "tflops_per_device", "step_time"), kept_steps)

@@ -78,6 +78,11 @@ def signals(profile: Profile | None, stragglers: Stragglers | None, logged_data_
         "memory_peak_share": mem.peak_share if mem else None,
         "waiting_wait_share": stragglers.waiting_wait_share if stragglers else None,
     }
+    # a value outside [0, 1] is no share (a negative logged wait: an in-step timer longer than the
+    # step, plausibility.py): it is neither evidence nor a signal
+    values = {k: (v if v is None or 0.0 <= v <= 1.0 else None) for k, v in values.items()}
+    if logged_data_wait is not None and not 0.0 <= logged_data_wait <= 1.0:
+        logged_data_wait = None
     out: list[Signal] = []
     waits = [(v, src) for v, src in ((sh.get("data_wait"), "profile"), (logged_data_wait, "log")) if v is not None]
     wait, wait_src = max(waits) if waits else (None, None)

@@ -31,6 +31,7 @@ class Figure:
     reason: Text | None = None  # set when value is None
     unit: str = ""
     source: Text | None = None  # where the inputs came from: the options, a setting and its source, a checkpoint, ...
+    caveat: Text | None = None  # said beside a known value that rests on little (few steps, marked steps)
 
     @property
     def known(self) -> bool:
@@ -80,6 +81,11 @@ class SteadyWindow:
     excluded_counts: dict[str, int]  # reason -> steps
     rules: dict[str, Text]  # reason -> the rule used
     reason: Text | None = None  # why there is no window
+    # What the time figures rest on (analysis/window.py window_basis): "steady", "few" (fewer than
+    # FEW_STEPS kept steps), "marked" (no kept step: timed steps carrying marks), "none".
+    basis: str = "steady"
+    used_steps: tuple[int, ...] = ()  # the steps the figures rest on, where the basis is not "steady"
+    caveat: Text | None = None  # said with every time figure where the basis is not "steady"
 
 
 # What the step times in steps.step_time_s are (from steps.source):
@@ -205,6 +211,24 @@ class Spike:
     duration: int  # spiking steps merged
     recovery: Recovery
     recovery_steps: int | None  # steps from the peak until back within the band; None if never
+    recovery_values: int | None = None  # logged values until back within the band (sparse logs: the gap in steps is recovery_steps)
+
+
+@dataclass(frozen=True)
+class Explosion:
+    """A value >= EXPLOSION_RATIO x the median of the up to 5 logged values before it, or a
+    non-finite value: at any log density (analysis/stability.py)."""
+
+    tag: str  # "loss" or "grad_norm"
+    step: int  # first exploding step
+    end_step: int  # last exploding step of the run of consecutive exploding values
+    before: float | None  # the last finite logged value before it
+    value: float  # the value at `step` (NaN / Inf when non-finite)
+    level: float | None  # the median it was held against (None for a non-finite value without history)
+    ratio: float | None  # value / level
+    recovered_step: int | None  # the first later logged value back below EXPLOSION_RATIO x level; None if never
+    recovery_values: int | None  # logged values from `end_step` to that value
+    nonfinite: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,9 +251,11 @@ class Stability:
     loss: SpikeSeries
     grad_norm: SpikeSeries
     nan_steps: tuple[int, ...]  # steps whose loss or grad norm is NaN/Inf
-    overflow_steps: tuple[int, ...]  # loss-scale overflow (skipped updates)
+    overflow_steps: tuple[int, ...]  # loss-scale overflow (applied or skipped update: in the time window)
     grad_leads_loss: Figure  # fraction of loss spikes with a grad-norm spike 0..lead_window steps before
     lead_window_steps: int = 5
+    skip_steps: tuple[int, ...] = ()  # skipped-data steps (update skipped; in the time window, out of the loss figures)
+    explosions: tuple[Explosion, ...] = ()  # loss / grad-norm explosions at any log density (stability.py)
 
 
 # --------------------------------------------------------------------------- phases, resources
@@ -258,6 +284,19 @@ class CheckpointSave:
     method: Text  # how save_s was found: its event's duration, the step time minus the median, ...
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointFile:
+    """One checkpoint file read, save or not (a test or golden checkpoint, an exported model)."""
+
+    path: str
+    rank: int | None
+    step: int | None  # the global step it holds, where known
+    bytes: int | None
+    params: int | None  # elements of the model's parameters
+    kind: str | None  # "train", "interrupted", "landscape"
+    save: bool  # a training save at a known step: one of checkpoint_saves' steps, in the checkpoint tax
+
+
 @dataclass(frozen=True)
 class Phases:
     phases: tuple[Phase, ...]
@@ -266,6 +305,7 @@ class Phases:
     checkpoint_tax: Figure  # total save time / total wall time, fraction
     reason: Text | None = None
     data_wait_share: float | None = None  # logged data wait / step time over the steady window (all steps if none)
+    checkpoint_files: tuple[CheckpointFile, ...] = ()  # every checkpoint file read, by step (unknown last), path
 
 
 # --------------------------------------------------------------------------- profiler
@@ -563,6 +603,7 @@ class Action(StrEnum):
     CHECK_DATA = "check_data"  # the samples of the spike / NaN steps: inf, outliers, very long texts, broken tokens
     CHECK_LOSS_SCALE = "check_loss_scale"  # FP16: a dynamic loss scale (start 1024-2048), gradient clipping
     CHECK_PRECISION = "check_precision"  # a few dozen steps in FP32 to compare; FP32 for loss / norm layers
+    CHECK_OPTIMIZER_STATE = "check_optimizer_state"  # optimizer state (moments, a resumed state, a parallel optimizer's split)
     CHECK_DATA_ALIGNMENT = "check_data_alignment"  # overfit one batch: labels and tokens aligned?
     CHECK_PARALLEL_SPLIT = "check_parallel_split"  # model parallelism off on a small run: does it converge then?
     CHECK_INPUTS = "check_inputs"  # a figure cannot be right: the peak, parameter count, devices, batch, timer unit
@@ -622,6 +663,7 @@ class Symptom(StrEnum):
     IMPLAUSIBLE = "implausible"  # a headline figure cannot be right
     NAN = "nan"  # NaN/Inf loss or grad norm in the run
     DIVERGED = "diverged"
+    EXPLODED = "exploded"  # a loss / grad-norm explosion (>= 10x its level, or NaN/Inf) at any log density
     SPIKES = "spikes"  # loss / grad-norm spikes in the run itself
     BOTTLENECK = "bottleneck"  # the triage's verdict in the run itself
     DATA_STALLS = "data_stalls"
@@ -689,15 +731,43 @@ class RankStat:
     in_step_median_s: float | None = None  # median in-step timer, where logged
 
 
+class RankGroupKind(StrEnum):
+    """How a group of slow ranks is named (analysis/ranks.py)."""
+
+    STAGE = "stage"  # whole pipeline stages (contiguous blocks of world / pipeline_stage ranks)
+    NODE = "node"  # whole nodes: ranks of one host, else contiguous blocks of the devices per node
+    PARITY = "parity"  # the odd or the even ranks
+    SLOT = "slot"  # the same device slot of every node (rank % devices per node)
+    RANKS = "ranks"  # what no pattern names: listed as ranges
+
+
+@dataclass(frozen=True)
+class RankGroup:
+    """Slow ranks that belong together, with their figures (medians of the member ranks' medians)."""
+
+    kind: RankGroupKind
+    ranks: tuple[int, ...]
+    of: int  # ranks with a figure
+    median_s: float
+    reference_s: float  # median of the reference ranks (the fast mode)
+    excess: float  # median_s / reference_s - 1
+    units: tuple[str, ...] = ()  # the stages, nodes (host names or indices) or slot named
+    unit_size: int | None = None  # ranks per stage / per node
+
+
 @dataclass(frozen=True)
 class Ranks:
     ranks: tuple[RankStat, ...]
-    slow_ranks: tuple[int, ...]
+    slow_ranks: tuple[int, ...]  # slow by their step time, and the ranks the others wait for (stragglers.awaited)
     rule: Text
     reason: Text | None = None
     spread: float | None = None  # (max - min) / mean of the rank medians (msprof's imbalance figure)
     profile: tuple[RankProfile, ...] = ()  # per-rank profiler figures (analysis/profile.py)
     stragglers: Stragglers | None = None  # who waits for whom, from the profiler
+    groups: tuple[RankGroup, ...] = ()  # the slow ranks named as stages, nodes, odd/even, slots, ranges
+    basis: str = "steps"  # what the per-rank medians are: "steps" (logged step times), "profile" (profiled step totals)
+    node_size: int | None = None  # ranks per node used for the node groups
+    node_source: str | None = None  # "host" (files name it), "setting" (the config's devices per node), "default" (8)
 
 
 class CheckStatus(StrEnum):
@@ -857,6 +927,7 @@ class FindingKind(StrEnum):
     LOSS_SPIKES = "loss_spikes"
     GRAD_NORM_SPIKES = "grad_norm_spikes"
     DIVERGENCE = "divergence"
+    EXPLOSION = "explosion"
     NOT_CONVERGED = "not_converged"
     LOW_MFU = "low_mfu"
     MFU_UNKNOWN = "mfu_unknown"

@@ -9,6 +9,20 @@ Pauses are not steps: evaluation, checkpoint saves, other pauses and restarts ar
 the step whose e2e time holds them (and may spill into the next step's gap); stalls show in the
 gap between steps (e2e - in-step timer) or in a logged data time, where the in-step timer cannot
 see them.
+
+Only marks that cost time exclude a step from the time figures (``ORDER``): compile, evaluation,
+a pause, a resume's warm-up, a data stall, and a checkpoint save where the step's time holds it:
+a wall-clock step time (and an epoch timer such as TimeMonitor's, which ends after the step-end
+callbacks that save) always does; a callback's own per-step timer (``timer:`` rows: MindFormers'
+per_step_time stops before CheckpointMonitor runs) does not. A loss-scale overflow (whether the
+update was applied or dropped), a skipped-data step and a NaN/Inf loss took their step's time like
+any other: they stay in the window and stay marked for the loss figures (``LOSS_MARKS``, in
+stability and convergence).
+
+The window never silently empties (``window_basis``): fewer than ``FEW_STEPS`` kept steps still
+give the figure, with a few-steps caveat and the steps it rests on; with no kept step, the timed
+steps that carry marks give it, with a caveat naming the marks the figure holds; "—" only when no
+step is timed at all.
 """
 
 from __future__ import annotations
@@ -27,16 +41,17 @@ STALL_K = 5.0  # data-time excess over its median, in scaled MADs, that makes a 
 STALL_FLOOR = 0.5
 OUTLIER_K = 6.0  # slow-side step time outliers left after all other rules
 
-ORDER = ("compile", "missing", "nan", "overflow", "skip", "checkpoint", "eval", "pause", "resume",
-         "warmup", "data_stall", "outlier")
+ORDER = ("compile", "missing", "checkpoint", "eval", "pause", "resume", "warmup", "data_stall", "outlier")
+# Marks that take no time of their own: the step stays in the time window, marked for the loss figures.
+LOSS_MARKS = ("nan", "overflow", "skip")
+FEW_STEPS = 5  # fewer kept steps than this: the figure carries the few-steps caveat
+# Step-time sources whose value is a callback's own per-step timer: it stops before a save runs.
+TIMER_PREFIX = "timer:"
 
 # Each reason's rule: the catalogue's rule.exclude.<reason>, with the thresholds as parameters.
 RULES = {
     "missing": Text("rule.exclude.missing"),
     "compile": Text("rule.exclude.compile"),
-    "nan": Text("rule.exclude.nan"),
-    "overflow": Text("rule.exclude.overflow"),
-    "skip": Text("rule.exclude.skip"),
     "checkpoint": Text("rule.exclude.checkpoint"),
     "eval": Text("rule.exclude.eval"),
     "pause": Text("rule.exclude.pause"),
@@ -79,7 +94,9 @@ def exclusion_reasons(
     skip_steps: set[int] | frozenset[int] = frozenset(),
     restart_steps: set[int] | frozenset[int] = frozenset(),
 ) -> np.ndarray:
-    """One reason per row of ``steps`` (sorted by step, one row per step); "" = kept."""
+    """One reason per row of ``steps`` (sorted by step, one row per step); "" = kept.
+    ``nonfinite_steps``, ``overflow_steps`` and ``skip_steps`` are loss marks: accepted so callers
+    pass every mark they have, they exclude nothing from the time figures (module doc)."""
     n = steps.height
     step = steps["step"].to_numpy()
     t = _floats(steps, "step_time_s")
@@ -118,13 +135,14 @@ def exclusion_reasons(
     stall = _excess(d, floor) | _excess(gap, floor)
     outlier = np.isfinite(t) & (t > m + max(OUTLIER_K * s, 0.10 * m))
 
+    # a save is in the step's time unless that time is a per-step timer that stopped before it
+    source = (steps["source"].cast(pl.Utf8).fill_null("").to_numpy().astype(str) if "source" in steps.columns
+              else np.full(n, ""))
+    holds_save = ~np.char.startswith(source, TIMER_PREFIX)
     masks = {
         "missing": missing,
         "compile": compile_,
-        "nan": member(nonfinite_steps),
-        "overflow": member(overflow_steps),
-        "skip": member(skip_steps),
-        "checkpoint": with_spill(member(checkpoint_steps)),
+        "checkpoint": with_spill(member(checkpoint_steps) & holds_save),
         "eval": with_spill(member(eval_steps)),
         "pause": with_spill(member(pause_steps)),
         "resume": resume | member(restart_steps),
@@ -150,6 +168,24 @@ def _excess(x: np.ndarray, floor: float) -> np.ndarray:
     return np.isfinite(x) & (x - md > max(STALL_K * sd, floor))
 
 
+def window_basis(steps: pl.DataFrame, reasons: np.ndarray) -> tuple[np.ndarray, str]:
+    """(mask of the rows the time figures rest on, basis): "steady" (kept steps, FEW_STEPS or
+    more), "few" (1..FEW_STEPS-1 kept steps), "marked" (no kept step: the timed steps that carry
+    only marks other than compile; else the compile steps too), "none" (no timed step)."""
+    if steps.is_empty():
+        return np.zeros(0, dtype=bool), "none"
+    timed = np.isfinite(_floats(steps, "step_time_s")) & (_floats(steps, "step_time_s") > 0)
+    kept = timed & (reasons == "")
+    if kept.sum() >= FEW_STEPS:
+        return kept, "steady"
+    if kept.any():
+        return kept, "few"
+    marked = timed & (reasons != "compile")
+    if marked.any():
+        return marked, "marked"
+    return timed, ("marked" if timed.any() else "none")
+
+
 def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
     step = steps["step"].to_numpy()
     excluded_mask = reasons != ""
@@ -157,11 +193,21 @@ def steady_window(steps: pl.DataFrame, reasons: np.ndarray) -> SteadyWindow:
         {"step": step[excluded_mask], "reason": reasons[excluded_mask].tolist()}, schema=EXCLUDED
     )
     counts = {r: c for r, c in excluded.group_by("reason").len().sort("reason").iter_rows()}
-    kept = step[~excluded_mask]
-    if kept.size == 0:
-        return SteadyWindow(None, None, 0, excluded, counts, dict(RULES),
-                            reason=Text("reason.no-step-data" if steps.is_empty() else "reason.all-excluded"))
-    return SteadyWindow(int(kept.min()), int(kept.max()), int(kept.size), excluded, counts, dict(RULES))
+    use, basis = window_basis(steps, reasons)
+    used = step[use]
+    if used.size == 0:
+        why = "reason.no-step-data" if steps.is_empty() else "reason.no-timed-step"
+        return SteadyWindow(None, None, 0, excluded, counts, dict(RULES), reason=Text(why), basis="none")
+    caveat = None
+    if basis == "few":
+        caveat = Text("caveat.few-steps", n=int(used.size), need=FEW_STEPS, steps=[int(s) for s in used])
+    elif basis == "marked":
+        marks = {str(r): int((reasons[use] == r).sum()) for r in ORDER if (reasons[use] == r).any()}
+        more = Text("caveat.more", n=int(used.size) - FEW_STEPS) if used.size > FEW_STEPS else None
+        caveat = Text("caveat.marked-steps", n=int(used.size), steps=[int(s) for s in used[:FEW_STEPS]], more=more,
+                      marks=[Text(f"mark.{r}", n=c) for r, c in marks.items()])
+    return SteadyWindow(int(used.min()), int(used.max()), int(used.size), excluded, counts, dict(RULES),
+                        basis=basis, used_steps=tuple(int(s) for s in used) if basis != "steady" else (), caveat=caveat)
 
 
 def excluded_ranges(excluded: pl.DataFrame) -> list[tuple[int, int, str]]:

@@ -35,7 +35,7 @@ from ..discover import discover
 from ..model import TABLES, InventoryEntry, Run, conform
 from ..readers import all_readers
 from ..readers.base import Reader
-from .checkpoints import resolve_checkpoints
+from .checkpoints import resolve_checkpoints, shape_settings
 from .events import eval_events, place_pauses, restart_events
 from .files import by_rank, file_order, natural_order
 from .launches import segments_of_steps
@@ -63,7 +63,12 @@ def load_run(path: str | Path, *, session: Session | None = None, readers: Seque
         parts = [load_rank(r) for r in ranks_files]
 
     tables = {name: concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
-    settings, setting_notes = merge_settings([kv for p in parts for kv in p.settings_found])
+    found_settings = [kv for p in parts for kv in p.settings_found]
+    settings, setting_notes = merge_settings(found_settings)
+    shape, shape_notes = shape_settings(tables["checkpoint_params"], tables["checkpoints"], settings)
+    if shape:  # the model's shape from checkpoint tensors, below what a config file says
+        settings, setting_notes = merge_settings(found_settings + shape)
+    setting_notes += shape_notes
     # The lowest rank's launches describe the run (every rank restarts together).
     segments = list(parts[0].segments) if parts else []
     inventory = [e for p in parts for e in p.inventory]

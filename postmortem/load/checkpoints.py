@@ -166,3 +166,57 @@ def _prefix_variants(paths: list[str]) -> dict[str, tuple[int, str]]:
     varied = {(folder, prefix) for folder, prefix, n in parsed.values() if n and (folder, prefix) in bare}
     return {path: (n, f"{prefix}_{n}" if n else prefix) for path, (folder, prefix, n) in parsed.items()
             if (folder, prefix) in varied}
+
+
+# --------------------------------------------------------------------------- the model's shape
+
+# Parameter names that show the model's shape (MindSpore cells, MindFormers, GPT-2 / Llama ports).
+_LAYER = re.compile(r"(?:^|\.)(?:layers|layer|blocks|block|h|decoder\.layers|encoder\.layers)\.(\d+)\.")
+_POSITION = re.compile(r"(?:position|pos_emb|wpe\b|positional)", re.I)
+_WORD_EMBEDDING = re.compile(r"(?:embedding_table|embed_tokens|tok_embeddings|word_embeddings?|wte\b|embedding_weight)", re.I)
+_FFN_IN = re.compile(r"(?:\.fc1|\.w1|dense_h_to_4h|\.c_fc|up_proj|\.mapping)\.weight$", re.I)
+# A split layout makes every rank's tensors shards of the model: their shapes are not its own.
+_SPLIT = ("model_parallel", "pipeline_stage", "expert_parallel", "context_parallel")
+
+
+def shape_settings(params: pl.DataFrame, checkpoints: pl.DataFrame,
+                   settings: dict[str, Setting]) -> tuple[list[tuple[str, Setting]], list[Diagnostic]]:
+    """The model's shape from the tensors of one train checkpoint (the lowest rank's latest): its
+    parameter count, and where the names show them the layers, the hidden size, the vocabulary and
+    the feed-forward size. Source ``checkpoint:<path>``: a config file still wins (settings.py).
+    Under a split layout (model or pipeline parallel > 1) a rank's tensors are shards: nothing is
+    taken and a note says why."""
+    model = params.filter(pl.col("role") == "model")
+    if model.is_empty():
+        return [], []
+    split = [k for k in _SPLIT if k in settings and positive_int(settings[k].value) and int(settings[k].value) > 1]
+    if split:
+        return [], [diag.info("checkpoint-shape-sharded", key=split[0], value=settings[split[0]].value)]
+    train = checkpoints.filter(pl.col("kind") == "train").sort(["rank", "step", "path"], descending=[False, True, True],
+                                                                 nulls_last=True)
+    with_params = set(model["path"].unique().to_list())
+    latest = train.filter(pl.col("path").is_in(list(with_params))).unique("rank", keep="first", maintain_order=True)
+    if latest.height > 1:  # ranks whose tensors differ hold shards (a pipeline stage's layers, a split matrix)
+        shapes = {p: frozenset((n, tuple(sh or ())) for n, sh in model.filter(pl.col("path") == p).select("name", "shape").iter_rows())
+                  for p in latest["path"]}
+        if len(set(shapes.values())) > 1:
+            return [], [diag.info("checkpoint-shape-sharded", variant="ranks-differ", n=latest.height)]
+    paths = [p for p in train["path"].to_list() if p in with_params]
+    path = paths[0] if paths else sorted(with_params)[-1]
+    p = model.filter(pl.col("path") == path)
+    source = f"checkpoint:{path}"
+    out: list[tuple[str, Setting]] = [("num_parameters", Setting(int(p["elements"].sum()), source))]
+    names = p["name"].to_list()
+    shapes = p["shape"].to_list()
+    layers = {int(m.group(1)) for n in names if (m := _LAYER.search(n))}
+    if layers:
+        out.append(("num_layers", Setting(max(layers) + 1, source)))
+    words = [s for n, s in zip(names, shapes) if _WORD_EMBEDDING.search(n) and not _POSITION.search(n) and s and len(s) == 2]
+    if words:
+        vocab, hidden = int(words[0][0]), int(words[0][1])
+        out += [("vocab_size", Setting(vocab, source)), ("hidden_size", Setting(hidden, source))]
+        ffn = [s for n, s in zip(names, shapes) if _FFN_IN.search(n) and s and len(s) == 2 and hidden in s]
+        if ffn:  # (ffn, hidden) in MindSpore's Dense, (hidden, ffn) in a transposed port
+            a, b = int(ffn[0][0]), int(ffn[0][1])
+            out.append(("ffn_hidden_size", Setting(a if b == hidden else b, source)))
+    return out, []

@@ -18,6 +18,7 @@ from ..discover import Claimed
 from ..model import TABLES, Artifact, InventoryEntry, ReadResult, Segment, Setting, conform, empty
 from ..readers.base import Reader
 from .clock import align_local_clocks
+from .duplicates import one_source_per_launch
 from .launches import launches, renumber_restarted_counters
 from .one_value import one_value_per_step
 from .steps import steps_table
@@ -56,6 +57,7 @@ def load_rank(rank: RankFiles) -> RankPart:
     """Read one rank's files and join them: clocks, launches, units, one value per step, steps."""
     jobs = [(c.reader, c.artifact) for c in rank.files]
     results = [_safe_read(reader, artifact) for reader, artifact in jobs]
+    one_source_per_launch(jobs, results)
     tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, rank.order)
     scalars, events, clock_notes, unaligned = align_local_clocks(tables["scalars"], tables["events"], local)
     scalars, _, renumber_notes = renumber_restarted_counters(scalars)

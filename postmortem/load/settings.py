@@ -6,8 +6,10 @@ from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..model import Setting
 
-# Settings from a config file beat lineage, which beats what logs print.
-SETTING_PRIORITY = ("flag", "config", "derived", "lineage", "meta.json", "log")
+# What postmortem's callback saw in the training process (versions, devices, the parallel context)
+# beats a config file; a config file beats the model's shape read from checkpoint tensors, then
+# lineage, which beats what logs print.
+SETTING_PRIORITY = ("flag", "callback", "config", "derived", "checkpoint", "lineage", "meta.json", "log")
 
 
 def _setting_rank(source: str) -> int:

@@ -6,6 +6,7 @@ import polars as pl
 
 # Lower index wins when two sources give the same tag at the same step.
 SOURCE_PRIORITY = (
+    "callback",  # postmortem's own training callback: measured in the training process (readers/callback.py)
     "summary",
     "tensorboard",
     "log:kv",
@@ -18,6 +19,7 @@ SOURCE_PRIORITY = (
     "log:lossmonitor",
     "log:timemonitor",
     "log:eval",
+    "log:fields",  # a line read by its fields (readers/logfields.py): below every writer's own shape
 )
 # Per-epoch averages: usable when nothing per-step exists, never compared against per-step values.
 AVERAGED_SOURCES = ("log:timemonitor",)
@@ -25,7 +27,7 @@ AVERAGED_SOURCES = ("log:timemonitor",)
 # Sources that open a new file per launch. When a resumed launch restarts its step counter
 # (MindSpore's Model.train counts cur_step_num from 1 again, and so does the summary it writes),
 # its file's steps are local to the launch.
-FILE_PER_LAUNCH = ("summary", "tensorboard")
+FILE_PER_LAUNCH = ("callback", "summary", "tensorboard")
 
 
 def labels(column: pl.Series) -> list[str]:
@@ -51,6 +53,8 @@ def clock_rank(source: str) -> int:
     MindSpore's writer process when it takes the record off its queue (`_writer_pool.py`:
     ``apply_async(_pack_data, (data, time.time()))``): in the mf-tb-ms truth run 11 ms late in the
     median, up to 0.24 s after an evaluation, when the training process was busy."""
+    if source == "callback":  # time.time() at the step's end, taken by the step-end hook itself
+        return -1
     if source == "tensorboard":
         return 0
     if source.startswith("log:"):

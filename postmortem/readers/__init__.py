@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from .base import Reader
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importing the package imports no polars (config.py uses readers.guard before a Session)
+    from .base import Reader
 
 
 def all_readers() -> tuple[Reader, ...]:
     # Imported lazily so `postmortem --help` stays fast.
-    from . import checkpoints, configfile, lineage, mindspore_summary, profiler, tensorboard, textlog
+    from . import callback, checkpoints, configfile, lineage, mindspore_summary, profiler, tensorboard, textlog
 
     return (
+        callback.READER,  # postmortem's own callback: claimed by its file name before any other reader
         lineage.READER,
         mindspore_summary.READER,
         tensorboard.READER,

@@ -36,6 +36,7 @@ from pathlib import PurePosixPath
 from ..diagnostics import Diagnostic, error, info, warning
 from ..text import Text
 from ..model import CHECKPOINT_PARAMS, CHECKPOINTS, EVENTS, Artifact, ReadResult, Setting, frame
+from . import guard
 from .base import Reader, rank_from_path
 
 # --------------------------------------------------------------------------- names and roles
@@ -418,9 +419,8 @@ def read_checkpoint_header(path: str | os.PathLike[str]) -> CheckpointHeader:
 
     Never raises for bad content (the problem is in ``problem``); raises OSError if unreadable.
     """
-    fd = os.open(path, os.O_RDONLY)
+    fd, size = guard.open_fd(path)
     try:
-        size = os.fstat(fd).st_size
         head = os.pread(fd, 9, 0)
         if _is_safetensors(head):
             return _read_safetensors(fd, size)
@@ -578,7 +578,7 @@ def _diagnostics(header: CheckpointHeader, parsed: _Name, rel: str) -> list[Diag
 
 def _read_meta(artifact: Artifact, result: ReadResult) -> ReadResult:
     try:
-        with open(artifact.path, "rb") as f:
+        with guard.open_file(artifact.path, "rb") as f:
             data = json.loads(f.read(1 << 20))
     except (ValueError, UnicodeDecodeError) as exc:
         result.diagnostics.append(warning("ckpt-meta-invalid", path=artifact.rel, offset=0, variant="json", detail=str(exc)))

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import diagnostics as dg
 from ..model import Artifact, ReadResult, Setting
+from . import guard
 from .base import Reader
 
 _SECTIONS = ("model", "runner_config", "parallel_config", "optimizer", "lr_schedule", "trainer", "context")
@@ -38,7 +39,7 @@ def _claims(artifact: Artifact) -> bool:
     if artifact.size > MAX_CONFIG_BYTES:
         return False
     try:
-        with open(artifact.path, "rb") as fh:
+        with guard.open_file(artifact.path, "rb") as fh:
             head = fh.read(JSON_SNIFF_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return False
@@ -211,7 +212,7 @@ def global_batch(batch: int | float | None, dp: int | float | None, pp: int | fl
 def read(artifact: Artifact) -> ReadResult:
     result = ReadResult(reader="config")
     rel = artifact.rel
-    with open(artifact.path, "rb") as fh:
+    with guard.open_file(artifact.path, "rb") as fh:
         raw = fh.read(MAX_CONFIG_BYTES + 1)
     text = raw.decode("utf-8", errors="replace")
     import yaml  # here, not at the top: most runs have no YAML config, and every worker would pay 15 ms

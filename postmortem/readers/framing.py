@@ -38,6 +38,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..diagnostics import Diagnostic, error, warning
+from . import guard
 from .native import extension
 
 _framing = extension("_framing")
@@ -65,7 +66,7 @@ def frame_record(data: bytes) -> bytes:
 
 
 def read_file(path: str) -> bytes:
-    with open(path, "rb") as f:
+    with guard.open_file(path, "rb") as f:
         return f.read()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from . import logfields
 from . import logshapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
@@ -57,24 +58,136 @@ class Records:
         self.recognised: dict[str, int] = {}  # shape -> lines it took, whatever they gave
         self.bad_encoding: int | None = None
         self.long_line: int | None = None
+        # lines read by their fields (logfields): textlog settles their steps from all of them
+        self.fields: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
+        self.loss_unread: list = [0, None, ""]
+        # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
+        self.grep = False
+        self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
+
+
+_SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
+
+
+def _shapes_in(text: str) -> tuple:
+    """The shapes whose anchors all occur in ``text``, in the grammar's order (by the set of anchors
+    present: a file repeats a few such sets). No anchor holds a digit, so a line with its digits
+    as 0 holds the same anchors: the lines of one writer's form are looked up once."""
+    if _SHAPES[0] is not g.SHAPES:  # made once per grammar (tests may add a shape)
+        anchors = tuple(dict.fromkeys(a for s in g.SHAPES for a in s.anchors))
+        _SHAPES[:] = [g.SHAPES, tuple((a, 1 << i) for i, a in enumerate(anchors)), {},
+                      None if any(c.isdigit() for a in anchors for c in a) else {}]
+    forms = _SHAPES[3] if len(text) <= logfields.FORM_MAX else None
+    if forms is not None:
+        form = text.translate(logfields.DIGITS_0)
+        hit = forms.get(form)
+        if hit is not None:
+            return hit
+    mask = 0
+    for a, bit in _SHAPES[1]:
+        if a in text:
+            mask |= bit
+    hit = _SHAPES[2].get(mask)
+    if hit is None:
+        if len(_SHAPES[2]) > 4096:
+            _SHAPES[2].clear()
+        bits = dict(_SHAPES[1])
+        hit = _SHAPES[2][mask] = tuple((i, s) for i, s in enumerate(g.SHAPES)
+                                       if all(bits[a] & mask for a in s.anchors))
+    if forms is not None:
+        if len(forms) > 20_000:
+            forms.clear()
+        forms[form] = hit
+    return hit
 
 
 def is_candidate(text: str) -> bool:
     return _candidate().search(text) is not None or g.EXCEPTION_RE.match(text) is not None
 
 
+# "train_parallel3/log:epoch: 1 step: ..." (grep over the ranks' folders): the path's number is the rank
+GREP_PREFIX = re.compile(r"^\s*(?:\./)?[\w.\-]*?(?:parallel|rank|device|worker|node|card)[_-]?(\d{1,6})(?:[/\\][\w.\-]+)*:(?=\S)")
+
+
 def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     """Read one line (decoded, without its line end) into ``rec``. ``keys``: pair keys -> codes,
     extended here (shared with the C scanner)."""
+    if rec.grep:
+        m = GREP_PREFIX.match(text)
+        rec.line_rank = float(m.group(1)) if m else float("nan")
+        if m:
+            text = text[m.end():]
     if not is_candidate(text):
         return
     wall, zone = g.stamp(text)
     error = g.error_kind(text)
     if error is not None:
         rec.errors.append((pos, wall, zone, text, *error))
-    for index, shape in enumerate(g.SHAPES):
-        if all(a in text for a in shape.anchors) and _read_shape(index, shape, text, pos, wall, zone, rec, keys):
+    for index, shape in _shapes_in(text):
+        if shape.pairs == "fields":
+            if _read_fields(shape.name, text, pos, wall, zone, rec):
+                return
+            continue
+        taken = _read_shape(index, shape, text, pos, wall, zone, rec, keys)
+        if taken is _BY_FIELDS:
+            _read_fields(g.SHAPES[_FIELDS_AT[0]].name, text, pos, wall, zone, rec)
             return
+        if taken:
+            return
+
+
+_BY_FIELDS = object()  # _read_shape: not this shape's line, but a record by its fields
+_FIELDS_AT = [next(i for i, s in enumerate(g.SHAPES) if s.pairs == "fields")]
+
+
+def _fields_take(text: str, evaluation: bool = False) -> bool:
+    """A line a shape could not read, or read without the loss it prints: is it a record by its
+    fields (``evaluation``: an evaluation's)?"""
+    if not any(w in text for w in g.FIELD_WORDS):
+        return False
+    return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
+
+
+_LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
+
+
+def _fields_of(text: str) -> tuple:
+    if _LAST[0] is not text:
+        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in text.split("\r"))]
+    return _LAST[1]
+
+
+def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> bool:
+    """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own. False: it
+    is no record (later shapes may read it; a loss-like line is counted as unread)."""
+    taken = False
+    loss_like = False
+    for part, r in zip(text.split("\r"), _fields_of(text)):
+        if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
+            r.rank = int(rec.line_rank)
+        if r is None:
+            if (h := logfields.header(part)) is not None:
+                rec.fields.append((pos, wall, zone, h))
+                taken = True
+            continue
+        loss_like |= r.loss_like
+        if r.has_loss:
+            r.text = part.strip(_ASCII_SPACES)
+            rec.fields.append((pos, wall, zone, r))
+            taken = True
+    if taken:
+        rec.recognised[name] = rec.recognised.get(name, 0) + 1
+    elif loss_like:
+        _loss_unread(rec, pos, text)
+        return True
+    return taken
+
+
+def _loss_unread(rec: Records, pos: int, text: str) -> None:
+    u = rec.loss_unread
+    u[0] += 1
+    if u[1] is None or pos < u[1]:
+        u[1], u[2] = pos, text.strip(_ASCII_SPACES)
 
 
 _ABSENT, _UNREADABLE = object(), object()
@@ -94,7 +207,7 @@ def _field(f: g.Field, where: str):
 
 
 def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | None, zone: int,
-                rec: Records, keys: dict[str, int]) -> bool:
+                rec: Records, keys: dict[str, int]):
     """Read ``text`` as ``shape``; False when it is not that shape (a required key is missing)."""
     body = text[text.find(shape.fields_from):] if shape.fields_from else text
     values: dict[str, float | int] = {}
@@ -108,6 +221,14 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
             unreadable.append(f.name)
         else:
             values[f.name] = value
+    # A line this shape cannot read, or reads without the loss it prints ("loss is loss:0.09", a copy
+    # with another counter form), is left to the lines read by their fields when they make it a record.
+    lossy = shape.loss_field and "loss" not in values
+    if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
+        return _BY_FIELDS
+    # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")
+    if shape.loss_field and "loss" in values and _fields_take(text, evaluation=True):
+        return _BY_FIELDS
     rec.recognised[shape.name] = rec.recognised.get(shape.name, 0) + 1
     if any(name in shape.required for name in unreadable):
         _count(rec.unreadable_lines, shape.name, pos)
@@ -134,7 +255,7 @@ def _add_line(index: int, shape: g.Shape, text: str, pos: int, wall: float | Non
     """The line's row (its step columns) and its values, when it has either."""
     counters = {name: values[name] for name in g.COUNTERS if name in values}
     pairs: list[tuple[str, float]] = []
-    rank = float("nan")
+    rank = rec.line_rank
     if shape.pairs == "json":
         pairs, json_wall, json_zone = g.json_pairs(text)
         if pairs is None:

@@ -48,6 +48,31 @@ _WORD_END = r"(?![\w])"  # after a unit that may end a sentence ("42.61 min.")
 _NUM_RE = re.compile(NUM + r"\Z", re.ASCII)
 MAX_COUNT_DIGITS = 9  # epoch and step counters: more digits are no counter (and would overflow a step)
 
+# The anchors of the lines read by their fields, each with a real line ("Epoch ": the header line
+# that gives the epoch of the loss lines after it).
+FIELD_EXAMPLES = (
+    ("Epoch:", "Epoch: 3 ", "https://github.com/2024-MindSpore-1/Code2/blob/3246b0f5436aba370f5848351fc52f7fa482843a/"
+     "weiweiqing/mindspore-test/run/results/fru92%20resnet%20backbone%20full%20transform.txt#L1-L36 (corpus "
+     "b-code2-weiweiqing-fru92-1: the header above `2023-08-07 15:56:18 - loss: 4.521990  [    0/  437]`)"),
+    ("epoch ", "[2023-03-08 10:53:11]: epoch 1", "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/recommend/user/"
+     "README.md#L170-L184 (corpus a-models-nete-1: NETE "
+     "running.log, the header above `rating loss 18.0558 | text loss 9.9066 | total loss 9.9066 on train`)"),
+    ("Epoch ", "Epoch 1", "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/"
+     "source_en/beginner/train.md#L202-L247 (corpus a-ms-tut-train-1: the header above `loss: 2.302806  [  0/938]`)"),
+    ("loss", "  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906",
+     "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/cv/DepthNet/"
+     "README.md#L197-L205 (corpus a-models-depthnet-1)"),
+    ("Loss", "1601it [05:38,  4.76it/s][40/40][1600/1664] Loss_D: 16.2060 Loss_G: 1.7243",
+     "https://github.com/mindspore-courses/applications/blob/a95393b9106d4e88d7cf6d6826d5f437a0acf7ce/animeganv2/"
+     "readme.md#L176-L178 (corpus b-apps-animegan-readme-1)"),
+    ("LOSS", "2023-02-28 11:19:19,452 - INFO - EPOCH: 0 ITER: 200.0/692.2578125 EPS: 4765.57 LOSS: 5.8117 METRIC: 0.0000",
+     "https://github.com/2023-MindSpore-4/Code12/blob/a217eb629d983f608bc70e15457986f2c863f9c8/wulianwei/"
+     "DRG_Text%20Style%20Transfer_MindSpore_Code/working_dir/train_log (corpus b-code12-drg-trainlog-1)"),
+    ("损失", "  进度: 12.5% | 迭代: 125/1000 | 损失: 0.693147 | 已用时: 3.2s | 预计剩余: 22.4s",
+     "rebuilt from a user's print format string in public GitHub code: f\"\\r  进度: {progress:.1f}% | 迭代: "
+     "{iteration+1}/{total_iterations} | 损失: {loss:.6f} | 已用时: {elapsed:.1f}s | 预计剩余: {eta:.1f}s\""),
+)
+FIELD_WORDS = tuple(word for word, _, _ in FIELD_EXAMPLES)
 STEP_RULES = ("none", "epoch_step", "global", "in_epoch", "epoch_end", "before", "next", "before_or_epoch")
 
 
@@ -141,6 +166,7 @@ class Shape:
         assert self.step in STEP_RULES, self.step
         names = [f.name for f in self.fields]
         assert set(self.required) <= set(names), self.name
+        object.__setattr__(self, "loss_field", any(f.name == "loss" for f in self.fields))
 
 
 # --------------------------------------------------------------------------- small pattern pieces
@@ -168,8 +194,9 @@ def _text(values: dict, text: str) -> str:
 
 
 def _tensor_value(dtype: str) -> str:
-    """A MindSpore Tensor's printed value: ``Tensor(shape=[1], dtype=Float32, value= [ 1.85e-01])``."""
-    return rf"Tensor\(shape=\[[^\]]*\],\s*dtype={dtype},\s*value=\s*"
+    """A MindSpore Tensor's printed value: ``Tensor(shape=[1], dtype=Float32, value= [ 1.85e-01])``;
+    0.x printed no ``value=`` (``Tensor(shape=[1], dtype=Float32, [ 1.0856101e+01])``)."""
+    return rf"Tensor\(shape=\[[^\]]*\],\s*dtype={dtype},\s*(?:value=\s*)?"
 
 
 # --------------------------------------------------------------------------- the shapes
@@ -193,7 +220,7 @@ SHAPES: tuple[Shape, ...] = (
         anchors=("step:[", "loss"),
         fields_from="step:[",
         fields=(
-            Field("epoch", r"Epoch:\[\s*(\d+)/", kind="count", whole_line=True),
+            Field("epoch", r"[Ee]poch:\s*\[\s*(\d+)/", kind="count", whole_line=True),
             Field("step_in", r"step:\[\s*(\d+)[/\]]", key=r"step:\[", kind="count"),
             Field("steps_total", r"step:\[\s*\d+/\s*(\d+)\]", kind="count"),
             # r0.3-r1.2 non-sink print [current/mean]: the current value
@@ -205,6 +232,8 @@ SHAPES: tuple[Shape, ...] = (
             # per_step_time r0.7+; time r0.3-r0.6
             Field("step_time", rf"{_key('(?:per_step_)?time:')}\s*({NUM})\s*ms{END}", key=_key("(?:per_step_)?time:"),
                   tag="step_time", raw="per_step_time", scale=1e-3),
+            # copies of the r0.3 monitor in the tutorials print the step's time in s ("time:8.120287s")
+            Field("step_time_s", rf"{_key('time:')}\s*({NUM})\s*s{END}", tag="step_time", raw="time"),
             Field("lr", _num_after(_key("lr:"), bracket=True), key=_key("lr:"), tag="lr", raw="lr", nones=("None",)),
             Field("overflow", r"overflow cond:\s*(True|False)(?![\w])", key="overflow cond:", tag="overflow",
                   raw="overflow cond", kind="bool"),
@@ -318,7 +347,7 @@ SHAPES: tuple[Shape, ...] = (
         "conformance/mf-stacking-gpu-log",
         anchors=("outputs are",),
         fields=(
-            Field("epoch", r"epoch:\s*(\d+)", kind="count"),
+            Field("epoch", r"epoch:\s*(\d+)(?:\.0)?(?![\d.])", kind="count"),  # 0.x printed "epoch: 0.0"
             Field("step", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
             Field("loss", r"outputs are\s*\(?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
                   key="outputs are", tag="loss", raw="loss"),
@@ -366,7 +395,7 @@ SHAPES: tuple[Shape, ...] = (
             Field("steps_total", r"step:\s*\[\s*\d+/\s*(\d+)\]", kind="count"),
             Field("lr", _num_after(_key("lr:")), key=_key("lr:"), tag="lr", raw="lr"),
             Field("loss", _num_after(_key("loss:")), key=_key("loss:"), tag="loss", raw="loss"),
-            Field("step_time", _num_after("per step time:", unit="ms"), key="per step time:", tag="step_time",
+            Field("step_time", _num_after("(?:per|avg) step time:", unit="ms"), key="(?:per|avg) step time:", tag="step_time",
                   raw="per step time", scale=1e-3),
             Field("fps", rf"fps:\s*({NUM})(?:\s*img/s)?{END}", key="fps:", tag="fps", raw="fps"),
         ),
@@ -508,12 +537,30 @@ SHAPES: tuple[Shape, ...] = (
         anchors=("loss is", "epoch:"),
         fields=(
             Field("epoch", _key(r"epoch:\s*(\d+)"), kind="count"),
-            Field("step_in", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
+            # copies print "step: 1 , loss is" (model zoo CNN-CTC)
+            Field("step_in", _key(r"step:?\s*(\d+)\s*,"), key=_key("step:"), kind="count"),  # "step 774," too
             Field("loss", rf"loss is\s*(?:Tensor\(.*?value=\s*)?\[?\s*({NUM}){END}", key="loss is", tag="loss", raw="loss"),
         ),
         required=("epoch", "step_in", "loss"),
         step="in_epoch",
         fast="lossmonitor",
+    ),
+    Shape(
+        "lossmonitor-epcoh",
+        "log:lossmonitor",
+        "the model zoo README template's LossMonitor lines, copied into many READMEs with the key spelled `epcoh` "
+        "(the second epoch's line of its example); the same counters as LossMonitor",
+        "epcoh:2 step:390, loss is 1.0897788",
+        "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/how_to_contribute/"
+        "README_TEMPLATE.md#L65-L67 (corpus a-models-template-1)",
+        anchors=("loss is", "epcoh:"),
+        fields=(
+            Field("epoch", _key(r"epcoh:\s*(\d+)"), kind="count"),
+            Field("step_in", _key(r"step:?\s*(\d+)\s*,"), key=_key("step:"), kind="count"),
+            Field("loss", rf"loss is\s*(?:Tensor\(.*?value=\s*)?\[?\s*({NUM}){END}", key="loss is", tag="loss", raw="loss"),
+        ),
+        required=("epoch", "step_in", "loss"),
+        step="in_epoch",
     ),
     Shape(
         "timemonitor",
@@ -524,9 +571,10 @@ SHAPES: tuple[Shape, ...] = (
         "conformance/mf-stacking-gpu-log",
         anchors=("epoch time:",),
         fields=(
-            Field("epoch_time", _num_after("epoch time:", unit="ms"), key="epoch time:", tag="epoch_time",
+            # a copy of it in the model zoo (mobilenetv2 src/models.py) prints the times without "ms"
+            Field("epoch_time", _num_after("epoch time:", unit="(?:ms)?"), key="epoch time:", tag="epoch_time",
                   raw="epoch time", scale=1e-3),
-            Field("step_time", _num_after("per step time:", unit="ms"), key="per step time:", tag="step_time",
+            Field("step_time", _num_after("per step time:", unit="(?:ms)?"), key="per step time:", tag="step_time",
                   raw="per step time", scale=1e-3),
             Field("data_time", _num_after("data time:", unit="ms"), key="data time:", tag="data_time",
                   raw="data time", scale=1e-3),
@@ -608,6 +656,39 @@ SHAPES: tuple[Shape, ...] = (
         pairs="kv",
         fast="kv",
     ),
+    # Any other line with a loss word: read by its fields (logfields' lexicon), after every shape
+    # above had its chance. Four shapes only because anchors are literals (case, Chinese).
+    *(
+        Shape(
+            f"fields:{word}",
+            "log:fields",
+            "any writer: a line read by its fields (readers/logfields.py LEXICON): a loss-family value and a counter",
+            example,
+            example_from,
+            anchors=(word,),
+            step="global",
+            pairs="fields",
+        )
+        for word, example, example_from in FIELD_EXAMPLES
+    ),
+    # after the lines read by their fields: a copy that prints the epoch's mean loss beside is read there
+    Shape(
+        "timemonitor-copy",
+        "log:timemonitor",
+        "copies of TimeMonitor in the model zoo and MindSpore courses (and 1.x-era scripts): `Epoch time: X, per step "
+        "time: Y` with ms, s or no unit (no unit: ms, as TimeMonitor prints)",
+        "Epoch time: 247122.700, per step time: 633.648",
+        "https://github.com/mindspore-ai/course/blob/cbfaa090acad5728f3a2db41d8fda2300e8c72f9/lstm/README.md#L720-L742 "
+        "(corpus a-course-lstm-zh-1)",
+        anchors=("Epoch time:",),
+        fields=(
+            Field("epoch_time", _num_after("Epoch time:", unit="(?:ms)?"), tag="epoch_time", raw="epoch time", scale=1e-3),
+            Field("epoch_time_s", _num_after("Epoch time:", unit="s"), tag="epoch_time", raw="epoch time"),
+            Field("step_time", _num_after("per step time:", unit="(?:ms)?"), tag="step_time", raw="per step time", scale=1e-3),
+            Field("step_time_s", _num_after("per step time:", unit="s"), tag="step_time", raw="per step time"),
+        ),
+        step="before_or_epoch",
+    ),
     Shape(
         "config-entry",
         "log",
@@ -645,7 +726,7 @@ def derive(shapes: tuple[Shape, ...]) -> tuple[dict, tuple, dict, int]:
 
 
 SHAPE_INDEX, FIELDS, FIELD_CODE, N_FIXED = derive(SHAPES)
-PAIR_SLOTS = ("kv", "json", "mindyolo", "eval")  # a pair key coded k of slot s is field N_FIXED + len(PAIR_SLOTS) * k + s
+PAIR_SLOTS = ("kv", "json", "mindyolo", "eval", "fields")  # a pair key coded k of slot s is field N_FIXED + len(PAIR_SLOTS) * k + s
 
 
 # --------------------------------------------------------------------------- errors
@@ -819,6 +900,9 @@ def pair_label(slot: str, key: str) -> tuple[str, str, str, float]:
         return shape.rename.get(key) or canonical_tag(key), key, shape.source, 1.0
     if slot == "eval":
         return canonical_tag("eval_" + key), key, SHAPES[SHAPE_INDEX["eval-result"]].source, 1.0
+    if slot == "fields":  # "tag\x1fraw": the value is in SI units already (logfields)
+        tag, raw = key.split("\x1f", 1)
+        return canonical_tag(tag), raw, "log:fields", 1.0
     tag, scale = key_tag(key)
     return tag, key, "log:kv" if slot == "kv" else "log:json", scale
 

@@ -40,6 +40,7 @@ from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
 from . import logparse
 from .logparse import MISSING
 from . import logshapes as g
+from . import guard
 from .base import Reader
 
 CHUNK_BYTES = 8 << 20
@@ -113,14 +114,25 @@ class _Scan:
         self.blank = True  # no line holds anything but spaces
 
 
+def _grepped(path: str) -> bool:
+    """Most lines of the file's head start with a rank's log path (``grep -r`` over the ranks'
+    folders): such a file is read line by line by logparse, which takes each line's rank from it."""
+    with guard.open_file(path, "rb") as fh:
+        head = fh.read(MAX_LINE_BYTES).decode("utf-8", errors="replace").splitlines()
+    lines = [t for t in head if t.strip() and not t.lstrip().startswith(("#", "..."))]
+    return bool(lines) and sum(1 for t in lines if logparse.GREP_PREFIX.match(t)) >= 0.5 * len(lines)
+
+
 def _scan(path: str) -> _Scan:
     """Read the file in chunks of whole lines, into one reused buffer (the text is not copied)."""
-    scan = _Scan(_logscan is not None)
+    grep = _grepped(path)
+    scan = _Scan(_logscan is not None and not grep)
+    scan.rec.grep = grep
     buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
     skipping = False  # inside a line longer than MAX_LINE_BYTES that spans chunks
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         while n := fh.readinto(view[carry : carry + CHUNK_BYTES]):
             start, end, carry = 0, carry + n, 0
             if skipping:
@@ -176,7 +188,7 @@ def _take_body(scan: _Scan, body: memoryview) -> None:
         scan.handed_back.append((out["back"], out["back_lines"]))
 
 
-def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _columns(scan: _Scan, rel: str = "", diags: list | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Lines and values of both readers, in line order (a line's values in their order)."""
     rec = scan.rec
     py_lines = {c: np.array(getattr(rec, c), dtype=np.int64) for c in _LINE_INT}
@@ -186,6 +198,8 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
         "field": np.array(rec.v_field, dtype=np.uint32),
         "value": np.array(rec.v_value, dtype=np.float64),
     }
+    if rec.fields:
+        py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags))
     if scan.scanner is None:
         return py_lines, py_values
     tables = scan.scanner.tables()
@@ -196,6 +210,11 @@ def _columns(scan: _Scan) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
         "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
         "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
     }
+    return _merge(c_lines, c_values, py_lines, py_values)
+
+
+def _merge(c_lines: dict, c_values: dict, py_lines: dict, py_values: dict) -> tuple[dict, dict]:
+    """Two sets of lines, each in line order, as one."""
     if not len(py_lines["pos"]):
         return c_lines, c_values
     if not len(c_lines["pos"]):
@@ -223,17 +242,251 @@ def _interleave(first: dict[str, np.ndarray], second: dict[str, np.ndarray], at:
     return out
 
 
+# --------------------------------------------------------------------------- lines read by their fields
+
+_FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
+_FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
+_EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
+_SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
+
+
+def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: list) -> tuple[dict, dict]:
+    """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
+    whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
+    in-epoch or global steps, ordinals, units of times printed without one."""
+    found = _under_headers(rec.fields)
+    train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
+    evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
+    summary: list = []
+    # In a file whose records print a step, a loss line with none is a summary printed between
+    # them (the tutorials' "Test: Accuracy: 84.7%, Avg loss: 0.527155"): an evaluation's, kept apart.
+    if any(f[3].step is not None for f in train):
+        loose = [f for f in train if f[3].step is None]
+        if loose:
+            # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss): a summary
+            # (or says it is training's: "Average Train Loss: [1.641], Accuracy: [0.595]")
+            summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)
+                       or ("train" in f[3].text.lower() and not f[3].eval)]
+            kept = {id(f) for f in summary}  # (by identity: "in" compared each with all, quadratic)
+            evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
+            train = [f for f in train if f[3].step is not None]
+    # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
+    train = [f for i, f in enumerate(train)
+             if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
+    ranks = _ranks(train, rel, diags)
+    out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
+    for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
+        stream = [f for f, r in zip(train, ranks) if r == rank]
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank)
+        if steps is None:
+            for pos, _, _, r in stream:
+                logparse._loss_unread(rec, pos, r.text)
+            continue
+        values = _settle_time_units(stream, steps, rel, diags)
+        for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
+            if step == MISSING:
+                continue
+            out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
+    # Epoch summaries: their times at the step of the line with a step before them (the mean loss
+    # dropped); evaluations likewise, kept apart as eval_* (the step rule of the shapes they stand
+    # beside: TimeMonitor's and Eval result's).
+    for pos, wall, zone, r in summary:
+        vals = [v for v in r.values if v[0] != "loss"]
+        if vals:
+            out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _SUMMARY_SHAPE))
+    for pos, wall, zone, r in evals:
+        vals = [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in r.values]
+        out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
+    if evals:
+        diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
+    out.sort(key=lambda o: o[0])
+    lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in _LINE_INT}
+    lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
+    lines["shape"] = np.array([o[6] if len(o) > 6 else _FIELDS_SHAPE for o in out], dtype=np.int64)
+    lines["zone"] = np.array([o[2] for o in out], dtype=np.int64)
+    lines["step"] = np.array([o[3] for o in out], dtype=np.int64)
+    lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
+    lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
+    v_line, v_field, v_value = [], [], []
+    codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
+    for row, o in enumerate(out):
+        for tag, raw, value in o[5]:
+            v_line.append(row)
+            code = codes.get((tag, raw))
+            if code is None:
+                code = codes[(tag, raw)] = logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT)
+            v_field.append(code)
+            v_value.append(value)
+    values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
+              "value": np.array(v_value, dtype=np.float64)}
+    return lines, values
+
+
+def _under_headers(found: list) -> list:
+    """Records without an epoch take the epoch of the header line ("Epoch 3") above them."""
+    if not any(f[3].header for f in found):
+        return found
+    out, epoch = [], None
+    for f in found:
+        r = f[3]
+        if r.header:
+            epoch = r.epoch
+            continue
+        if r.epoch is None and epoch is not None:
+            r.epoch = epoch
+        out.append(f)
+    return out
+
+
+def _counters(r) -> tuple:
+    return r.epoch, r.step
+
+
+def _ranks(train: list, rel: str, diags: list) -> list[int | None]:
+    """Each record's rank: as the line prints it (a prefix or a rank key), else, where every
+    counter is printed N times in a row, ranks 0..N-1 in order of appearance (said so)."""
+    if any(f[3].rank is not None for f in train):
+        printed = sorted({f[3].rank for f in train if f[3].rank is not None})
+        if len(printed) > 1:
+            diags.append(dg.info("log-inferred", path=rel, variant="ranks-printed", n=len(printed)))
+        return [f[3].rank if f[3].rank is not None else printed[0] for f in train]
+    keyed = [_counters(f[3]) for f in train]
+    if not train or all(k == (None, None) for k in keyed):
+        return [None] * len(train)
+    runs: list[int] = []
+    for i, k in enumerate(keyed):
+        if i and k == keyed[i - 1]:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    n = max(runs)
+    if n < 2 or sum(1 for r in runs if r == n) < 0.8 * len(runs):
+        return [None] * len(train)
+    out, i = [], 0
+    for r in runs:
+        out.extend(range(r))
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+    return out
+
+
+def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None:
+    """Global steps of one rank's training records (None: not records, e.g. one loss line with
+    no counter)."""
+    n = len(records)
+    epochs = [r.epoch for r in records]
+    steps = [r.step for r in records]
+    has_epoch = any(e is not None for e in epochs)
+    has_step = any(s is not None for s in steps)
+    if not has_epoch and not has_step:
+        # a run of loss lines: two or more printing the loss under the same key
+        keys = [next((raw for t, raw, _ in r.values if t == "loss"), None) for r in records]
+        if n < 2 or max(keys.count(k) for k in set(keys)) < 2:
+            return None
+        diags.append(dg.info("log-inferred", path=rel, variant="ordinal", n=n))
+        return list(range(1, n + 1))
+    base = 0
+    if has_epoch and min(e for e in epochs if e is not None) == 0:
+        base = 1
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
+    epochs = [e + base if e is not None else None for e in epochs]
+    printed = [r.per_epoch for r in records if r.per_epoch]
+    if not has_step:  # one line per epoch
+        ratios = [round(t / st) for t, st in (_epoch_and_step_time(r) for r in records) if t and st and t > st]
+        if printed:
+            diags.append(dg.info("log-inferred", path=rel, variant="epoch-end", n=printed[-1]))
+            return [e * printed[-1] if e is not None else MISSING for e in epochs]
+        if ratios:
+            spe = int(np.median(ratios))
+            diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios),
+                                 differ=sum(1 for x in ratios if x != spe)))
+            return [e * spe if e is not None else MISSING for e in epochs]
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-as-step"))
+        return [e if e is not None else MISSING for e in epochs]
+    if any(r.global_step for r in records) or not has_epoch:
+        return [s if s is not None else MISSING for s in steps]  # (an epoch-only line beside them: a summary)
+    # Epoch and step on the lines: is the step within the epoch (it starts again when the epoch
+    # changes, or the line prints it as s/N) or global (it goes on)?
+    reset = grows = False
+    prev = None
+    for e, s in zip(epochs, steps):
+        if e is None or s is None:
+            continue
+        if prev is not None and e > prev[0]:
+            if s <= prev[1]:
+                reset = True
+            else:
+                grows = True
+        prev = (e, s)
+    totals = [r.steps_total for r in records if r.steps_total and r.epoch is not None]
+    if not (reset or printed or totals):
+        if grows:
+            diags.append(dg.info("log-inferred", path=rel, variant="step-global"))
+        return [s if s is not None else MISSING for s in steps]
+    if printed:
+        spe, how = printed[-1], "printed"
+    elif totals and (not grows or max(x for x in steps if x is not None) <= max(totals)):
+        spe, how = max(totals), "printed"
+    else:
+        spe, how = max(s for s in steps if s is not None), "largest"
+        if min(s for s in steps if s is not None) == 0:
+            spe += 1
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
+    # a line with the epoch but no step beside lines with both is the epoch's summary: no record
+    return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
+
+
+def _epoch_and_step_time(r) -> tuple[float | None, float | None]:
+    vals = {t: v for t, _, v in reversed(r.values)}
+    return vals.get("epoch_time"), vals.get("step_time")
+
+
+def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) -> list[list]:
+    """Times printed without a unit were read as ms (MindSpore's callbacks print ms); the wall
+    clock between records says whether they are seconds instead."""
+    values = [list(f[3].values) for f in stream]
+    unitless = [(i, j) for i, f in enumerate(stream) for j in f[3].unitless if f[3].values[j][0] == "step_time"]
+    if not unitless:
+        return values
+    walls = np.array([np.nan if f[1] is None else f[1] for f in stream], dtype=np.float64)
+    st = np.array(steps, dtype=np.float64)
+    ok = ~np.isnan(walls) & (st != MISSING)
+    gap = None
+    if ok.sum() >= 3:
+        dw, ds = np.diff(walls[ok]), np.diff(st[ok])
+        good = (ds > 0) & (dw > 0)
+        if good.any():
+            gap = float(np.median(dw[good] / ds[good]))
+    printed = float(np.median([values[i][j][2] for i, j in unitless]))  # as ms, in s
+    if gap is not None and 0.3 <= (printed * 1e3) / gap <= 3.0 and not 0.3 <= printed / gap <= 3.0:
+        for i, j in unitless:
+            t, raw, v = values[i][j]
+            values[i][j] = (t, raw, v * 1e3)
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s", gap=gap))
+    elif gap is not None and 0.3 <= printed / gap <= 3.0:
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-ms-clock", gap=gap))
+    elif gap is None and printed * 1e3 < 1.0:
+        for i, j in unitless:
+            t, raw, v = values[i][j]
+            values[i][j] = (t, raw, v * 1e3)
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-small", median=printed * 1e3))
+    else:
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
+    return values
+
+
 # --------------------------------------------------------------------------- assembling
 
 
 
 def read(artifact: Artifact) -> ReadResult:
     scan = _scan(artifact.path)
-    lines, values = _columns(scan)
-    return _assemble(scan, lines, values, artifact)
+    inferred: list = []
+    lines, values = _columns(scan, artifact.rel, inferred)
+    return _assemble(scan, lines, values, artifact, inferred)
 
 
-def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.ndarray], artifact: Artifact) -> ReadResult:
+def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.ndarray], artifact: Artifact,
+              inferred: list | None = None) -> ReadResult:
     result = ReadResult(reader="textlog")
     diags = result.diagnostics
     rel, rec = artifact.rel, scan.rec
@@ -245,9 +498,15 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
         diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
+    lines = _ranks_by_order(lines, steps, rel, diags)
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
+    diags.extend(inferred or ())
+    if rec.loss_unread[0]:
+        n, first, text = rec.loss_unread
+        diags.append(dg.warning("log-loss-unread", path=rel, offset=first, n=n,
+                                line=text if len(text) <= 120 else text[:117] + "..."))
     result.tables["scalars"] = _scalars(lines, values, steps, scan.keys, artifact, diags)
     result.tables["events"] = _events(rec, steps, artifact.rank, rel, diags)
     for key, value in rec.settings.items():
@@ -267,6 +526,7 @@ class _Steps:
         r = _RULE
         rule = _compiled().rules[lines["shape"]]
         epoch, step_in, total = lines["epoch"], lines["step_in"], lines["steps_total"]
+        epoch = _one_based(epoch, lines["shape"], (rule == r["epoch_step"]) | (rule == r["in_epoch"]), rel, diags)
         # Steps per epoch as lines print them ("step:[n/N]", "Step n/N", "step: [n/N]").
         printed = (rule == r["epoch_step"]) & (epoch != MISSING) & (total != MISSING)
         per_epoch = int(total[printed].max()) if printed.any() else None
@@ -326,6 +586,48 @@ class _Steps:
         return out
 
 
+def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str, diags: list) -> np.ndarray:
+    """Epochs of the ``epoch_step`` lines of a shape that prints an epoch 0 count from 0 (a model's
+    own copy of a callback): moved to 1-based, said so."""
+    zero = pick & (epoch == 0)
+    if not zero.any():
+        return epoch
+    epoch = epoch.copy()
+    for s in np.unique(shape[zero]).tolist():
+        of = pick & (shape == s) & (epoch != MISSING)
+        epoch[of] += 1
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=g.SHAPES[s].name))
+    return epoch
+
+
+def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list) -> dict[str, np.ndarray]:
+    """Ranks printed into one stream with no rank on the lines (a grep of 8 ranks' logs, ranks
+    writing one file): where nearly every step of the main shape is printed N times in a row, the
+    lines are ranks 0..N-1 in order of appearance, said so. Lines that print their rank, and the
+    lines read by their fields (settled in _field_lines), are left as they are."""
+    own = steps.own
+    shape = lines["shape"]
+    if not len(own) or not np.isnan(lines["rank"]).all():
+        return lines
+    stepped = np.flatnonzero((own != MISSING) & (shape != _FIELDS_SHAPE))
+    if len(stepped) < 4:
+        return lines
+    main = np.bincount(shape[stepped]).argmax()
+    idx = stepped[shape[stepped] == main]
+    seq = own[idx]
+    starts = np.flatnonzero(np.concatenate([[True], seq[1:] != seq[:-1]]))
+    runs = np.diff(np.concatenate([starts, [len(seq)]]))
+    n = int(runs.max())
+    # nearly every step repeated (an excerpt may cut a step's lines short): not one resumed line or two
+    if n < 2 or (runs >= 2).sum() < 0.8 * len(runs) or len(runs) < 2:
+        return lines
+    within = np.arange(len(seq)) - np.repeat(starts, runs)
+    rank = lines["rank"].copy()
+    rank[idx] = within.astype(np.float64)
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+    return {**lines, "rank": rank}
+
+
 def _global(epoch: np.ndarray, step_in: np.ndarray, per_epoch) -> np.ndarray:
     """(epoch - 1) x steps per epoch + step in epoch; the step in epoch where no epoch is printed,
     MISSING where a step per epoch is needed and unknown. Counters have at most 9 digits: no
@@ -347,9 +649,15 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
     order = pl.DataFrame({"epoch": epoch, "step_in": step_in}).group_by("epoch", maintain_order=True).agg(pl.col("step_in").max())
     complete = order.head(order.height - 1)
     if complete.is_empty():
+        only = int(order["epoch"][0])
+        if only > 1:  # a later epoch alone (an excerpt, a resumed launch): its largest step is the best length known
+            spe = int(order["step_in"][0])
+            diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-largest", n=spe))
+            return spe
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
-    spe = int(complete["step_in"].max())
+    # the longest epoch seen: a complete epoch's length, or a later one's where an excerpt cut the earlier short
+    spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
     return spe
 
@@ -480,7 +788,7 @@ def _nothing_taken(scan: _Scan, result: ReadResult, artifact: Artifact) -> None:
 
 def _first_line(path: str) -> tuple[int | None, str]:
     """The first line that is not blank (number, text), from the file's first 64 KiB."""
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         head = fh.read(MAX_LINE_BYTES)
     for i, raw in enumerate(head.split(b"\n")):
         text = raw.decode("utf-8", errors="replace").strip(" \t\n\r\f\v")

@@ -158,7 +158,7 @@ SETTING_ORDER = (
     "device_num", "data_parallel", "model_parallel", "pipeline_stage", "micro_batch_num", "parallel_mode",
     "enable_parallel_optimizer", "sink_size",
     "network", "num_layers", "hidden_size", "num_heads", "ffn_hidden_size", "vocab_size",
-    "dataset", "train_dataset_size", "framework_version", "mindformers_version", "device", "mode",
+    "dataset", "train_dataset_size", "framework_version", "mindformers_version", "cann_version", "device", "mode",
     "save_checkpoint_steps",
 )
 NOT_SETTINGS = frozenset({"last_loss", "model_path", "model_size_bytes", "framework"})
@@ -302,13 +302,33 @@ def _finished_cell(p: RunPoint) -> Cell:
     return Cell(f"{p.finished:%Y-%m-%d}", sub=f"{p.finished:%H:%M}", title=fmt.datetime_(p.finished))
 
 
+# The versions a run's result is bound to (the article, §1.2), as the index's run cell shows them.
+_VERSION_NAMES = (("framework_version", "MindSpore"), ("mindformers_version", "MindFormers"), ("cann_version", "CANN"))
+
+
+def versions_text(settings: dict[str, Any] | None) -> str:
+    """'MindSpore 2.10.0 · CANN 8.0.RC2': the versions the archived settings hold, "" for none."""
+    if not settings:
+        return ""
+    return " · ".join(f"{name} {settings[k]}" for k, name in _VERSION_NAMES if settings.get(k) not in (None, ""))
+
+
+def dataset_text(settings: dict[str, Any] | None, L: Labels) -> str:
+    """The dataset's identity (name or path, and size) where the settings give it, for the run cell's tooltip."""
+    if not settings or settings.get("dataset") in (None, ""):
+        return ""
+    size = settings.get("train_dataset_size")
+    return f"{L['dataset']}{L['colon']}{settings['dataset']}" + (L["paren"].format(fmt.integer(size)) if isinstance(size, (int, float)) else "")
+
+
 def runs_table(points: Sequence[RunPoint], L: Labels, href_prefix: str, table_id: str) -> Table:
     """The experiment's runs, oldest first; changes of throughput and memory against the run above."""
     rows = []
     for i, p in enumerate(points):
         before = points[i - 1] if i else None
         rows.append((
-            Cell(p.run_id, href=href_prefix + quote(p.report)),  # run ids may hold '#', '?', spaces
+            Cell(p.run_id, href=href_prefix + quote(p.report), sub=versions_text(p.settings),  # run ids may hold '#', '?', spaces
+                 title=dataset_text(p.settings, L)),
             _finished_cell(p),
             _changes_cell(p, L),
             _figure_cell(p.tokens_per_s, lambda v: fmt.si(v, ""), L, before.tokens_per_s if before else None),

@@ -400,6 +400,11 @@ _LABELS: dict[str, tuple[str, str]] = {
     "size": ("Size", "大小"),
     "checkpoint_tax": ("Checkpoint tax", "checkpoint 开销占比"),
     "saves": ("{n} saves", "{n} 次保存"),
+    "other_checkpoints": ("{n} other checkpoint files (not saves of this run's steps: no step, interrupted or "
+                          "landscape; not in the checkpoint tax)",
+                          "另有 {n} 个 checkpoint 文件（不是本次训练按 step 的保存：无 step、中断残留或 landscape；不计入 "
+                          "checkpoint 开销）"),
+    "model_params": ("Model parameters", "模型参数量"),
     # config checks and settings
     "config_checks": ("Configuration checks", "配置检查"),
     "check": ("Check", "检查项"),
@@ -534,6 +539,14 @@ _LABELS: dict[str, tuple[str, str]] = {
     "implausible": ("implausible", "不可信"),
     "timing_timer": ("Step times are the training callback's own timer: no wall-clock gap between step ends was found, so the time between steps (data loading, host work) is not counted, and checkpoint saves and pauses between steps cannot be seen.",
                      "单步耗时取自训练回调自身的计时器：没有找到相邻 step 结束时刻的墙钟间隔，因此 step 之间的时间（数据加载、主机侧开销）未计入，发生在 step 之间的 checkpoint 保存和暂停也看不到。"),
+    # recorded by postmortem's own training callback (readers/callback.py)
+    "recorded_by": ("Recorded by", "记录方式"),
+    "dataset": ("Dataset", "数据集"),
+    "recorder_callback": ("postmortem's training callback (format {format})", "postmortem 训练回调（格式 {format}）"),
+    "timing_callback": ("Recorded by postmortem's training callback: every step's end on the wall clock, its in-step time and the "
+                        "gap before it (host / data wait) were measured in the training process, not inferred from logs.",
+                        "由 postmortem 训练回调记录：每个 step 结束的墙钟时刻、step 内耗时及其之前的间隙（主机 / 数据等待）均在训练进程内实测，"
+                        "而非从日志推断。"),
     "timing_logged": ("Step times are a logged step time; its source does not say whether it spans the whole step (wall clock) or only the callback's own timer.",
                       "单步耗时取自日志中记录的耗时；来源没有说明它覆盖整个 step（墙钟）还是只是回调自身的计时。"),
     "step_time_e2e": ("Step time, e2e (median)", "单步耗时，端到端（中位数）"),

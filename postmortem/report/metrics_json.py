@@ -37,14 +37,14 @@ from ..analysis.types import (
     SpikeSeries,
     Triage,
 )
+from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..text import Text
 from .catalog import english, jsonable
 from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
-
 
 
 def config_check(c: ConfigCheck) -> dict[str, Any]:
@@ -52,6 +52,22 @@ def config_check(c: ConfigCheck) -> dict[str, Any]:
     return {"name": english(Text(f"check.{c.name}")), "check": str(c.name), "status": str(c.status),
             "message": english(c.detail), "params": jsonable(c.detail.params),
             "fix": english(c.fix) if c.fix is not None else None, "evidence": jsonable(c.evidence)}
+
+
+def _checkpoints(ph: Any) -> list[dict]:
+    """Every checkpoint file read (1.3), saves marked: ``save`` is true for a training save at a
+    known step (``save_s`` on the file the checkpoint tax timed for that step); a save event whose
+    file is gone (keep_checkpoint_max) is listed with its path and no size; test, golden and
+    exported checkpoints (no step) are listed with ``save`` false."""
+    timed = {s.path: s for s in ph.checkpoint_saves}
+    out = [{"step": f.step, "path": f.path, "rank": f.rank, "bytes": f.bytes, "params": f.params, "kind": f.kind,
+            "save": f.save, "save_s": _num(timed[f.path].save_s) if f.save and f.path in timed else None}
+           for f in ph.checkpoint_files]
+    files = {f.path for f in ph.checkpoint_files}
+    out += [{"step": s.step, "path": s.path, "rank": None, "bytes": s.bytes, "params": None, "kind": None,
+             "save": True, "save_s": _num(s.save_s)} for s in ph.checkpoint_saves if s.path not in files]
+    return sorted(out, key=lambda c: (c["step"] is None, c["step"] or 0, c["path"] or ""))
+
 
 def _num(x: Any) -> float | int | None:
     if x is None:
@@ -90,8 +106,8 @@ def _clean(x: Any) -> Any:
 
 
 def _spikes(s: SpikeSeries) -> list[dict]:
-    return [{"step": p.step, "height": _num(p.height), "score": _num(p.score), "recovery": str(p.recovery)}
-            for p in s.spikes]
+    return [{"step": p.step, "height": _num(p.height), "score": _num(p.score), "recovery": str(p.recovery),
+             "recovery_steps": p.recovery_steps, "recovery_values": p.recovery_values} for p in s.spikes]
 
 
 def _en(t: Text | None) -> str | None:
@@ -196,7 +212,8 @@ def _ranks(r: Ranks) -> dict:
         })
     g = r.stragglers
     return {"slow": list(r.slow_ranks), "spread": _num(r.spread), "rule": _en(r.rule), "reason": _en(r.reason),
-            "stats": stats, "stragglers": None if g is None else {
+            "stats": stats, "groups": _clean(group_params(r)), "basis": r.basis, "node_size": r.node_size,
+            "node_source": r.node_source, "stragglers": None if g is None else {
         "awaited": list(g.awaited), "waiting": list(g.waiting), "awaited_wait_share": _num(g.awaited_wait_share),
         "waiting_wait_share": _num(g.waiting_wait_share), "waiting_receive_share": _num(g.waiting_receive_share),
         "cause": g.cause, "cause_share": _num(g.cause_share)}}
@@ -256,7 +273,9 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
                        "data_wait_share": _num(a.phases.data_wait_share)},
             "window": {"start_step": tp.window.start_step, "end_step": tp.window.end_step,
                        "steps": tp.window.steps_kept, "excluded_steps": tp.window.excluded.height,
-                       "excluded_ranges": len(excluded_ranges(tp.window.excluded))},
+                       "excluded_ranges": len(excluded_ranges(tp.window.excluded)),
+                       "basis": tp.window.basis, "rests_on": list(tp.window.used_steps),
+                       "caveat": _en(tp.window.caveat), "caveat_text": _text(tp.window.caveat)},
             "excluded": [{"step": s, "reason": r} for s, r in tp.window.excluded.iter_rows()],
             "global_batch_size": _int(tp.global_batch_size.value), "seq_length": _int(tp.seq_length.value),
             "tokens_per_step": _fig(tp.tokens_per_step),
@@ -281,14 +300,18 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "stability": {"nan_steps": list(a.stability.nan_steps),
                       "loss_spikes": _spikes(a.stability.loss),
                       "grad_norm_spikes": _spikes(a.stability.grad_norm),
-                      "overflow_steps": list(a.stability.overflow_steps)},
+                      "overflow_steps": list(a.stability.overflow_steps),
+                      "skip_steps": list(a.stability.skip_steps),
+                      "explosions": [{"tag": e.tag, "step": e.step, "end_step": e.end_step, "before": _num(e.before),
+                                      "value": _num(e.value), "level": _num(e.level), "ratio": _num(e.ratio),
+                                      "recovered_step": e.recovered_step, "recovery_values": e.recovery_values,
+                                      "nonfinite": e.nonfinite} for e in a.stability.explosions]},
         "phases": [{"name": p.name, "start_step": p.start_step, "end_step": p.end_step,
                     "step_time_median_s": _num(p.step_time_median_s), "tokens_per_s": _num(p.tokens_per_s),
                     "max_allocated_bytes": _num(p.max_allocated_bytes), "data_wait_share": _num(p.data_wait_share),
                     "comm_share": _num(p.comm_share), "events": dict(sorted(p.events.items()))}
                    for p in a.phases.phases],
-        "checkpoints": [{"step": c.step, "path": c.path, "bytes": c.bytes, "save_s": _num(c.save_s)}
-                        for c in a.phases.checkpoint_saves],
+        "checkpoints": _checkpoints(a.phases),
         "checkpoint_tax": _fig(a.phases.checkpoint_tax),
         "profile": _profile(a.profile),
         "triage": _triage(a.triage),

@@ -40,13 +40,22 @@ def quantity(q: t.Quantity) -> Text:
                 rel=Text("q.rel", rel=rel) if rel is not None and kind not in ("int", "pct") else None)
 
 
+def title(p: t.Problem) -> Text:
+    """The problem's title; an explosion's carries its step and values ("loss exploded at step 300: 8.85 → 8,713")."""
+    if p.symptom == t.Symptom.EXPLODED:
+        pp = p.params
+        return Text("verdict.title.exploded" + ("/nonfinite" if pp.get("nonfinite") else ""), tag=pp.get("tag"),
+                    step=pp.get("step"), before=pp.get("before"), value=pp.get("value"))
+    return Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")
+
+
 def problem_text(p: t.Problem, baseline_id: str | None = None) -> Text:
     """The problem in one sentence: its title and its deciding numbers."""
     numbers = [quantity(q) for q in p.quantities if q is not None]
-    title = Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")
+    title_ = title(p)
     if not numbers:
-        return Text("verdict.line.bare", title=title)
-    return Text("verdict.line", title=title, numbers=numbers)
+        return Text("verdict.line.bare", title=title_)
+    return Text("verdict.line", title=title_, numbers=numbers)
 
 
 def _cause(p: t.Problem) -> Text | None:
@@ -71,9 +80,21 @@ def _cause(p: t.Problem) -> Text | None:
 def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
     out: list[Text] = []
+    pp = p.params
+    if p.symptom == t.Symptom.EXPLODED and not pp.get("nonfinite") and pp.get("ratio") is not None:
+        from ..analysis.stability import EXPLOSION_RATIO
+
+        if pp.get("recovered_step") is not None:
+            out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
+                            n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
+        else:
+            out.append(Text("verdict.exploded.never", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
+    if p.symptom == t.Symptom.EXPLODED and (pp.get("count") or 0) > 1:
+        out.append(Text("verdict.exploded.more", n=pp["count"]))
+    if pp.get("same_step_sample") and a.comparison is not None:
+        out.append(Text("verdict.same-step-sample", baseline=a.comparison.baseline_id))
     if p.symptom == t.Symptom.NOT_CONVERGED and a.convergence.convergence_step.reason is not None:
         out.append(a.convergence.convergence_step.reason)  # why: rose, flat, still moving
-    pp = p.params
     if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
         lr = pp.get("lr_share")
         key = {t.Symptom.NAN: "verdict.nan-at", t.Symptom.DIVERGED: "verdict.diverged-at"}.get(p.symptom, "verdict.spike-at")
@@ -87,12 +108,38 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
             out.append(Text("verdict.restarts" + ("/at" if pp.get("restart_step") is not None else ""), n=pp["restarts"],
                             step=pp.get("restart_step")))
     if p.symptom == t.Symptom.SLOW_RANKS:
-        out.append(Text("verdict.slow-ranks", ranks=pp.get("ranks", [])))
+        groups = [rank_group_text(g) for g in pp.get("groups") or ()]
+        out.extend(groups or [Text("verdict.slow-ranks", ranks=pp.get("ranks", []))])
     if p.symptom == t.Symptom.DATA_STALLS:
         out.append(Text("verdict.stalls", n=pp.get("count"), lost=pp.get("lost_s")))
     if p.symptom == t.Symptom.SLOWER and pp.get("stalls"):  # the data stalls of a data-bound slower run
         out.append(Text("verdict.stalls", n=pp["stalls"], lost=pp.get("lost_s")))
     return out
+
+
+def rank_group_text(g: dict) -> Text:
+    """One group of slow ranks (analysis/ranks.py group_params) as a sentence: stages, nodes or
+    hosts, the odd or even ranks, a device slot, ranges; the awaited ranks with their waiting."""
+    kind, units = g["kind"], g.get("units") or []
+    figures = {"ranks": g["ranks"], "count": g["count"], "of": g["of"], "excess": g.get("excess"),
+               "median": g.get("median_s"), "reference": g.get("reference_s")}
+    if g.get("awaited"):
+        return Text("verdict.rank-group.awaited" + ("/one" if g["count"] == 1 else ""), ranks=g["ranks"], count=g["count"], of=g["of"],
+                    awaited=g.get("awaited_share"), waiting=g.get("waiting_share"))
+    many = "/many" if len(units) > 1 else ""
+    if kind == "stage":
+        return Text("verdict.rank-group.stage" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
+    if kind == "node" and g.get("by") == "host":
+        names = list(units) if len(units) <= 6 else [*units[:5], "…"]  # hundreds of hosts: the ranks say the rest
+        return Text("verdict.rank-group.host" + many, units=names, **figures)
+    if kind == "node":
+        return Text("verdict.rank-group.node" + many, units=[int(u) for u in units], size=g.get("unit_size"), **figures)
+    if kind == "parity":
+        return Text("verdict.rank-group.parity", parity=Text("rank-parity.odd" if units == ["1"] else "rank-parity.even"),
+                    **figures)
+    if kind == "slot":
+        return Text("verdict.rank-group.slot", units=[int(u) for u in units], **figures)
+    return Text("verdict.rank-group.ranks" + ("/one" if g["count"] == 1 else ""), **figures)
 
 
 def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
@@ -103,7 +150,19 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
         return [Text("verdict.nothing-changed", baseline=d.baseline_id)]
     out = [Text("verdict.setting.can" if s.explains else "verdict.setting.cannot", key=s.key, baseline=s.baseline,
                 current=s.current, effect=p.family) for s in p.settings]
-    regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE)
+    regressed = p.symptom in (t.Symptom.SLOWER, t.Symptom.LESS_EFFICIENT, t.Symptom.LOSS_WORSE, t.Symptom.LESS_STABLE,
+                              t.Symptom.EXPLODED, t.Symptom.DIVERGED)
+    ratio = p.params.get("params_ratio")
+    if ratio is not None and p.family == t.Family.THROUGHPUT:  # a grown model: how much more a step computes
+        step = next((q for q in p.quantities if q is not None and q.key == "step_time_s"), None)
+        step_ratio = step.current / step.baseline if step and step.current and step.baseline else None
+        # the same direction, and no more than a quarter beyond the model's own growth (or shrinkage)
+        same = step_ratio is not None and (ratio > 1) == (step_ratio > 1) and ratio != 1
+        covers = same and (step_ratio <= ratio * 1.25 if ratio > 1 else step_ratio >= ratio / 1.25)
+        key = "verdict.model-size" + ("/body" if p.params.get("params_basis") == "body" else "")
+        out.insert(0, Text(key + ("/covers" if covers else "/step" if same else ""), ratio=ratio,
+                           baseline=p.params.get("params_baseline"), current=p.params.get("params_current"),
+                           step=step_ratio))
     if regressed and not any(s.explains for s in p.settings):
         out.append(Text("verdict.unexplained-speed" if p.family in (t.Family.THROUGHPUT, t.Family.EFFICIENCY)
                         else "verdict.unexplained"))
@@ -144,7 +203,7 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
         evidence = tuple((L[SECTIONS[e]], f"#{e}") for e in p.evidence if e in SECTIONS and e in sections)
         items.append(VerdictItem(
             tone=_TONE.get(p.symptom, sev), tag=L.get(sev, sev),
-            title=L.sentence(Text(f"verdict.title.{p.symptom}", verdict=p.bottleneck or "unknown")),
+            title=L.sentence(title(p)),
             # the bottleneck's one number is its cause's: said once, in the cause's sentence
             numbers=L.text(Text("verdict.numbers", numbers=numbers)) if numbers and p.symptom != t.Symptom.BOTTLENECK else "",
             lines=tuple(L.sentence(x) for x in lines),

@@ -15,12 +15,14 @@ from typing import Any, Literal
 import polars as pl
 
 from ..analysis import types as t
+from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..model import InventoryEntry
 from ..text import Text
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import alignment, check_name, finding_text
+from .verdict import rank_group_text
 
 Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
@@ -283,7 +285,7 @@ def _summary(a: t.Analysis, L: Labels) -> Summary:
                 key=name,
                 label=_figure_label(name, L, a),
                 value=_flagged(_fmt_value(name, f.value), flag, L),
-                reason=flag or L.text(f.reason) or (L.text(d.reason) if d and d.reason else ""),
+                reason=flag or L.text(f.reason) or L.text(f.caveat) or (L.text(d.reason) if d and d.reason else ""),
                 baseline=_fmt_value(name, d.baseline) if d else "",
                 delta=_fmt_delta(name, d.delta, L) if d and d.delta is not None else "",
                 rel=fmt.rel_delta(d.rel) if d and d.rel is not None else "",
@@ -343,18 +345,27 @@ def _data_quality(a: t.Analysis, L: Labels) -> Section:
     if not a.diagnostics:
         return Section("data-quality", L["data_quality"], (Paragraph(L["no_diagnostics"], "good"),))
     diags = sorted(a.diagnostics, key=lambda d: (_SEVERITY_ORDER.get(str(d.severity), 3), d.path or "", d.offset or 0, d.slug))
-    rows = [
-        [
+    # The same note on every rank's file (a zone-less clock, one epoch) is one row with its files
+    # counted: 1,024 ranks would otherwise make a hundred pages of the same sentence.
+    same: dict[tuple, list] = {}
+    for d in diags:
+        sentence = L.sentence(d.text)
+        key = (str(d.severity), d.slug, sentence) if d.offset is None and d.path else (id(d),)
+        same.setdefault(key, []).append((d, sentence))
+    rows = []
+    for group in same.values():
+        d, sentence = group[0]
+        where = (text(d.path) if len(group) == 1 else
+                 Cell(L.text(Text("data-quality.files", first=d.path, n=len(group) - 1)), title=d.path))
+        rows.append([
             Cell(L.get(str(d.severity), str(d.severity)), tone=str(d.severity)),  # type: ignore[arg-type]
             Cell(d.slug),
-            Cell(L.sentence(d.text)),
-            text(d.path),
+            Cell(sentence),
+            where,
             cell(d.offset, fmt.integer),
-        ]
-        for d in diags
-    ]
+        ])
     cols = [L["severity"], L["code"], L["message"], L["file"], L["location"]]
-    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "wwllw", rows),))
+    return Section("data-quality", L["data_quality"], (_table("diagnostics", cols, "wwllw", rows, collapsed=len(rows) > 30),))
 
 
 def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
@@ -373,8 +384,12 @@ def _throughput(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         )
     else:
         blocks.append(Paragraph(L["no_window"].format(reason=L.text(w.reason) or L["unknown"]), "warning"))
+    if w.caveat is not None:  # the figures rest on few or marked steps (analysis/window.py)
+        blocks.append(Paragraph(L.sentence(w.caveat), "warning"))
     if tp.timing in ("timer", "logged"):
         blocks.append(Paragraph(L[f"timing_{tp.timing}"], "warning" if tp.timing == "timer" else "muted"))
+    elif recorder_format(a) is not None:
+        blocks.append(Paragraph(L["timing_callback"], "muted"))
     phases = [(p.name, p.start_step, p.end_step) for p in a.phases.phases]
     window = (w.start_step, w.end_step) if w.start_step is not None and w.end_step is not None else None
     spec = charts.step_time_chart(a.steps, window, L, phases)
@@ -545,6 +560,8 @@ def _stability(a: t.Analysis, L: Labels) -> Section:
         [Cell(L["grad_leads_loss"]), fig_cell(st.grad_leads_loss, fmt.percent, L), Cell(L.fmt("within_steps", n=st.lead_window_steps), tone="muted")],
     ]
     blocks.append(_table("stability-facts", [L["figure"], L["value"], L["steps"]], "lrl", facts))
+    # explosions, at any log density (analysis/stability.py): said where the spikes are
+    blocks += [Paragraph(L.sentence(finding_text(f)), "warning") for f in a.findings if f.kind == t.FindingKind.EXPLOSION]
     for series in (st.loss, st.grad_norm):
         title = L["spikes_of"].format(tag=series.tag)
         if series.reason:
@@ -613,6 +630,14 @@ def _phases(a: t.Analysis, L: Labels, base: t.Analysis | None) -> Section:
         rows = [[Cell(str(x.rank)), Cell(fmt.integer(x.steps)), cell(x.median_step_time_s, fmt.duration),
                  cell(x.others_median_s, fmt.duration), cell(x.excess, fmt.rel_delta),
                  Cell(L["slow"] if x.slow else "", tone="bad" if x.slow else "")] for x in slowest_first]
+        # the slow ranks as groups (stages, nodes, odd/even, ranges), said before the long table
+        groups = [L.sentence(rank_group_text(g)) for g in group_params(r)]
+        notes = [L.text(Text("ranks.basis.profile"))] if r.basis == "profile" else []
+        if r.node_size and any(g.kind == t.RankGroupKind.NODE for g in r.groups):
+            notes.append(L.text(Text(f"ranks.nodes.{r.node_source}", size=r.node_size)))
+        if groups or notes:
+            sep = L["stop"] + ("" if L.lang == "zh" else " ")
+            blocks.append(Paragraph(sep.join([*groups, *notes]) + (L["stop"] if groups and not notes else "")))
         spread = f" {L['rank_spread']}{L['colon']}{fmt.percent(r.spread)}{L['stop']}" if r.spread is not None else ""
         blocks.append(_table("ranks", [L["rank"], L["steps"], L["median"], L["others_median"], L["excess"], ""], "rrrrrl", rows,
                              caption=f"{L.sentence(r.rule)}{L['stop']}{spread}", collapsed=len(rows) > 16))
@@ -624,17 +649,23 @@ def _checkpoints(a: t.Analysis, L: Labels) -> Section:
     tax = a.phases.checkpoint_tax
     tax_text = fmt.percent(tax.value) if tax.known else f"{MISSING} {L.text(tax.reason)}"
     blocks: list[Block] = [Paragraph(f"{L['checkpoint_tax']}{L['colon']}{tax_text} · {L.fmt('saves', n=fmt.integer(len(saves)))}")]
-    if not saves:
-        return Section("checkpoints", L["checkpoints"], tuple(blocks))
-    df = pl.DataFrame(
-        [{"step": s.step, "save_s": s.save_s, "size": fmt.bytes_(s.bytes) if s.bytes is not None else MISSING} for s in saves],
-        schema={"step": pl.Int64, "save_s": pl.Float64, "size": pl.Utf8},
-    )
-    spec = charts.checkpoint_chart(df, L)
-    if spec:
-        blocks.append(Chart("chart-checkpoints", L["checkpoints"], spec))
-    rows = [[cell(s.step, fmt.step), text(s.path), cell(s.bytes, fmt.bytes_), cell(s.save_s, fmt.duration), Cell(L.text(s.method), tone="muted")] for s in saves]
-    blocks.append(_table("checkpoints", [L["step"], L["file"], L["size"], L["save_time"], L["method"]], "rlrrl", rows, collapsed=len(rows) > 20))
+    if saves:
+        df = pl.DataFrame(
+            [{"step": s.step, "save_s": s.save_s, "size": fmt.bytes_(s.bytes) if s.bytes is not None else MISSING} for s in saves],
+            schema={"step": pl.Int64, "save_s": pl.Float64, "size": pl.Utf8},
+        )
+        spec = charts.checkpoint_chart(df, L)
+        if spec:
+            blocks.append(Chart("chart-checkpoints", L["checkpoints"], spec))
+        rows = [[cell(s.step, fmt.step), text(s.path), cell(s.bytes, fmt.bytes_), cell(s.save_s, fmt.duration), Cell(L.text(s.method), tone="muted")] for s in saves]
+        blocks.append(_table("checkpoints", [L["step"], L["file"], L["size"], L["save_time"], L["method"]], "rlrrl", rows, collapsed=len(rows) > 20))
+    others = [f for f in a.phases.checkpoint_files if not f.save]
+    if others:  # every file read is listed: these are the ones that are not saves (the tax leaves them out)
+        rows = [[text(f.path), cell(f.rank, fmt.integer), cell(f.step, fmt.step), cell(f.bytes, fmt.bytes_),
+                 cell(f.params, fmt.integer), Cell(f.kind or MISSING, tone="muted")] for f in others]
+        blocks.append(Paragraph(L.fmt("other_checkpoints", n=fmt.integer(len(others)))))
+        blocks.append(_table("checkpoint-files", [L["file"], L["rank"], L["step"], L["size"], L["model_params"], L["kind"]],
+                             "lrrrrl", rows, collapsed=len(rows) > 20))
     return Section("checkpoints", L["checkpoints"], tuple(blocks))
 
 
@@ -676,6 +707,16 @@ def _effects(key: str, L: Labels) -> str:
 
     moved = [f for f in t.Family if f in effects(key)]
     return L.join(L.name("family_", f) for f in moved) if moved else L["nothing"]
+
+
+def recorder_format(a: t.Analysis) -> str | None:
+    """The format of postmortem's callback records the run was read from (the `recorder` setting), or None."""
+    from ..records import RECORDER
+
+    for r in a.identity.settings:
+        if r.key == "recorder" and str(r.value).startswith(RECORDER):
+            return str(r.value)[len(RECORDER):].strip() or "?"
+    return None
 
 
 def _settings(a: t.Analysis, L: Labels) -> Section:
@@ -816,6 +857,8 @@ def build_view(
         meta.append((L["experiment"], a.experiment))
     if base_id:
         meta.append((L["baseline"], base_id))
+    if recorder_format(a) is not None:
+        meta.append((L["recorded_by"], L["recorder_callback"].format(format=recorder_format(a))))
     if a.step_range:
         first, last, count = a.step_range
         meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))

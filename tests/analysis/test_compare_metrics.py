@@ -69,7 +69,8 @@ def test_metrics_json_valid_deterministic_and_nan_free():
     assert m["mfu"]["peak_flops"] == 376e12 and m["mfu"]["value"] is None  # no parameter count
     n = to_metrics(analyze(loss_nan))
     assert n["stability"]["nan_steps"] == list(range(21, 51))
-    assert n["checkpoints"] == [{"step": 10, "path": None, "bytes": None, "save_s": 0.0}]
+    assert n["checkpoints"] == [{"step": 10, "path": None, "rank": None, "bytes": None, "params": None, "kind": None,
+                                 "save": True, "save_s": 0.0}]
     bad = dict(m, schema_version="2.0")
     try:
         jsonschema.Draft202012Validator(schema).validate(bad)

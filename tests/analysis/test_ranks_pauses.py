@@ -75,7 +75,9 @@ def test_pause_skip_and_restart_events_and_a_stall_seen_only_in_the_gap():
                            {"kind": "restart", "step": 100}])
     a = analyze(run)
     ex = dict(a.throughput.window.excluded.iter_rows())
-    assert ex[60] == "data_stall" and ex[80] == "pause" and ex[90] == "skip" and ex[100] == "resume"
+    assert ex[60] == "data_stall" and ex[80] == "pause" and ex[100] == "resume"
+    # a skipped-data step took its time like any other: in the window, marked for the loss figures
+    assert 90 not in ex and a.stability.skip_steps == (90,)
     assert 81 not in ex  # the next step was not slow: nothing spilled
     # the data wait that triage uses comes from the gap over the steady window: 0.1 / 1.0
     assert a.phases.data_wait_share == pytest.approx(0.1)

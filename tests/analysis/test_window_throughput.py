@@ -43,14 +43,17 @@ def test_checkpoint_spill_warmup_stall_and_resume():
                  80: "data_stall", 121: "compile", 122: "resume", 123: "resume"}
 
 
-def test_nan_and_overflow_steps_excluded():
+def test_nan_and_overflow_steps_stay_in_the_time_window_and_marked_for_the_loss():
     t = [1.0] * 60
     loss = [2.0] * 60
     loss[30] = float("nan")
     run = make_run(step_time=t, scalars={"loss": loss}, settings=SETTINGS,
                    events=[{"kind": "overflow", "step": 40}])
-    r = reasons_of(analyze(run))
-    assert r[31] == "nan" and r[40] == "overflow"
+    a = analyze(run)
+    r = reasons_of(a)
+    assert 31 not in r and 40 not in r  # they took their step's time like any other
+    assert a.stability.nan_steps == (31,) and a.stability.overflow_steps == (40,)
+    assert a.convergence.left_out["nonfinite"] == (31,)
 
 
 def test_batch_from_parallel_settings_and_unknown_seq():

@@ -85,7 +85,9 @@ def test_truncated_and_garbage_files_do_not_raise(tmp_path: Path):
     st.parent.mkdir(parents=True)
     st.write_bytes(b"\xff\xfe garbage,\n1,2\n")
     r = profiler.READER.read(art(st, tmp_path))
-    assert "profile_steps" not in r.tables and r.diagnostics[0].slug == "profiler-columns"
+    assert "profile_steps" not in r.tables
+    assert [d.slug for d in r.diagnostics] == ["profiler-utf8", "profiler-columns"]  # the 2 bytes that are not UTF-8
+    assert r.diagnostics[0].params["n"] == 2
     mem = tmp_path / "rank_2" / "PROF_x" / "cpu_ms_memory_record_2.txt"
     real = next(CPU.glob("FRAMEWORK/cpu_ms_memory_record_*.txt")).read_text().splitlines()
     mem.write_text("\n".join(real[:3] + ["12,abc"] + real[3:5]) + "\n")

@@ -111,7 +111,7 @@ def test_damaged_cluster_files_say_why(tmp_path: Path):
     assert [d.slug for d in r.diagnostics] == ["profiler-row"] and r.diagnostics[0].offset == 3
     st.write_bytes(b"\xff\xfe garbage\n1,2\n")
     r = read(st, tmp_path)
-    assert not r.tables and [d.slug for d in r.diagnostics] == ["profiler-columns"]
+    assert not r.tables and [d.slug for d in r.diagnostics] == ["profiler-utf8", "profiler-columns"]
 
 
 def test_other_cluster_output_files_are_claimed_with_a_note(tmp_path: Path):

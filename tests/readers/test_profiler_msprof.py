@@ -146,7 +146,9 @@ def test_raw_data_without_an_export_says_to_run_msprof_export_once_per_folder(tm
     (d,) = first.diagnostics
     assert d.slug == "profiler-raw-not-exported" and d.severity == "warning"
     assert "3 files" in d.message and f"msprof --export=on --output={PROF}" in d.message
-    assert all(not r.diagnostics and not r.tables for r in rest)
+    # each other file says it is counted in the first one's note (a claimed file is never silent)
+    assert all(not r.tables and [(x.slug, x.severity, x.params["target"]) for x in r.diagnostics]
+               == [("profiler-listed", "info", RAW[0])] for r in rest)
     # once exported, the same files are covered by what was exported
     prof(tmp_path, (SUMMARY, "mindstudio_profiler_output/" + SUMMARY.name))
     (d,) = read(root / "device_0" / "data" / RAW[0], tmp_path).diagnostics
@@ -170,7 +172,7 @@ def test_every_file_of_a_prof_folder_is_claimed_and_accounted_for(tmp_path: Path
     assert results["mindstudio_profiler_output/" + SUMMARY.name].tables["profile_ops"].height == 1
     assert said["mindstudio_profiler_output/" + STATISTIC.name] == ["profiler-covered"]
     assert said["mindstudio_profiler_output/api_statistic_20260605161737.csv"] == ["profiler-not-read"]
-    assert said["mindstudio_profiler_output/task_time_20260605161737.csv"] == []  # the folder's note covers it
+    assert said["mindstudio_profiler_output/task_time_20260605161737.csv"] == ["profiler-listed"]  # the folder's note covers it
     assert said["device_0/data/" + RAW[0]] == ["profiler-raw"]
     assert said["device_0/sqlite/ascend_task.db"] == ["profiler-raw"]
     assert said["msprof_20260605161737.db"] == ["profiler-db-export"]
@@ -180,12 +182,14 @@ def test_every_file_of_a_prof_folder_is_claimed_and_accounted_for(tmp_path: Path
     assert "api_statistic" in note and "task_time" in note
 
 
-def test_db_only_export_is_a_warning(tmp_path: Path):
+def test_db_only_export_is_read(tmp_path: Path):
+    # without a text export the database is read (readers/profiler/db.py); an empty one names
+    # the tables it lacks
     db = tmp_path / PROF / "msprof_20260605161737.db"
     db.parent.mkdir(parents=True)
     db.touch()
     (d,) = read(db, tmp_path).diagnostics
-    assert d.slug == "profiler-db-only" and "--type=text" in d.message
+    assert d.slug == "profiler-db-tables" and d.severity.name == "WARNING" and "TASK" in d.message
 
 
 def test_flat_analyze_communication_json_goes_to_msprof_not_ascend(tmp_path: Path):

@@ -75,6 +75,10 @@ def test_scanner_claims_the_hot_shapes():
         rec = logparse.Records()
         logparse.parse_line(line, 1, rec, {})
         assert not rec.recognised and not rec.errors, line
+    rec = logparse.Records()
+    logparse.parse_line(PROSE_LOSS, 1, rec, {})
+    assert not rec.recognised and not rec.fields and rec.loss_unread[0] == 0
+    assert scanner.scan(PROSE_LOSS.encode(), 1)["back_lines"]
 
 
 def test_a_shape_only_in_the_grammar_is_read_through_the_hand_back(tmp_path: Path, monkeypatch, same_result):
@@ -152,8 +156,10 @@ BACK_LINES = [
 NOISE_LINES = [
     "[WARNING] ME(16790:140355945024384,MainProcess):2026-11-30-10:50:06.206.000 [mindspore/context.py:1343] noise",
     "2026-11-30 10:50:06,815 - [mindformers/dataset/blended_dataset.py:211] - INFO - Prefetching shard 2",
-    "[WARNING] ME(22768:140521647119232,MainProcess):2026-11-30-11:39:24.829.000 [mindspore/context.py:1343] the loss is fine",
+    "[WARNING] ME(22768:140521647119232,MainProcess):2026-11-30-11:39:24.829.000 [mindspore/context.py:1343] the scale is fine",
 ]
+# A loss word in prose: handed back (the loss words anchor the lines read by their fields), read as nothing.
+PROSE_LOSS = "[WARNING] ME(22768:140521647119232,MainProcess):2026-11-30-11:39:24.829.000 [mindspore/context.py:1343] the loss is fine"
 BASE_LINES = HOT_LINES + BACK_LINES + NOISE_LINES
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

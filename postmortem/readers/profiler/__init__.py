@@ -4,6 +4,7 @@
 - ``ascend``: MindSpore 2.x ``*_ascend_ms/`` and torch_npu ``*_ascend_pt/`` (ASCEND_PROFILER_OUTPUT).
 - ``msprof``: CANN ``PROF_*/`` folders.
 - ``cluster``: msprof-analyze's cluster outputs.
+- ``db``: the database exports of all three (``ascend_*_profiler*.db``, ``msprof_*.db``).
 
 A file is read by the first format whose pattern matches its path. Any other file inside a
 profiler folder is claimed and gets a warning saying its format is not read, so no profiler file
@@ -18,14 +19,14 @@ import re
 from ... import diagnostics as dg
 from ...model import Artifact, ReadResult
 from ..base import Reader
-from . import ascend, cluster, mindinsight, msprof
+from . import ascend, cluster, db, mindinsight, msprof
 from .common import Format, file_rank
 
 # msprof before ascend: every msprof pattern is inside a PROF_* folder, where a PROF_*/analyze/
 # communication.json has msprof's flat layout, not the step-keyed one ascend reads. msprof's
 # catch-alls for the rest of a PROF folder come last.
 FORMATS: tuple[Format, ...] = (
-    *mindinsight.FORMATS, *msprof.FORMATS, *ascend.FORMATS, *cluster.FORMATS, *msprof.FALLBACK
+    *mindinsight.FORMATS, *db.FORMATS, *msprof.FORMATS, *ascend.FORMATS, *cluster.FORMATS, *msprof.FALLBACK
 )
 
 _DIR_RE = re.compile(

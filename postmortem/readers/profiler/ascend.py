@@ -17,7 +17,6 @@ info for metadata and intermediates another file covers, a warning for data not 
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -26,7 +25,8 @@ from ... import diagnostics as dg
 from ...text import Text
 from ...model import Artifact, ReadResult
 from . import ascend_comm, ascend_data, ascend_memory, ascend_ops, ascend_steps, trace
-from .common import Format, not_read
+from .. import guard
+from .common import Format, not_read, side_json
 
 
 def _rank(artifact: Artifact, rank: int | None, result: ReadResult) -> int | None:
@@ -46,12 +46,8 @@ def _rank(artifact: Artifact, rank: int | None, result: ReadResult) -> int | Non
 @lru_cache(maxsize=4096)
 def _info_rank(folder: str) -> int | None:
     infos = sorted(Path(folder).glob("profiler_info*.json"))
-    if len(infos) != 1 or infos[0].stat().st_size > 1 << 20:
-        return None
-    try:
-        rank = json.loads(infos[0].read_text(encoding="utf-8", errors="replace")).get("rank_id")
-    except (ValueError, AttributeError, OSError):
-        return None
+    info = side_json(infos[0]) if len(infos) == 1 else None
+    rank = info.get("rank_id") if isinstance(info, dict) else None
     return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
 
 
@@ -62,17 +58,25 @@ def _with_rank(read):
 
 
 def _trace_view(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    beside = Path(artifact.path).with_name("step_trace_time.csv")
-    steps_beside = beside.is_file() and _data_lines(beside) > 0
+    steps_beside = _sound_step_trace(Path(artifact.path).with_name("step_trace_time.csv"))
     sums = trace.read(artifact, rank, result, steps_beside=steps_beside)
     parts = [ascend_steps.Parts(s.step, s.computing, s.comm_not_overlapped, s.communication, s.free, s.receive,
                                 s.preparing) for s in sums]
     ascend_steps.profile_steps(parts, rank, "trace_view", artifact, result)
 
 
-def _data_lines(path: Path) -> int:
-    with open(path, "rb") as fh:
-        return max(0, sum(1 for line in fh if line.strip()) - 1)
+def _sound_step_trace(path: Path) -> bool:
+    """Whether a step_trace_time.csv beside the trace gives steps when read (one row per step: a
+    small file). A damaged or empty one never makes the trace's own steps count as covered."""
+    if guard.refusal(path) is not None or guard.size(path) > 64 << 20:
+        return False
+    probe = ReadResult(reader="profiler")
+    try:
+        ascend_steps.read_step_trace_time(Artifact(path=str(path), rel=path.name, size=0, mtime=0.0), None, probe)
+    except (OSError, ValueError, IndexError, UnicodeError):
+        return False
+    table = probe.tables.get("profile_steps")
+    return table is not None and table.height > 0
 
 
 def _other_csv(artifact: Artifact, result: ReadResult) -> None:

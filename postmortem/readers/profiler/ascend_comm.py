@@ -12,12 +12,11 @@ The per-group "Total Op Info" entries are sums the writers add: skipped.
 
 from __future__ import annotations
 
-import json
 import re
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, Artifact, ReadResult, frame
-from .common import MS
+from .common import MS, Durations, load_json
 
 MB = 1e6  # bytes in the writers' MB (see the module docstring)
 _AGGREGATE = re.compile(r"-(?:top1|middle|bottom\d|total)$")  # 2024+ matrix keys: <type>-<rank of op>@<group>
@@ -26,8 +25,7 @@ _STEP = re.compile(r"step(\d*)")
 
 def _load(artifact: Artifact, result: ReadResult) -> dict | None:
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)[:300]))
         return None
@@ -37,19 +35,32 @@ def _load(artifact: Artifact, result: ReadResult) -> dict | None:
     return data
 
 
-def _ops(data: dict):
-    """(step, kind, op key, info) for every op of every step; "Total Op Info" sums skipped."""
+def _ops(data: dict, dropped: list[int]):
+    """(step, kind, op key, info) for every op of every step; "Total Op Info" sums skipped.
+    Entries of the wrong shape (a step that is not "step<N>" or not an object, a kind or an op
+    that is not an object) are counted in ``dropped[0]``."""
     for step_key, kinds in data.items():
         m = _STEP.fullmatch(str(step_key))
         if not m or not isinstance(kinds, dict):
+            dropped[0] += 1
             continue
         step = int(m.group(1)) if m.group(1) else None
         for kind, ops in kinds.items():
             if not isinstance(ops, dict):
+                dropped[0] += 1
                 continue
             for key, info in ops.items():
-                if not str(key).startswith("Total Op Info") and isinstance(info, dict):
+                if str(key).startswith("Total Op Info"):
+                    continue
+                if isinstance(info, dict):
                     yield step, kind, str(key), info
+                else:
+                    dropped[0] += 1
+
+
+def _warn_dropped(dropped: list[int], kept: int, artifact: Artifact, result: ReadResult) -> None:
+    if dropped[0]:
+        result.diagnostics.append(dg.warning("profiler-entries-dropped", path=artifact.rel, n=dropped[0], kept=kept))
 
 
 def _split(key: str) -> tuple[str, str | None]:
@@ -73,15 +84,22 @@ def read_communication(artifact: Artifact, rank: int | None, result: ReadResult)
     cols = ("step", "op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s", "synchronization_s",
             "bytes", "bandwidth_gbps")
     out: dict[str, list] = {k: [] for k in cols}
-    for step, kind, key, info in _ops(data):
+    dropped, bad = [0], Durations()
+    for step, kind, key, info in _ops(data, dropped):
         t = info.get("Communication Time Info") or {}
+        if not isinstance(t, dict) or not isinstance(info.get("Communication Bandwidth Info") or {}, dict):
+            dropped[0] += 1
+            continue
+        times = [_ms(t.get(c)) for c in _TIMES]
+        if not all([bad.ok(v, c, 1.0) for v, c in zip(times, _TIMES)]):
+            continue
         transport, size_mb, bw = _largest_transport(info.get("Communication Bandwidth Info") or {})
         op, group = _split(key)
-        for k, v in zip(cols, (step, op, group, kind, transport, _ms(t.get("Elapse Time(ms)")),
-                               _ms(t.get("Wait Time(ms)")), _ms(t.get("Transit Time(ms)")),
-                               _ms(t.get("Synchronization Time(ms)")),
+        for k, v in zip(cols, (step, op, group, kind, transport, *times,
                                size_mb * MB if size_mb is not None else None, bw)):
             out[k].append(v)
+    bad.warn(artifact.rel, result)
+    _warn_dropped(dropped, len(out["op"]), artifact, result)
     if not out["op"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
@@ -89,6 +107,7 @@ def read_communication(artifact: Artifact, rank: int | None, result: ReadResult)
         {**out, "rank": rank, "source": "communication.json", "file": artifact.rel}, PROFILE_COMM)
 
 
+_TIMES = ("Elapse Time(ms)", "Wait Time(ms)", "Transit Time(ms)", "Synchronization Time(ms)")
 _TRANSPORTS = ("HCCS", "RDMA", "PCIE", "SIO")  # physical links; SDMA sums HCCS + PCIE + SIO
 
 
@@ -107,7 +126,8 @@ def read_matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     data = _load(artifact, result)
     if data is None:
         return
-    ops = list(_ops(data))
+    dropped = [0]
+    ops = list(_ops(data, dropped))
     # 2024+ writers (MindSpore 2.x, torch_npu) group ops per type and link: top1 / middle /
     # bottom* are single ops, "total" sums them all; older torch_npu writes every op.
     aggregated = any(_AGGREGATE.search(_split(key)[0]) for _, _, key, _ in ops)
@@ -130,6 +150,7 @@ def read_matrix(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
                 out[k].append(v)
     if bad_links:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="links", n=bad_links))
+    _warn_dropped(dropped, len(out["op"]), artifact, result)
     if not out["op"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="links"))
         return

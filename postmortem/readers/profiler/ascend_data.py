@@ -22,7 +22,7 @@ _COLS = ("stage", "op_type", "workers", "queue_usage", "queue_empty_share", "tim
 
 
 def read_pipeline_raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     need = ("op_id", "op_type", "output_queue_size", "output_queue_usage_rate")
     if any(n not in header for n in need):
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
@@ -61,7 +61,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def read_dataset(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     idx = [column(header, n) for n in ("Operation", "Stage", "Occurrences", "Avg. time (us)")]
     if None in idx:
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))

@@ -120,7 +120,7 @@ def _finish(mem: pl.DataFrame, rank: int | None, artifact: Artifact, result: Rea
 
 
 def read_cpu_memory(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     if not header or header[0] != "Timestamp(ns)":
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:4]))
         return

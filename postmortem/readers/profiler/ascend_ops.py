@@ -20,8 +20,9 @@ import polars as pl
 
 from ... import diagnostics as dg
 from ...model import PROFILE_OPS, Artifact, ReadResult, conform
+from .. import guard
 from .ascend_csv import header_of, num, row_by_row, scan
-from .common import US
+from .common import US, Durations, checked_durations, sound_csv
 
 # Operator names kept per rank: NAMED_ROWS // steps, within [MIN_NAMES, MAX_NAMES]; every other
 # name is summed into "(other)" of its (step, type, core). Bounds a rank's rows whatever its steps.
@@ -58,8 +59,18 @@ def read_kernel_details(artifact: Artifact, rank: int | None, result: ReadResult
     if no_duration:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=no_duration, of=kernels.height,
                    column="Duration(us)"))
+    # polars reads a name whose bytes are not UTF-8 (or an empty one) as null: counted, never silent
+    unnamed = max(kernels["name"].null_count(), kernels["type"].null_count())
+    if unnamed:
+        result.diagnostics.append(dg.warning("profiler-utf8", path=artifact.rel, variant="names", n=unnamed))
     if step is None:
         result.diagnostics.append(dg.info("profiler-no-step", path=artifact.rel))
+    bad = Durations()
+    kernels = checked_durations(kernels, "dur", _DUR, bad)
+    bad.warn(artifact.rel, result)
+    if kernels["dur"].null_count() == kernels.height:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="kernels"))
+        return
     result.tables["profile_ops"] = _finish(_aggregate(kernels.drop_nulls("dur")), rank, "kernel_details", artifact.rel)
 
 
@@ -71,7 +82,7 @@ def _scan(path: str, step: str | None, core: str | None) -> pl.LazyFrame:
         types[step] = pl.Int64
     if core:
         types[core] = pl.Categorical
-    frame = pl.scan_csv(path, infer_schema=False, schema_overrides=types, ignore_errors=True,
+    frame = pl.scan_csv(guard.checked(path), infer_schema=False, schema_overrides=types, ignore_errors=True,
                         truncate_ragged_lines=True, encoding="utf8-lossy")
     return frame.select(
         (pl.col(step) if step else pl.lit(None, pl.Int64)).alias("step"),
@@ -112,12 +123,12 @@ def _finish(ops: pl.DataFrame, rank: int | None, source: str, rel: str) -> pl.Da
 
 # ---------------------------------------------------------------------------------- op_statistic
 
+
 _OP_STAT = {"OP Type": "type", "Core Type": "core", "Count": "calls", "Total Time(us)": "total", "Max Time(us)": "max"}
 
 
 def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    beside = Path(artifact.path).with_name("kernel_details.csv")
-    if beside.is_file() and beside.stat().st_size > 0:
+    if sound_csv(Path(artifact.path).with_name("kernel_details.csv"), (_NAME, _TYPE, _DUR)):
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="op-statistic"))
         return
     header = header_of(artifact.path)
@@ -143,6 +154,11 @@ def read_op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) 
     if bad:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="count", n=bad))
     ops = ops.filter(pl.col("total_s").is_not_null() & pl.col("calls").is_not_null())
+    checks = Durations()
+    ops = checked_durations(ops, "total_s", "Total Time(us)", checks)
+    if "max" in stats.columns:
+        ops = checked_durations(ops, "max_s", "Max Time(us)", checks)
+    checks.warn(artifact.rel, result)
     if ops.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ... import diagnostics as dg
 from ...model import PROFILE_STEPS, Artifact, ReadResult, frame
-from .common import US, column, csv_rows, number
+from .common import US, Durations, column, csv_rows, number
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ _COLUMNS = {
 
 
 def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     idx = {k: column(header, v) for k, v in _COLUMNS.items()}
     i_step = column(header, "Step")
     if any(idx[k] is None for k in ("computing", "comm_not_overlapped", "free")):
@@ -94,6 +94,7 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
     i_device = column(header, "Device_id")
     devices = set()
     parts = []
+    bad = Durations()
     for line_no, row in enumerate(rows, start=2):
         if not row:
             continue
@@ -101,14 +102,34 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
         if any(v[k] is None for k in ("computing", "comm_not_overlapped", "free")):
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
+        if not all([bad.ok(v[k], _COLUMNS[k], US) for k in _COLUMNS]):  # a list: every column counted
+            continue
         step = number(row[i_step]) if i_step is not None and i_step < len(row) else None
         if i_device is not None and i_device < len(row):
             devices.add(row[i_device].strip())
-        parts.append(Parts(int(step) if step is not None else None, v["computing"], v["comm_not_overlapped"],
-                           v["communication"], v["free"], v["bubble"], v["preparing"]))
+        parts.append(Parts(int(step) if step is not None and step.is_integer() else None, v["computing"],
+                           v["comm_not_overlapped"], v["communication"], v["free"], v["bubble"], v["preparing"]))
+    bad.warn(artifact.rel, result)
+    if len(devices) <= 1:
+        parts = unique_steps(parts, artifact.rel, result)
     if not parts:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
     if len(devices) > 1:
         result.diagnostics.append(dg.warning("profiler-devices", path=artifact.rel, n=len(devices), devices=sorted(devices)))
     profile_steps(parts, rank, "step_trace_time", artifact, result)
+
+
+def unique_steps(parts: list[Parts], rel: str, result: ReadResult) -> list[Parts]:
+    """One row per step, in step order. A step written twice keeps its last row (a writer that
+    appends rewrites a step by writing it again); the repeats and an out-of-order file are warned."""
+    if not parts or any(p.step is None for p in parts):
+        return parts
+    last = {p.step: p for p in parts}
+    repeated = len(parts) - len(last)
+    ordered = all(a.step < b.step for a, b in zip(parts, parts[1:]))
+    if repeated:
+        result.diagnostics.append(dg.warning("profiler-duplicate-steps", path=rel, n=repeated, steps=len(last)))
+    elif not ordered:
+        result.diagnostics.append(dg.info("profiler-steps-unordered", path=rel))
+    return [last[s] for s in sorted(last)] if repeated or not ordered else parts

@@ -11,6 +11,8 @@ docs/formats/profiler-msprof.md; in short:
   rank for the whole capture).
 - ``cluster_communication.json`` (communication_analysis.py): ``{"(ranks)": {"step<N>"|"step":
   {"<op>@<group>": {"<rank>": <op record, comm_info.py>}}}}``, plus ``Total Op Info@<group>`` sums.
+- ``cluster_analysis.db`` (database input): its ``ClusterStepTraceTime`` table is the CSV above,
+  columns in snake case (docs/formats/profiler-db.md).
 - ``cluster_communication_matrix.json`` (comm_matrix_analysis.py): ``{"(ranks)": {"step<N>":
   {"<op>@<group>": {"<src>-<dst>": {"Transport Type", "Transit Size(MB)", "Transit Time(ms)",
   "Bandwidth(GB/s)", "Op Name"}}}}}`` with global ranks at both ends.
@@ -22,15 +24,16 @@ note, so no step or operator is counted twice.
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
-from .common import MS, US, Format, column, csv_rows, number
+from .common import MS, US, Durations, Format, column, csv_rows, load_json, number
+from .dbopen import columns, connect
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
 _PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
@@ -60,7 +63,13 @@ def _covered(artifact: Artifact, result: ReadResult) -> bool:
 def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _covered(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
+    step_rows(artifact, header, rows, result, "cluster_step_trace_time")
+
+
+def step_rows(artifact: Artifact, header: list[str], rows: list[list[str]], result: ReadResult, source: str) -> None:
+    """profile_steps from cluster step-trace rows (the CSV's, or its database table's in the CSV's
+    column names: db.py)."""
     i_type, i_index, i_step = column(header, "Type"), column(header, "Index"), column(header, "Step")
     i_comp = column(header, "Computing")
     if i_type is None or i_index is None or i_comp is None:
@@ -75,6 +84,9 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
     out: dict[str, list] = {k: [] for k in PROFILE_STEPS if k not in ("source", "file", "data_wait_s")}
     stage_rows = 0
     off: list[str] = []
+    bad = Durations()
+    names = {"cno": "Communication(Not Overlapped)", "free": "Free", "comm": "Communication", "bubble": "Bubble",
+             "preparing": "Preparing", "stage": "Stage", "cno_excl": "Communication(Not Overlapped and Exclude Receive)"}
     for line_no, row in enumerate(rows, start=2):
         if not row:
             continue
@@ -87,6 +99,8 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         comp = number(row[i_comp]) if i_comp < len(row) else None
         if kind != "rank" or not rank_text.isdigit() or comp is None or v["cno"] is None or v["free"] is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="not-rank"))
+            continue
+        if not all([bad.ok(comp, "Computing", US), *(bad.ok(v[k], n, US) for k, n in names.items())]):
             continue
         bubble = v["bubble"] or 0.0
         # The partition: exposed communication without the receives, plus the receives (bubble).
@@ -106,18 +120,59 @@ def _step_trace_time(artifact: Artifact, rank: int | None, result: ReadResult) -
         out["free_s"].append(v["free"] * US)
         out["preparing_s"].append(preparing * US if v["preparing"] is not None else None)
         out["total_s"].append(total * US)
+    bad.warn(artifact.rel, result)
     if stage_rows:
         result.diagnostics.append(dg.info("profiler-cluster-stage-rows", path=artifact.rel, n=stage_rows))
     if off:
         result.diagnostics.append(dg.warning("profiler-partition", path=artifact.rel, n=len(off), rows=off[:3]))
-    result.tables["profile_steps"] = frame(
-        {**out, "source": "cluster_step_trace_time", "file": artifact.rel}, PROFILE_STEPS)
+    result.tables["profile_steps"] = frame({**out, "source": source, "file": artifact.rel}, PROFILE_STEPS)
+
+
+# ----------------------------------------------------------------- msprof-analyze's cluster DB
+# cluster_analysis_output/cluster_analysis.db, written by `msprof-analyze cluster` for database
+# input (cluster_analyse/analysis/step_trace_time_analysis.py CLUSTER_TRACE_TIME_TABLE): the table
+# ClusterStepTraceTime is cluster_step_trace_time.csv, its columns in snake case. Read by the CSV's
+# own rows function (step_rows), so the partition is written once.
+
+_CLUSTER_COLUMNS = {
+    "step": "Step", "type": "Type", "index": "Index", "computing": "Computing",
+    "communication_not_overlapped": "Communication(Not Overlapped)", "overlapped": "Overlapped",
+    "communication": "Communication", "free": "Free", "stage": "Stage", "bubble": "Bubble",
+    "communication_not_overlapped_and_exclude_receive": "Communication(Not Overlapped and Exclude Receive)",
+    "preparing": "Preparing",
+}
+
+
+def _read_cluster(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    if _covered(artifact, result):
+        return
+    try:
+        con = connect(artifact.path)
+    except (OSError, sqlite3.Error) as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    try:
+        schema = columns(con)
+        cols = [c for c in _CLUSTER_COLUMNS if c in schema.get("ClusterStepTraceTime", set())]
+        if "ClusterStepTraceTime" not in schema or not {"type", "index", "computing"} <= set(cols):
+            result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel,
+                                                 detail="missing ClusterStepTraceTime (type, index, computing)"))
+            return
+        rows = [["" if v is None else str(v) for v in r]
+                for r in con.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + " FROM ClusterStepTraceTime")]
+    except sqlite3.Error as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    finally:
+        con.close()
+    step_rows(artifact, [_CLUSTER_COLUMNS[c] for c in cols], rows, result, "cluster_analysis_db")
+    if "profile_steps" in result.tables:
+        result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=f"ClusterStepTraceTime ({len(rows)})"))
 
 
 def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return None
@@ -127,15 +182,20 @@ def _load_json(artifact: Artifact, result: ReadResult) -> dict | None:
     return data
 
 
-def _steps(data: dict):
-    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number."""
+def _steps(data: dict, dropped: list[int] | None = None):
+    """(step or None, ops) for every step of every group; "step" alone (msprof input) has no number.
+    Entries of the wrong shape are counted in ``dropped[0]``."""
+    dropped = dropped if dropped is not None else [0]
     for steps in data.values():
         if not isinstance(steps, dict):
+            dropped[0] += 1
             continue
         for step_key, ops in steps.items():
             m = re.fullmatch(r"step(\d*)", str(step_key))
             if m and isinstance(ops, dict):
                 yield (int(m.group(1)) if m.group(1) else None), ops
+            else:
+                dropped[0] += 1
 
 
 def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
@@ -147,20 +207,31 @@ def _communication(artifact: Artifact, rank: int | None, result: ReadResult) -> 
     cols = ("rank", "step", "op", "group", "kind", "transport", "elapse_s", "wait_s", "transit_s",
             "synchronization_s", "bytes", "bandwidth_gbps")
     out: dict[str, list] = {k: [] for k in cols}
-    for step, ops in _steps(data):
+    dropped, bad = [0], Durations()
+    for step, ops in _steps(data, dropped):
         for op, ranks in ops.items():
-            if is_total(op) or not isinstance(ranks, dict):
+            if is_total(op):
+                continue
+            if not isinstance(ranks, dict):
+                dropped[0] += 1
                 continue
             for rank_key, info in ranks.items():
                 if not str(rank_key).isdigit() or not isinstance(info, dict):
+                    dropped[0] += 1
                     continue
                 f = op_figures(info)
+                if not all([bad.ok(f.elapse_s, "Elapse Time(ms)", 1.0), bad.ok(f.wait_s, "Wait Time(ms)", 1.0),
+                            bad.ok(f.transit_s, "Transit Time(ms)", 1.0)]):
+                    continue
                 for k, v in (("rank", int(rank_key)), ("step", step), ("op", op), ("group", group_of(op)),
                              ("kind", kind_of(op)), ("transport", f.transport), ("elapse_s", f.elapse_s),
                              ("wait_s", f.wait_s), ("transit_s", f.transit_s),
                              ("synchronization_s", f.synchronization_s), ("bytes", f.bytes),
                              ("bandwidth_gbps", f.bandwidth_gbps)):
                     out[k].append(v)
+    bad.warn(artifact.rel, result)
+    if dropped[0]:
+        result.diagnostics.append(dg.warning("profiler-entries-dropped", path=artifact.rel, n=dropped[0], kept=len(out["op"])))
     if not out["op"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
@@ -215,5 +286,6 @@ FORMATS = (
     Format("cluster_step_trace_time.csv", _name(r"cluster_step_trace_time\.csv"), _step_trace_time),
     Format("cluster_communication.json", _name(r"cluster_communication\.json"), _communication),
     Format("cluster_communication_matrix.json", _name(r"cluster_communication_matrix\.json"), _matrix),
+    Format("cluster_analysis.db", _name(r"cluster_analysis\.db"), _read_cluster),
     Format("cluster_analysis_output/*", re.compile(r"(?:^|/)cluster_analysis_output/[^/]+$"), _other),
 )

@@ -21,7 +21,7 @@ from statistics import fmean
 
 from ... import diagnostics as dg
 from ...model import PROFILE_DATA, PROFILE_SUMMARY, Artifact, ReadResult, frame
-from .common import MS, US, number
+from .common import MS, US, number, open_text
 from .mindinsight_files import csv_open, json_file
 
 DATA_COLUMNS = ("stage", "op_type", "workers", "queue_usage", "queue_empty_share", "time_s", "samples",
@@ -91,7 +91,7 @@ def _int_list(text: str) -> list[int]:
 def _records(artifact: Artifact, result: ReadResult, fields: int) -> list[list[float]]:
     """The whitespace-separated numeric lines of a text trace (at least `fields` numbers each)."""
     records, bad = [], []
-    with open(artifact.path, encoding="utf-8", errors="replace") as fh:
+    with open_text(artifact, result) as fh:
         for line_no, line in enumerate(fh, start=1):
             cells = line.split()
             if not cells:
@@ -145,7 +145,7 @@ def read_device_trace(artifact: Artifact, rank: int | None, result: ReadResult) 
 
 def read_minddata_aicpu(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     waits, sizes = [], []
-    with open(artifact.path, encoding="utf-8", errors="replace") as fh:
+    with open_text(artifact, result) as fh:
         for line in fh:
             cells = line.split()
             if len(cells) >= 4 and cells[0].startswith("GetNext"):

@@ -18,7 +18,7 @@ import re
 
 from ... import diagnostics as dg
 from ...model import PROFILE_OPS, PROFILE_SUMMARY, Artifact, ReadResult, frame
-from .common import MS, number
+from .common import MS, Durations, number
 from .mindinsight_files import csv_open, json_file
 
 PERCENT_ROUNDING = 0.02  # the writer rounds percent to 2 decimals
@@ -46,15 +46,19 @@ def read_aicore_type(artifact: Artifact, rank: int | None, result: ReadResult) -
         return
     out: dict[str, list] = {k: [] for k in ("type", "calls", "total_s")}
     percents = []
+    bad, i_ms = Durations(), i_total if i_total is not None else i_mean
     for line_no, row in lines:
-        ms, calls = _finite(row, i_total if i_total is not None else i_mean), _finite(row, i_calls)
+        ms, calls = _finite(row, i_ms), _finite(row, i_calls)
         if ms is None or calls is None or i_type >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
+            continue
+        if not bad.ok(ms, header[i_ms], MS):
             continue
         out["type"].append(row[i_type])
         out["calls"].append(int(calls))
         out["total_s"].append(ms * MS)
         percents.append(number(_cell(row, i_pct)))
+    bad.warn(artifact.rel, result)
     _check_percent(out["total_s"], percents, artifact, result)
     _ops_table(out, rank, "aicore_type", "AI_CORE", artifact, result)
 
@@ -70,6 +74,7 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:3]))
         return
     out: dict[str, list] = {k: [] for k in ("type", "name", "calls", "total_s")}
+    bad = Durations()
     for line_no, row in lines:
         mean = _finite(row, i_mean)
         # Without a frequency column the mean call is one step's call (graph mode).
@@ -77,10 +82,13 @@ def read_aicore_detail(artifact: Artifact, rank: int | None, result: ReadResult)
         if mean is None or calls is None or i_name >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
+        if not bad.ok(mean, header[i_mean], MS):
+            continue
         out["type"].append(_op_type(row[i_name]))
         out["name"].append(row[i_name])
         out["calls"].append(int(calls))
         out["total_s"].append(mean * calls * MS)
+    bad.warn(artifact.rel, result)
     _ops_table(out, rank, "aicore_detail", "AI_CORE", artifact, result)
 
 
@@ -95,15 +103,19 @@ def read_aicpu(artifact: Artifact, rank: int | None, result: ReadResult) -> None
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, header=header[:3]))
         return
     per_type: dict[str, list[float]] = {}
+    bad = Durations()
     for line_no, row in lines:
         ms = _finite(row, i_total)
         if ms is None or i_type >= len(row):
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
             continue
+        if not bad.ok(ms, header[i_total], MS):
+            continue
         per_type.setdefault(row[i_type], []).append(ms * MS)
     out = {"type": list(per_type), "calls": [len(v) for v in per_type.values()],
            "total_s": [sum(v) for v in per_type.values()], "max_s": [max(v) for v in per_type.values()]}
     out["name"] = out["type"]  # AI CPU rows carry the op type only
+    bad.warn(artifact.rel, result)
     _ops_table(out, rank, "aicpu", "AI_CPU", artifact, result)
 
 

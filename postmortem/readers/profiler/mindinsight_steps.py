@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, Setting, frame
-from .common import MS, TICK
+from .common import MS, TICK, Durations
 from .mindinsight_files import csv_open
 
 # Receive ops wait for the previous pipeline stage: the pipeline bubble. Send and Receive are the
@@ -97,6 +97,7 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
                                                "bubble_s", "data_wait_s", "total_s")}
     comm: dict[str, list] = {k: [] for k in ("step", "op", "kind", "elapse_s")}
     skipped, odd_sums, odd_ops = [], 0, 0
+    bad = Durations()
     for line_no, row in lines:
         if len(row) != len(header):
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="cells", cells=len(row), header=len(header)))
@@ -112,6 +113,8 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
             spans = [(op, int(row[op.start]), int(row[op.end]), int(row[op.duration])) for op in ops]
         except ValueError:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no, variant="ticks"))
+            continue
+        if not all([bad.ok(float(total), "total", TICK), bad.ok(float(interval), "iteration_interval", TICK)]):
             continue
         if total != end - start or fp - start != interval:
             odd_sums += 1
@@ -139,6 +142,7 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
         steps["communication_s"].append(with_comm * TICK)
         steps["computing_s"].append((end - fp - with_comm) * TICK)
         steps["total_s"].append(total * TICK)
+    bad.warn(artifact.rel, result)
     if skipped:
         result.diagnostics.append(dg.info("profiler-step-trace-row", path=artifact.rel, offset=skipped[0], n=len(skipped)))
     if odd_sums:

@@ -29,6 +29,7 @@ PROF files only get a note, so nothing is counted twice.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -40,7 +41,10 @@ from ... import diagnostics as dg
 from ...text import Text
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import group_of, is_total, kind_of, op_figures
-from .common import US, Format, column, csv_rows, number
+from .. import guard
+from . import msprof_timeline as tl
+from .common import (US, Durations, Format, checked, column, csv_rows, load_json, number, open_text, replaced_names,
+                     side_json, sound_csv)
 from .msprof_timeline import read_timeline
 
 OPS_KEPT = 200  # operator names kept per rank; the rest of each type is summed into "(other)"
@@ -50,6 +54,8 @@ _PROF = re.compile(r"(?:^|/)(PROF_[^/]*)/")
 _EXPORT_DIRS = r"(?:mindstudio_profiler_output|device_\d+/summary|device_\d+/timeline)"
 # <kind>[_slice_<n>]_<timestamp>.csv (CANN 7+), <kind>_<device>_<model>_<iter>.csv (older)
 _STAMP = re.compile(r"^(?P<kind>.+?)(?:_slice_\d+)?_(?P<ts>\d{14})\.(?:csv|json)$")
+# Older CANN: one file per iteration, <kind>_<device>_<model>_<iteration>.json|csv
+_PER_ITER = re.compile(r"^(?P<kind>[A-Za-z][A-Za-z_]*?)_(?P<dev>\d+)_(?P<model>\d+)_(?P<iter>\d+)\.(?:csv|json)$")
 
 
 # --------------------------------------------------------------------------- the folder
@@ -78,14 +84,21 @@ def _device_ranks(prof: str) -> tuple[tuple[int, int | None], ...]:
         device = int(m.group(1))
         rank = None
         info = Path(prof, name, f"info.json.{device}")
-        try:
-            with open(info, encoding="utf-8", errors="replace") as fh:
-                r = json.load(fh).get("rank_id")
-            rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
-        except (OSError, ValueError, AttributeError):
-            pass
+        data = side_json(info)  # through the guard: a FIFO named info.json.N never blocks
+        r = data.get("rank_id") if isinstance(data, dict) else None
+        rank = int(r) if isinstance(r, (int, str)) and str(r).lstrip("-").isdigit() and int(r) >= 0 else None
         out.append((device, rank))
     return tuple(out)
+
+
+def _unreadable_info(path: str) -> str | None:
+    """Why an info.json.N gives no rank_id other than saying -1 (None: it parses, an object)."""
+    try:
+        with open_text(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError) as exc:
+        return str(exc)
+    return None if isinstance(data, dict) else "not a JSON object"
 
 
 def _folder_rank(artifact: Artifact) -> int | None:
@@ -154,11 +167,59 @@ def _superseded(artifact: Artifact) -> str | None:
     return max(later) if later else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _digest(path: str, size: int, mtime_ns: int) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    with guard.open_file(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.digest()
+
+
+def _repeats(artifact: Artifact) -> str | None:
+    """The first file of the same per-iteration kind whose bytes this file repeats, if any.
+
+    msprof writes some per-iteration exports with the whole capture in each (every
+    step_trace_<d>_<m>_<i>.json holds all iterations): reading each would count every step once
+    per file. Only files of equal size are hashed, so distinct files cost one stat each."""
+    name = os.path.basename(artifact.rel)
+    m = _PER_ITER.match(name)
+    if not m:
+        return None
+    folder = os.path.dirname(artifact.path)
+    try:
+        siblings = [n for n in os.listdir(folder)
+                    if (k := _PER_ITER.match(n)) and (k["kind"], k["dev"], k["model"]) == (m["kind"], m["dev"], m["model"])]
+        stats = {n: os.stat(os.path.join(folder, n)) for n in siblings}
+    except OSError:
+        return None
+    mine = stats.get(name)
+    if mine is None:
+        return None
+    earlier = sorted((n for n in siblings if n != name and stats[n].st_size == mine.st_size
+                      and int(_PER_ITER.match(n)["iter"]) < int(m["iter"])), key=lambda n: int(_PER_ITER.match(n)["iter"]))
+    if not earlier:
+        return None
+    try:
+        own = _digest(artifact.path, mine.st_size, mine.st_mtime_ns)
+        for n in earlier:
+            st = stats[n]
+            if _digest(os.path.join(folder, n), st.st_size, st.st_mtime_ns) == own:
+                return n
+    except OSError:
+        return None
+    return None
+
+
 def _skip(artifact: Artifact, result: ReadResult) -> bool:
     """Files whose data another read file carries: a note instead of rows."""
     covered = _covered_by_ascend_output(artifact)
     if covered:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="inside-output", target=covered))
+        return True
+    same = _repeats(artifact)
+    if same:
+        result.diagnostics.append(dg.info("profiler-repeated", path=artifact.rel, target=same))
         return True
     later = _superseded(artifact)
     if later:
@@ -167,12 +228,19 @@ def _skip(artifact: Artifact, result: ReadResult) -> bool:
     return False
 
 
+# The columns a sibling must have to cover a file: a damaged one never does (common.sound_csv).
+_SOUND = {"op_summary": ("Op Name", "OP Type", "Task Duration(us)"),
+          "step_trace": ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")}
+
+
 def _sibling(artifact: Artifact, kind: str) -> str | None:
     try:
         names = os.listdir(os.path.dirname(artifact.path))
     except OSError:
         return None
-    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv"))
+    here = os.path.dirname(artifact.path)
+    hits = sorted(n for n in names if n.startswith(kind + "_") and n.endswith(".csv")
+                  and sound_csv(os.path.join(here, n), _SOUND.get(kind, ())))
     return hits[-1] if hits else None
 
 
@@ -182,7 +250,7 @@ def _sibling(artifact: Artifact, kind: str) -> str | None:
 def _read_strings(artifact: Artifact, result: ReadResult, kind: str, need: tuple[str, ...]) -> pl.DataFrame | None:
     """The CSV as strings, or None with a warning: unreadable, or without the columns ``need``."""
     try:
-        df = pl.read_csv(artifact.path, infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
+        df = pl.read_csv(guard.checked(artifact.path), infer_schema=False, truncate_ragged_lines=True, encoding="utf8-lossy")
     except (pl.exceptions.PolarsError, OSError) as exc:
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
         return None
@@ -227,6 +295,8 @@ def _op_summary(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     if bad:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="no-duration", n=bad, of=rows.height, column="Task Duration(us)"))
     rows = rows.filter(pl.col("dur_s").is_not_null())
+    rows = checked(rows, artifact, result, ("dur_s", "Task Duration(us)"))
+    replaced_names(rows, ("type", "name"), artifact.rel, result)
     if rows.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
         return
@@ -267,6 +337,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         (_num("Total Time(us)") * US).alias("total_s"),
         ((_num("Max Time(us)") * US) if "Max Time(us)" in df.columns else pl.lit(None, pl.Float64)).alias("max_s"),
     ).filter(pl.col("total_s").is_not_null())
+    out = checked(out, artifact, result, ("total_s", "Total Time(us)"), ("max_s", "Max Time(us)"))
     result.diagnostics.append(dg.info("profiler-op-types-only", path=artifact.rel))
     result.tables["profile_ops"] = frame(
         {**{c: out[c].to_list() for c in out.columns}, "source": "op_statistic", "file": artifact.rel}, PROFILE_OPS)
@@ -275,7 +346,7 @@ def _op_statistic(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
-    header, rows = csv_rows(artifact.path)
+    header, rows = csv_rows(artifact.path, result, artifact.rel)
     need = ("Iteration ID", "FP Start(us)", "Iteration End(us)", "Iteration Time(us)")
     if any(n not in header for n in need):
         result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, offset=1, variant="expected", kind="step_trace", header=header[:6]))
@@ -286,12 +357,15 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     _rank_note(artifact, result)
     out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "data_wait_s", "total_s")}
     no_fp = 0
+    bad = Durations()
     for line_no, row in enumerate(rows, start=2):
         if len(row) <= max(i_id, i_fp, i_end, i_time):
             continue
         step, end, total = number(row[i_id]), number(row[i_end]), number(row[i_time])
         if step is None or end is None or total is None:
             result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, offset=line_no))
+            continue
+        if not bad.ok(total, "Iteration Time(us)", US):
             continue
         fp = number(row[i_fp])  # N/A where no FP/BP points were set (inference, some graphs)
         dev = number(row[i_dev]) if i_dev is not None and i_dev < len(row) else None
@@ -308,6 +382,7 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
         # backward, and the gradient refresh tail, with the communication inside them).
         out["computing_s"].append((end - fp) * US)
         out["data_wait_s"].append((fp - (end - total)) * US)
+    bad.warn(artifact.rel, result)
     if no_fp:
         result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
     if not out["step"]:
@@ -329,6 +404,7 @@ def _comm_statistic(artifact: Artifact, rank: int | None, result: ReadResult) ->
         _num("Count").cast(pl.Int64).alias("calls"),
         (_num("Total Time(us)") * US).alias("elapse_s"),
     ).filter(pl.col("elapse_s").is_not_null() & ~pl.col("op").str.to_lowercase().str.starts_with("total"))
+    out = checked(out, artifact, result, ("elapse_s", "Total Time(us)"))
     if out.is_empty():
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
         return
@@ -349,6 +425,7 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
         result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-steps", target=steps_csv))
         return
     tl = read_timeline(artifact.path)
+    tl.bad.warn(artifact.rel, result)
     if tl.broken:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, variant="events", n=tl.broken))
     if not tl.sums:
@@ -376,12 +453,147 @@ def _timeline(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     result.tables["profile_steps"] = frame({**out, "source": "msprof_timeline", "file": artifact.rel}, PROFILE_STEPS)
 
 
+def _iteration_of(artifact: Artifact) -> int | None:
+    m = _PER_ITER.match(os.path.basename(artifact.rel))
+    return int(m["iter"]) if m else None
+
+
+def _events(artifact: Artifact, result: ReadResult) -> list[dict] | None:
+    try:
+        return tl.load_events(artifact.path)
+    except (ValueError, RecursionError) as exc:
+        result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
+        return None
+
+
+def _has_kind(artifact: Artifact, kind: str) -> str | None:
+    try:
+        names = sorted(n for n in os.listdir(os.path.dirname(artifact.path))
+                       if n.startswith(kind + "_") and n.endswith(".json"))
+    except OSError:
+        return None
+    return names[0] if names else None
+
+
+def _step_trace_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/step_trace_*.json: the step_trace csv's points as trace events (older CANN)."""
+    if _skip(artifact, result):
+        return
+    timeline = _has_kind(artifact, "msprof")
+    if timeline:
+        # msprof_*.json holds the same Iteration events and the Overlap Analysis track: it is read
+        result.diagnostics.append(dg.warning("profiler-covered", path=artifact.rel, variant="timeline-overlap", target=timeline))
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    its = tl.iterations(events)
+    if not its:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
+        return
+    _, default = _rank_map(artifact)
+    _rank_note(artifact, result)
+    out: dict[str, list] = {k: [] for k in ("rank", "step", "computing_s", "data_wait_s", "total_s")}
+    no_fp = 0
+    for it in its:
+        out["rank"].append(default)
+        out["step"].append(it.step)
+        out["total_s"].append(it.total_us * US)
+        if it.fp_us is None or it.end_us is None or it.fp_us <= 0:
+            no_fp += 1
+            out["computing_s"].append(None)
+            out["data_wait_s"].append(None)
+            continue
+        # the same partition as the step_trace csv's (_step_trace): wait before FP start, work after
+        out["computing_s"].append((it.end_us - it.fp_us) * US)
+        out["data_wait_s"].append((it.fp_us - it.start_us) * US)
+    if no_fp:
+        result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
+    result.tables["profile_steps"] = frame({**out, "source": "msprof_step_trace", "file": artifact.rel}, PROFILE_STEPS)
+
+
+def _op_type(name: str) -> str:
+    """MindSpore's operator type from its full name: Default/.../Conv2D-op8 -> Conv2D."""
+    base = name.rsplit("/", 1)[-1]
+    return re.sub(r"-op\d+.*$", "", base) or base
+
+
+def _task_time(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/task_time_*.json: the device's tasks of one iteration -> profile_ops."""
+    if _skip(artifact, result):
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    tasks = tl.tasks(events)
+    if tasks.other:
+        # HCCL's notify / memcpy / reduce tasks: their operators are read from hccl_*.json
+        result.diagnostics.append(dg.info("profiler-task-types", path=artifact.rel, n=sum(tasks.other.values()),
+                                          kinds=sorted(tasks.other)[:8]))
+    if not tasks.rows:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="operators"))
+        return
+    _, default = _rank_map(artifact)
+    step = _iteration_of(artifact)
+    rows = pl.DataFrame({
+        "rank": [default] * len(tasks.rows), "step": [step] * len(tasks.rows),
+        "type": [_op_type(n) for n, _, _ in tasks.rows], "name": [n for n, _, _ in tasks.rows],
+        "core": [k for _, k, _ in tasks.rows], "dur_s": [d * US for _, _, d in tasks.rows],
+    }, schema={"rank": pl.Int32, "step": pl.Int64, "type": pl.Utf8, "name": pl.Utf8, "core": pl.Utf8, "dur_s": pl.Float64})
+    result.tables["profile_ops"] = _aggregate_ops(rows, "msprof_task_time", artifact.rel)
+
+
+def _comm_kind(op: str) -> str:
+    t = _op_type(op).lower()
+    return "p2p" if t.startswith(("send", "receive", "recv", "hcom_send", "hcom_receive", "hcom_batchsendrecv")) else "collective"
+
+
+def _hccl_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
+    """timeline/hccl_*.json: communication operators of one iteration, with their tasks -> profile_comm."""
+    if _skip(artifact, result):
+        return
+    events = _events(artifact, result)
+    if events is None:
+        return
+    ops = tl.comm_ops(events)
+    if not ops:
+        result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="comm-ops"))
+        return
+    _, default = _rank_map(artifact)
+    step = _iteration_of(artifact)
+    cols = ("op", "kind", "transport", "elapse_s", "wait_s", "transit_s", "synchronization_s", "bytes",
+            "bandwidth_gbps", "src_rank", "dst_rank")
+    out: dict[str, list] = {k: [] for k in cols}
+    for o in ops:
+        # bandwidth as msprof's: GB/s = (bytes / 1e9) / (transfer time in s) over the links used
+        bw = (o.bytes / 1e9) / (o.link_us * US) if o.link_us > 0 else None
+        for k, v in (("op", o.name), ("kind", _comm_kind(o.name)), ("transport", "+".join(sorted(o.links)) or None),
+                     ("elapse_s", o.elapse_us * US), ("wait_s", o.wait_us * US), ("transit_s", o.transit_us * US),
+                     ("synchronization_s", o.sync_us * US), ("bytes", o.bytes if o.links else None),
+                     ("bandwidth_gbps", bw), ("src_rank", None), ("dst_rank", None)):
+            out[k].append(v)
+    ops_rows = frame({**out, "rank": default, "step": step, "source": "msprof_hccl", "file": artifact.rel}, PROFILE_COMM)
+    # per link (src -> dst rank as the tasks name them, group-local; bytes and time of the
+    # transfers over it): the per-link view communication_matrix.json gives in newer layouts
+    links: dict[str, list] = {k: [] for k in ("op", "kind", "transport", "src_rank", "dst_rank", "transit_s", "bytes",
+                                               "bandwidth_gbps")}
+    for o in ops:
+        for (src, dst, link), (size, us) in sorted(o.pairs.items()):
+            for k, v in zip(links, (o.name, _comm_kind(o.name), link, src, dst, us * US, size,
+                                    (size / 1e9) / (us * US) if us > 0 else None)):
+                links[k].append(v)
+    if links["op"]:
+        link_rows = frame({**links, "rank": default, "step": step, "source": "msprof_hccl_link", "file": artifact.rel},
+                          PROFILE_COMM)
+        ops_rows = pl.concat([ops_rows, link_rows], how="vertical")
+    result.tables["profile_comm"] = ops_rows
+
+
 def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if _skip(artifact, result):
         return
     try:
-        with open(artifact.path, encoding="utf-8", errors="replace") as fh:
-            data = json.load(fh)
+        data = load_json(artifact, result)
     except (ValueError, RecursionError) as exc:
         result.diagnostics.append(dg.warning("profiler-json", path=artifact.rel, detail=str(exc)))
         return
@@ -412,18 +624,24 @@ def _analyze_communication(artifact: Artifact, rank: int | None, result: ReadRes
 # --------------------------------------------------------------------------- everything else
 
 
-def _first_in_folder(artifact: Artifact, keep=lambda name: True) -> tuple[bool, int]:
-    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many."""
+def _first_in_folder(artifact: Artifact, keep=lambda name: True, result: ReadResult | None = None) -> tuple[bool, int]:
+    """Whether this file is the first (by name) of its folder's files that `keep` selects, and how many.
+
+    A folder of raw data holds hundreds of files: its first file speaks for all of them, and each
+    other file (given ``result``) says so in an info naming that first file, so none is silent."""
     try:
         names = sorted(n for n in os.listdir(os.path.dirname(artifact.path)) if keep(n))
     except OSError:
         return True, 1
-    return (not names or names[0] == os.path.basename(artifact.path)), len(names)
+    first = not names or names[0] == os.path.basename(artifact.path)
+    if not first and result is not None:
+        result.diagnostics.append(dg.info("profiler-listed", path=artifact.rel, target=names[0], n=len(names)))
+    return first, len(names)
 
 
 def _raw(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """device_N/data, host/data, */sqlite: msprof's own inputs. One note per folder."""
-    first, count = _first_in_folder(artifact)
+    first, count = _first_in_folder(artifact, result=result)
     if not first:
         return  # the folder's first file spoke for all of them
     prof = _prof_dir(artifact)
@@ -443,26 +661,25 @@ def _info_json(artifact: Artifact, rank: int | None, result: ReadResult) -> None
     if m and int(m.group(1)) in devices:
         device = int(m.group(1))
         r = devices[device]
+        if r is None and (why := _unreadable_info(artifact.path)):
+            # the rank falls back to the folder or the device id: said, with why
+            result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=why))
+            return
         result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="rank" if r is not None else "no-rank",
                                           device=device, rank=r))
-    # host/info.json and the other metadata files add nothing to the tables: quiet
+        return
+    # start_info / end_info (capture start and end clocks), *.done markers, host/info.json,
+    # sample.json: nothing in them goes into the tables; said, so no claimed file is silent
+    result.diagnostics.append(dg.info("profiler-metadata", path=artifact.rel, variant="side",
+                                      name=os.path.basename(artifact.rel)))
 
 
-def _db_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    prof = _prof_dir(artifact)
-    if prof is not None and (_exported(prof) or _covered_by_ascend_output(artifact)):
-        result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
-    else:
-        result.diagnostics.append(dg.warning("profiler-db-only", path=artifact.rel,
-                       command=f"msprof --export=on --type=text --output={prof.name if prof else 'PROF_...'}"))
-
-
-_NOT_READ = re.compile(r"(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_")
+_NOT_READ = re.compile(r"(?:(?:op_summary|op_statistic|step_trace|communication_statistic|msprof)_|(?:task_time|hccl)_.*\.json$)")
 
 
 def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """Exported files postmortem does not read: one note per folder listing their kinds."""
-    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."))
+    first, _ = _first_in_folder(artifact, lambda n: not _NOT_READ.match(n) and not n.startswith("."), result)
     if not first:
         return
     try:
@@ -477,7 +694,7 @@ def _other_export(artifact: Artifact, rank: int | None, result: ReadResult) -> N
 def _quiet_note(slug: str, variant: str):
     """One note for the folder (on its first file), with the folder's count of files."""
     def read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-        first, count = _first_in_folder(artifact)
+        first, count = _first_in_folder(artifact, result=result)
         if first:
             result.diagnostics.append(dg.info(slug, path=artifact.rel, variant=variant, count=count))
     return read
@@ -494,13 +711,15 @@ FORMATS = (
     Format("communication_statistic_*.csv", _prof(_EXPORT_DIRS + r"/communication_statistic_[^/]*\.csv"),
            _comm_statistic),
     Format("msprof_*.json", _prof(_EXPORT_DIRS + r"/msprof(?:_[^/]*)?\.json"), _timeline),
+    Format("step_trace_*.json", _prof(r"device_\d+/timeline/step_trace_[^/]*\.json"), _step_trace_json),
+    Format("task_time_*.json", _prof(r"device_\d+/timeline/task_time_[^/]*\.json"), _task_time),
+    Format("hccl_*.json", _prof(r"device_\d+/timeline/hccl_[^/]*\.json"), _hccl_json),
     Format("analyze/communication.json", _prof(r"analyze/communication\.json"), _analyze_communication),
     Format("analyze/communication_matrix.json", _prof(r"analyze/communication_matrix\.json"), _quiet_note(
         "profiler-covered", "analyze-matrix")),
     Format("raw data", _prof(r"(?:device_\d+|host)/(?:data|sqlite)/[^/]+"), _raw),
     Format("info.json", _prof(r"(?:device_\d+|host)/[^/]*info[^/]*|(?:device_\d+|host)/(?:sample\.json|\w+_info\.\d+|end_info|start_info)"),
            _info_json),
-    Format("msprof_*.db", _prof(r"msprof_[^/]*\.db"), _db_export),
     Format("exported, not read", _prof(_EXPORT_DIRS + r"/[^/]+"), _other_export),
 )
 

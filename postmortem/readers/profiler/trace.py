@@ -33,7 +33,9 @@ import numpy as np
 
 from ... import diagnostics as dg
 from ...text import Text
+from .. import guard
 from ...model import Artifact, ReadResult
+from .common import US, Durations
 
 BLOCK = 8 << 20  # bytes read at a time
 TAIL = 1 << 20  # an event this long or longer at a block's end may be missed (events are < 10 kB)
@@ -60,6 +62,7 @@ class Trace:
     receive: dict[int, tuple[array, array]] = field(default_factory=dict)  # per pid: hcom_receive events
     unreadable: int = 0  # matched names whose event did not decode
     complete: bool = True  # the file ends with its closing "]" (or "}")
+    bad: Durations = field(default_factory=Durations)  # durations refused at the door
 
 
 def scan(path: str) -> Trace:
@@ -67,7 +70,7 @@ def scan(path: str) -> Trace:
     "name" key spans a "}"), so every key is seen once; the rest is carried to the next block."""
     trace = Trace()
     phases: Counter = Counter()
-    with open(path, "rb") as fh:
+    with guard.open_file(path, "rb") as fh:
         buf, at, eof = b"", 0, False
         while not eof:
             block = fh.read(BLOCK)
@@ -134,6 +137,8 @@ def _take(event: dict, trace: Trace) -> None:
     ts, dur = _ns(event.get("ts")), _float(event.get("dur"))
     if ts is None or dur is None:
         trace.unreadable += 1
+        return
+    if not trace.bad.ok(dur, "dur", US):
         return
     if name.startswith("ProfilerStep#"):
         step = int(name[len("ProfilerStep#"):])
@@ -241,6 +246,7 @@ def read(artifact: Artifact, rank: int | None, result: ReadResult, *, steps_besi
         result.diagnostics.append(dg.warning("profiler-trace-truncated", path=artifact.rel))
     if trace.unreadable:
         result.diagnostics.append(dg.warning("profiler-row", path=artifact.rel, variant="trace-events", n=trace.unreadable))
+    trace.bad.warn(artifact.rel, result)
     if not trace.overlap:
         return []
     if steps_beside:

@@ -12,7 +12,7 @@ Placeholders are ``str.format`` fields whose format spec names how the value is 
 ``{v:num}`` 3 significant digits (``num4``: 4, ``numi``: whole numbers whole) · ``{v:loss}`` · ``{b:bytes}`` · ``{r:tps}`` tokens/s ·
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
 ``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{s:src}`` where a setting was read · ``{c:@prefix}`` the name of a code (the template or
-label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start).
+label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start) · ``{r:rankset}`` ranks as ranges, readable at 1,024: ranks 512–519, ranks 1, 3, 5, …, 1,023 (``rankranges``: without the word).
 Without a spec a number is written with ``format.number`` (integers with separators), a name as
 it is. A list is written element by element and joined (``{xs:prod}``: with ×, ``{xs:semi}``: with semicolons); ``None`` is the missing mark; a nested
 ``Text`` is worded in the same language.
@@ -27,12 +27,12 @@ from typing import Any
 
 from ...text import Text
 from .. import format as fmt
-from . import analysis, checks, diagnosis, diagnostics, errors, findings, triage
+from . import analysis, checks, diagnosis, diagnostics, errors, findings, scale, triage, window
 
 LANGS = ("en", "zh")
 
 TEMPLATES: dict[str, tuple[str, str]] = {}
-for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors):
+for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale):
     for _key, _pair in _part.TEMPLATES.items():
         if _key in TEMPLATES:
             raise ValueError(f"template {_key!r} is defined twice")
@@ -64,6 +64,9 @@ def setting_value(value: Any, lang: str = "en") -> str:
 def source_text(source: Any, lang: str = "en") -> str:
     """Where a setting was read: as written (config:<file>, lineage, log), a derived one worded."""
     text = str(source)
+    if text.startswith("checkpoint:"):  # the model's shape from a checkpoint's tensors (load/checkpoints.py)
+        rest = text[len("checkpoint:"):]
+        return f"检查点张量 {rest}" if lang == "zh" else f"checkpoint tensors {rest}"
     if text.startswith("derived:"):
         rest = text[len("derived:"):]
         return f"由 {rest} 推算" if lang == "zh" else f"derived from {rest}"
@@ -109,6 +112,36 @@ def _ranks(value: Any, lang: str, capital: bool = False) -> str:
     return f"{word.capitalize() if capital else word} {joined}"
 
 
+RANKSET_RUNS = 4  # runs of ranks written out before the rest is elided
+
+
+def _rankset(value: Any, lang: str, capital: bool = False, bare: bool = False) -> str:
+    """Ranks as ranges, readable at 1,024: "ranks 512–519", "ranks 1, 3, 5, …, 1,023" (a stride),
+    "rank 7"; "卡 512–519"."""
+    ranks = sorted({int(r) for r in (value if isinstance(value, (list, tuple, set)) else [value])})
+    sep = fmt.labels(lang)["list_sep"]
+    runs: list[tuple[int, int]] = []
+    for r in ranks:
+        if runs and r == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], r)
+        else:
+            runs.append((r, r))
+    steps = {b - a for a, b in zip(ranks, ranks[1:])}
+    if len(ranks) > RANKSET_RUNS + 1 and len(steps) == 1 and steps != {1}:  # every k-th rank
+        body = sep.join(fmt.integer(r) for r in ranks[:3]) + f"{sep}…{sep}" + fmt.integer(ranks[-1])
+    else:
+        parts = [fmt.integer(a) if a == b else f"{fmt.integer(a)}–{fmt.integer(b)}" for a, b in runs]
+        if len(parts) > RANKSET_RUNS + 1:
+            parts = [*parts[:RANKSET_RUNS], "…", parts[-1]]
+        body = sep.join(parts)
+    if bare:
+        return body
+    if lang == "zh":
+        return f"卡 {body}"
+    word = "rank" if len(ranks) == 1 else "ranks"
+    return f"{word.capitalize() if capital else word} {body}"
+
+
 def _default(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
@@ -129,6 +162,8 @@ class _Formatter(string.Formatter):
             return render(value, self.lang)
         if spec in ("ranks", "Ranks"):
             return _ranks(value, self.lang, spec == "Ranks")
+        if spec in ("rankset", "Rankset", "rankranges"):
+            return _rankset(value, self.lang, spec == "Rankset", bare=spec == "rankranges")
         if isinstance(value, (list, tuple)):
             if spec in _JOINS:  # a list joined another way: a product, clauses
                 sep, spec = _JOINS[spec][self.lang == "zh"], ""

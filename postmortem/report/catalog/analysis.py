@@ -233,12 +233,16 @@ TEMPLATES.update({
 
 TEMPLATES.update({
     # ranks and plausibility
-    "rule.slow-ranks": ("a rank is slow when its median e2e step time (steady-window steps) exceeds the median of the other "
-                        "ranks' medians by more than max({threshold:pct0}, {k:g} × their scaled MAD); no rank is flagged while "
-                        "(max − min) / mean of the rank medians is at most {spread:pct0} (msprof-analyze's imbalance rule)",
-                        "某张卡的端到端 step 耗时中位数（稳态区间）比其余各卡中位数的中位数高出 max({threshold:pct0}，{k:g} × "
-                        "其标准化 MAD) 以上即为慢卡；各卡中位数的（最大 − 最小）/ 均值不超过 {spread:pct0} 时不标记慢卡"
-                        "（msprof-analyze 的不均衡判据）"),
+    "rule.slow-ranks": ("a rank is slow when its median e2e step time (steady-window steps) exceeds the median of the "
+                        "reference ranks by more than max({threshold:pct0}, {k:g} × their scaled MAD); the reference is "
+                        "the fast mode: the ranks below the widest gap between the sorted rank medians when that gap is "
+                        "wider than {threshold:pct0} and than {k:g} MADs of the faster side, else all other ranks; no rank is "
+                        "flagged while (max − min) / mean of the rank medians is at most {spread:pct0} (msprof-analyze's "
+                        "imbalance rule)",
+                        "某张卡的端到端 step 耗时中位数（稳态区间）比参照卡的中位数高出 max({threshold:pct0}，{k:g} × 其标准化 "
+                        "MAD) 以上即为慢卡；参照卡取快的一组：把各卡中位数排序后，若最大间隔超过 {threshold:pct0} 且超过快侧 "
+                        "{k:g} 倍 MAD，取间隔以下的卡，否则取其余所有卡；各卡中位数的（最大 − 最小）/ 均值不超过 {spread:pct0} "
+                        "时不标记慢卡（msprof-analyze 的不均衡判据）"),
     "reason.one-rank": ("fewer than two ranks logged step times", "记录了 step 耗时的卡少于两张"),
     "rule.mfu-range": ("MFU must lie between {low:pct} and {high:pct0}: check the peak, the parameter count, the device count "
                        "and the tokens per step",

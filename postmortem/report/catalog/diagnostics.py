@@ -116,8 +116,8 @@ TEMPLATES.update({
                                     "每个 epoch {n:int} 个 step，取自 {shape} 行打印的步数。"),
     "log-steps-per-epoch/one-epoch": ("One epoch only: LossMonitor's step within the epoch is used as the global step.",
                                       "只有一个 epoch：LossMonitor 的 epoch 内 step 号直接作为全局 step。"),
-    "log-steps-per-epoch/lossmonitor": ("{n:int} steps per epoch, inferred from the epochs LossMonitor completed.",
-                                        "每个 epoch {n:int} 个 step，由 LossMonitor 中完整的 epoch 推断。"),
+    "log-steps-per-epoch/lossmonitor": ("{n:int} steps per epoch: the longest epoch the LossMonitor lines show.",
+                                        "每个 epoch {n:int} 个 step：取 LossMonitor 行中最长的 epoch。"),
     "log-steps-per-epoch/step-counts": ("{n:int} steps per epoch, from the printed step counts.",
                                         "每个 epoch {n:int} 个 step，取自打印的步数。"),
     "log-steps-per-epoch/ratio": ("{n:int} steps per epoch, from epoch time / per-step time (the median of {lines:int} epoch "
@@ -141,6 +141,49 @@ TEMPLATES.update({
                          "{line:q}.", "没有一行属于已知的日志格式（见 docs/formats/textlogs.md）；第一行为：{line:q}。"),
     "log-nothing-kept": ("{n:int} lines are in known log shapes, but none gave a value with a step.",
                          "{n:int} 行属于已知的日志格式，但没有一行给出带 step 的数值。"),
+})
+
+TEMPLATES.update({
+    # text logs read by their fields (readers/logfields.py; the inference in readers/textlog.py)
+    "log-steps-per-epoch/fields-printed": ("{n:int} steps per epoch, as the lines print them (step s/N, steps per epoch).",
+                                           "每个 epoch {n:int} 个 step，取自日志行打印的步数（step s/N 或每 epoch 步数）。"),
+    "log-steps-per-epoch/fields-largest": ("{n:int} steps per epoch: the largest step within an epoch the lines print "
+                                           "(no line prints the count).",
+                                           "每个 epoch {n:int} 个 step：取日志行中 epoch 内最大的 step 号（没有一行打印步数）。"),
+    "log-loss-unread": ("{n:int} lines hold a loss-like key but gave no training record; the first reads: {line:q}.",
+                        "{n:int} 行含有类似 loss 的字段，但未读出训练记录；第一行为：{line:q}。"),
+    "log-inferred/eval": ("{n:int} evaluation lines (eval / val / test before the loss) are kept apart from training, at "
+                          "the step of the training line before each.",
+                          "{n:int} 行评估记录（loss 前有 eval / val / test 字样）与训练记录分开，记在其前一条训练记录的 step 上。"),
+    "log-inferred/ranks-printed": ("The lines of {n:int} ranks are interleaved in this file; each line's rank is the one it "
+                                   "prints.", "本文件中交错着 {n:int} 个 rank 的日志行；每行的 rank 取自行内打印的 rank。"),
+    "log-inferred/ranks-order": ("Each step is printed {n:int} times in a row with no rank on the lines: read as ranks 0 to "
+                                 "{n:int}-1 in order of appearance.",
+                                 "每个 step 连续打印 {n:int} 次且行内没有 rank：按出现顺序读作 rank 0 到 {n:int}-1。"),
+    "log-inferred/ordinal": ("No line prints a step or an epoch: the {n:int} loss lines take their ordinal 1..{n:int} as "
+                             "their step.", "没有一行打印 step 或 epoch：{n:int} 行 loss 按出现顺序以 1..{n:int} 作为 step。"),
+    "log-inferred/epoch-0-based": ("Epochs are counted from 0 here: epoch e is read as the (e+1)-th.",
+                                   "此处 epoch 从 0 开始计数：epoch e 读作第 e+1 个 epoch。"),
+    "log-inferred/epoch-end": ("One line per epoch with no step: each is put at its epoch's last step ({n:int} steps per "
+                               "epoch, as printed).", "每个 epoch 一行且没有 step：记在该 epoch 的最后一个 step（每 epoch {n:int} 步，取自打印值）。"),
+    "log-inferred/epoch-as-step": ("One line per epoch, no step and no steps per epoch printed: the epoch number is the step.",
+                                   "每个 epoch 一行，没有 step，也没有打印每 epoch 步数：以 epoch 号作为 step。"),
+    "log-inferred/step-global": ("The step goes on when the epoch changes: it is read as the global step.",
+                                 "epoch 变化时 step 继续累加：读作全局 step。"),
+    "log-inferred/unit-s": ("Per-step times printed without a unit are seconds: the wall clock between lines gives "
+                            "{gap:num} s a step.", "未注明单位的单步耗时为秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
+    "log-inferred/unit-ms-clock": ("Per-step times printed without a unit are milliseconds: the wall clock between lines "
+                                   "gives {gap:num} s a step.", "未注明单位的单步耗时为毫秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
+    "log-inferred/unit-s-small": ("Per-step times printed without a unit are read as seconds: their median {median:num} "
+                                  "would be under 1 ms a step as milliseconds, and no wall clock says otherwise.",
+                                  "未注明单位的单步耗时按秒读取：其中位数 {median:num} 若按毫秒则每步不到 1 毫秒，且没有墙钟时间表明相反。"),
+    "log-inferred/epoch-0-based-lines": ("Epochs are counted from 0 in the {shape} lines: epoch e is read as the (e+1)-th.",
+                                         "{shape} 行的 epoch 从 0 开始计数：epoch e 读作第 e+1 个 epoch。"),
+    "log-inferred/unit-ms": ("Per-step times printed without a unit are read as milliseconds (MindSpore's callbacks print "
+                             "ms; no wall clock to check).",
+                             "未注明单位的单步耗时按毫秒读取（MindSpore 回调打印的是毫秒；没有墙钟时间可核对）。"),
+    "log-duplicate-source": ("The same {n:int} step lines are in {other}: the two files are one source of one launch, "
+                             "read once.", "{other} 中有相同的 {n:int} 行 step 记录：两个文件是同一次启动的同一来源，只读一次。"),
 })
 
 TEMPLATES.update({
@@ -220,7 +263,7 @@ TEMPLATES.update({
                           "time {zone}: shifted to UTC.",
                           "时间戳不带时区；与 {sources} 在 {steps:int} 个 step 上的时间比对，确定为本地时间 {zone}：已换算为 UTC。"),
 })
-for _reader in ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler"):
+for _reader in ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback"):
     TEMPLATES[f"{_reader}-nothing-read"] = (
         f"Claimed by the {_reader} reader, but nothing was taken from it: no rows, no settings, and the reader gave no reason.",
         f"由 {_reader} 读取器识别，但没有读出任何内容：既无数据行也无配置，读取器也未说明原因。")
@@ -468,9 +511,69 @@ TEMPLATES.update({
                                   "设备 {device} 的采集元数据：没有 rank id（rank_id 为 −1：非分布式）。"),
     "profiler-db-export": ("msprof's database export of the same data as its text export, which is read.",
                            "msprof 的数据库导出，内容与已读取的文本导出相同。"),
-    "profiler-db-only": ("msprof's database export is not read, and no text export exists: run `{command}`.",
-                         "不读取 msprof 的数据库导出，且没有文本导出：请运行 `{command}`。"),
     "profiler-rank-id": ("device_{device} is rank {rank} (its info.json rank_id): the rank id is used.",
                          "device_{device} 是卡 {rank}（info.json 中的 rank_id）：采用 rank id。"),
     "profiler-logs": ("{count:int} log files of msprof itself, not read.", "msprof 自身的日志文件 {count:int} 个，未读取。"),
+})
+
+# profcorpus: older CANN per-iteration timeline exports (readers/profiler/msprof.py) and database
+# exports (readers/profiler/db.py)
+TEMPLATES.update({
+    "profiler-listed": ("One of {n:int} such files of this folder: counted in the note on {target}.",
+                        "本文件夹中 {n:int} 个同类文件之一：已计入 {target} 上的说明。"),
+    "profiler-repeated": ("The same bytes as {target} (msprof writes this export whole into every iteration's file): "
+                          "read once, from {target}.",
+                          "与 {target} 字节完全相同（msprof 在每个迭代的文件里都写入完整数据）：只从 {target} 读取一次。"),
+    "profiler-task-types": ("{n:int} tasks that are not compute ({kinds}): their communication operators are read from "
+                            "hccl_*.json.",
+                            "{n:int} 个非计算任务（{kinds}）：其通信算子从 hccl_*.json 读取。"),
+    "profiler-covered/timeline-overlap": ("The steps are read from {target} (the same Iteration events, with the Overlap "
+                                          "Analysis track); this file's steps are not counted again.",
+                                          "step 从 {target} 读取（同样的 Iteration 事件，另含 Overlap Analysis 轨道）；"
+                                          "本文件的 step 不再重复计数。"),
+    "profiler-metadata/side": ("{name}: capture metadata (start and end clocks, a completion marker); nothing in it goes "
+                               "into the tables.",
+                               "{name}：采集元数据（起止时钟、完成标记）；其中没有进入数据表的内容。"),
+    "profiler-db": ("Database read: {tables}.", "已读取数据库：{tables}。"),
+    "profiler-db-tables": ("Nothing read from this database: {detail}.", "未从该数据库读取任何内容：{detail}。"),
+    "profiler-db-export/analysis": ("The communication analysis as a database; its text form (communication.json) beside "
+                                    "it is read.", "通信分析的数据库形式；读取其旁边的文本形式（communication.json）。"),
+    "profiler-columns/db": ("Some tables or columns of the schema read are not in this database ({missing}); the rest is "
+                            "read.", "该数据库缺少部分所读的表或列（{missing}）；其余内容照常读取。"),
+})
+
+# Profiler values checked at the door (readers/profiler/common.py: guard, Durations, open_text).
+TEMPLATES.update({
+    "profiler-utf8": ("{n:int} bytes are not UTF-8; they were replaced and the rest of the file is read.",
+                      "{n:int} 个字节不是 UTF-8 编码，已替换；文件其余内容照常读取。"),
+    "profiler-utf8/names": ("{n:int} kernels have no readable name or type (empty, or bytes that are not UTF-8); their time "
+                            "is still counted.",
+                            "{n:int} 个 kernel 没有可读的名称或类型（为空，或含非 UTF-8 字节）；其耗时仍计入统计。"),
+    "profiler-bad-duration": ("{n:int} values of column {column} dropped: {non_finite:int} not finite (NaN, inf), "
+                              "{negative:int} negative, {absurd:int} longer than a day.",
+                              "列 {column} 中 {n:int} 个值已丢弃：{non_finite:int} 个非有限值（NaN、inf），"
+                              "{negative:int} 个负值，{absurd:int} 个超过一天。"),
+    "profiler-duplicate-steps": ("{n:int} rows repeat a step already in the file; the last row of each step is kept "
+                                 "({steps:int} steps).",
+                                 "{n:int} 行与文件中已有的 step 重复；每个 step 保留最后一行（共 {steps:int} 个 step）。"),
+    "profiler-steps-unordered": ("The steps are out of order; they are read in step order.",
+                                 "step 顺序错乱；已按 step 顺序读取。"),
+    "profiler-entries-dropped": ("{n:int} entries are not of the expected shape and were dropped; {kept:int} were read.",
+                                 "{n:int} 个条目结构不符合预期，已丢弃；已读取 {kept:int} 个。"),
+})
+
+# postmortem's own training callback (readers/callback.py)
+TEMPLATES.update({
+    "callback-no-header": ("The callback's records have no header line: the steps are read, but the versions, devices and "
+                           "settings it would give are not known.",
+                           "回调记录文件缺少文件头：已读取各 step 的记录，但版本、设备与配置信息未知。"),
+    "callback-format-newer": ("The records are in format {format}, newer than the format {readable} this postmortem reads: "
+                              "what it understands is read.",
+                              "记录文件格式为 {format}，比本 postmortem 可读的格式 {readable} 更新：仅读取能识别的部分。"),
+    "callback-line-unreadable": ("{n:int} record lines do not parse (a line cut short when the process stopped); they were "
+                                 "skipped.",
+                                 "{n:int} 行记录无法解析（进程停止时写了一半的行）；已跳过。"),
+    "callback-no-end": ("The callback never recorded the end of training: the process stopped after step {step:step} without "
+                        "an exception or exit reaching it (killed, out of memory, a hard crash).",
+                        "回调没有记录到训练结束：进程在 step {step:step} 之后停止，且没有异常或正常退出被回调捕获（被杀死、内存不足或硬崩溃）。"),
 })

