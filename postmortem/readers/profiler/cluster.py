@@ -33,7 +33,7 @@ from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
 from .common import MS, US, Durations, Format, column, csv_rows, load_json, number
-from .dbopen import columns, connect
+from .dbopen import columns, with_database
 
 # Per-rank profiler folders msprof-analyze takes as input (its *_data_preprocessor.py patterns).
 _PER_RANK_DIR = re.compile(r"(?:_ascend_(?:pt|ms)|^PROF_\d+_\d+_[0-9A-Za-z]+)$")
@@ -144,27 +144,19 @@ _CLUSTER_COLUMNS = {
 
 
 def _read_cluster(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
-    if _covered(artifact, result):
+    if not _covered(artifact, result):
+        with_database(artifact, result, lambda con: _cluster_steps(artifact, con, result))
+
+
+def _cluster_steps(artifact: Artifact, con: sqlite3.Connection, result: ReadResult) -> None:
+    schema = columns(con)
+    cols = [c for c in _CLUSTER_COLUMNS if c in schema.get("ClusterStepTraceTime", set())]
+    if "ClusterStepTraceTime" not in schema or not {"type", "index", "computing"} <= set(cols):
+        result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel,
+                                             detail="missing ClusterStepTraceTime (type, index, computing)"))
         return
-    try:
-        con = connect(artifact.path)
-    except (OSError, sqlite3.Error) as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-        return
-    try:
-        schema = columns(con)
-        cols = [c for c in _CLUSTER_COLUMNS if c in schema.get("ClusterStepTraceTime", set())]
-        if "ClusterStepTraceTime" not in schema or not {"type", "index", "computing"} <= set(cols):
-            result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel,
-                                                 detail="missing ClusterStepTraceTime (type, index, computing)"))
-            return
-        rows = [["" if v is None else str(v) for v in r]
-                for r in con.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + " FROM ClusterStepTraceTime")]
-    except sqlite3.Error as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-        return
-    finally:
-        con.close()
+    rows = [["" if v is None else str(v) for v in r]
+            for r in con.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + " FROM ClusterStepTraceTime")]
     step_rows(artifact, [_CLUSTER_COLUMNS[c] for c in cols], rows, result, "cluster_analysis_db")
     if "profile_steps" in result.tables:
         result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=f"ClusterStepTraceTime ({len(rows)})"))

@@ -36,7 +36,7 @@ from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, op_figures
 from .common import MS, NS, Format
-from .dbopen import columns as _columns, connect as _connect
+from .dbopen import columns as _columns, with_database
 
 OPS_KEPT = 200  # as msprof.py: per rank the largest names, the rest of a type summed into "(other)"
 OTHER = "(other)"
@@ -162,17 +162,7 @@ def _read(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     if covered:
         result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel))
         return
-    try:
-        con = _connect(artifact.path)
-    except (OSError, sqlite3.Error) as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-        return
-    try:
-        _read_tables(artifact, con, rank, result)
-    except sqlite3.Error as exc:  # not a database, or damaged
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-    finally:
-        con.close()
+    with_database(artifact, result, lambda con: _read_tables(artifact, con, rank, result))
 
 
 def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, result: ReadResult) -> None:
@@ -358,17 +348,7 @@ def _read_analysis(artifact: Artifact, rank: int | None, result: ReadResult) -> 
         # the text export of the same records is read (ascend_comm.py): not counted twice
         result.diagnostics.append(dg.info("profiler-db-export", path=artifact.rel, variant="analysis"))
         return
-    try:
-        con = _connect(artifact.path)
-    except (OSError, sqlite3.Error) as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-        return
-    try:
-        _read_analysis_tables(artifact, con, rank, result)
-    except sqlite3.Error as exc:
-        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
-    finally:
-        con.close()
+    with_database(artifact, result, lambda con: _read_analysis_tables(artifact, con, rank, result))
 
 
 def _read_analysis_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, result: ReadResult) -> None:

@@ -11,10 +11,29 @@ block sqlite's open: the guard requires a regular file first.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
+from ... import diagnostics as dg
+from ...model import Artifact, ReadResult
 from ..guard import connect_sqlite as connect
 
-__all__ = ["columns", "connect"]
+__all__ = ["columns", "connect", "with_database"]
+
+
+def with_database(artifact: Artifact, result: ReadResult, read: Callable[[sqlite3.Connection], None]) -> None:
+    """Run ``read`` on the database, always closed after; a file the guard refuses, that is not a
+    database or is damaged part way is one ``profiler-unreadable`` warning, never a raise."""
+    try:
+        con = connect(artifact.path)
+    except (OSError, sqlite3.Error) as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+        return
+    try:
+        read(con)
+    except sqlite3.Error as exc:
+        result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=str(exc)))
+    finally:
+        con.close()
 
 
 def columns(con: sqlite3.Connection) -> dict[str, set[str]]:
