@@ -7,9 +7,7 @@ and returns them as data; the CLI words them per language.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from .analysis.configcheck import CheckContext, check_values
 from .analysis.types import CheckStatus, ConfigCheck
 from .errors import InputError
 from .model import Setting
+from .readers import guard
 from .readers.configfile import MAX_CONFIG_BYTES, extract_settings
 
 
@@ -39,19 +38,22 @@ class PreCheck:
 
 def _read(path: Path) -> dict:
     try:
-        st = os.stat(path)
+        size = guard.size(path)  # a FIFO or a device would block the read: refused first
     except FileNotFoundError:
         raise InputError("check-config-missing", path) from None
+    except guard.Refused:
+        raise InputError("check-config-unreadable", path, variant="not-a-file") from None
     except OSError as exc:
         raise InputError("check-config-unreadable", path, detail=exc.strerror or str(exc)) from None
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the read
-        raise InputError("check-config-unreadable", path, variant="not-a-file")
-    if st.st_size > MAX_CONFIG_BYTES:
-        raise InputError("check-config-unreadable", path, variant="too-large", size=st.st_size)
+    if size > MAX_CONFIG_BYTES:
+        raise InputError("check-config-unreadable", path, variant="too-large", size=size)
     try:
-        text = path.read_bytes().decode("utf-8")
+        with guard.open_file(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("check-config-unparseable", path, variant="utf8", offset=exc.start) from None
+    except guard.Refused:
+        raise InputError("check-config-unreadable", path, variant="not-a-file") from None
     except OSError as exc:
         raise InputError("check-config-unreadable", path, detail=exc.strerror or str(exc)) from None
     import yaml
