@@ -300,14 +300,7 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
         if overlap is not None:
             read.append("OVERLAP_ANALYSIS")
 
-    if read:
-        result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=", ".join(read)))
-    if missing:
-        detail = "missing " + ", ".join(sorted(set(missing)))
-        if read:
-            result.diagnostics.append(dg.warning("profiler-columns", path=artifact.rel, variant="db", missing=detail))
-        else:
-            result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel, detail=detail))
+    _say_what_was_read(artifact, result, read, missing)
 
 
 def _keep_names(per: pl.DataFrame, file: str) -> pl.DataFrame:
@@ -412,9 +405,15 @@ def _read_analysis_tables(artifact: Artifact, con: sqlite3.Connection, rank: int
         missing += gone
     if parts:
         result.tables["profile_comm"] = pl.concat(parts, how="vertical")
+    # StepTraceTime repeats what the profiler database beside it gives (its STEP_TIME and
+    # OVERLAP_ANALYSIS): not read twice
+    _say_what_was_read(artifact, result, read, missing)
+
+
+def _say_what_was_read(artifact: Artifact, result: ReadResult, read: list[str], missing: list[str]) -> None:
+    """The tables a database gave, and the ones it lacks: a warning of missing columns beside
+    what was read, or that nothing of the schema read is there."""
     if read:
-        # StepTraceTime repeats what the profiler database beside it gives (its STEP_TIME and
-        # OVERLAP_ANALYSIS): not read twice
         result.diagnostics.append(dg.info("profiler-db", path=artifact.rel, tables=", ".join(read)))
     if missing:
         detail = "missing " + ", ".join(sorted(set(missing)))
