@@ -48,6 +48,13 @@ def test_report_files_are_written(archive):
     assert not list(folder.parent.glob(".staging-*"))
 
 
+def test_a_build_never_imports_mindspore(archive):
+    """Two whole builds (HTML, PDF, JSON, Markdown, a baseline) ran in this process: MindSpore,
+    which slows every protobuf parse of the process ~10x, was never imported on the way (only
+    postmortem/callback.py and postmortem/mindformers.py, in a training job, import it)."""
+    assert "mindspore" not in sys.modules and "mindformers" not in sys.modules
+
+
 def test_build_lists_the_report_files_it_wrote(tmp_path, capsys):
     """The report's files, one line each; the archive's copy of the run (data/) is not listed."""
     shutil.copytree(SAMPLES / "gpt-tiny-base", tmp_path / "run")
