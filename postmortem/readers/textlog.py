@@ -280,7 +280,8 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
     # In a file whose records print a step, a loss line with none is a summary printed between
     # them (the tutorials' "Test: Accuracy: 84.7%, Avg loss: 0.527155"): an evaluation's, kept apart.
-    if stepped or any(f[3].step is not None for f in train):
+    fields_stepped = any(f[3].step is not None for f in train)
+    if stepped or fields_stepped:
         loose = [f for f in train if f[3].step is None]
         if loose:
             # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss: "Epoch time:
@@ -292,8 +293,11 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             summary += [f for f in loose if any(t in _SUMMARY_TAGS for t, _, _ in f[3].values)
                         or ("train" in f[3].text.lower() or id(f[3]) in own_epoch) and not f[3].eval]
             kept = {id(f) for f in summary}  # (by identity: "in" compared each with all, quadratic)
-            evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
-            train = [f for f in train if f[3].step is not None]
+            if fields_stepped:
+                evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
+                train = [f for f in train if f[3].step is not None]
+            else:  # (steps only on the shapes' lines: the rest are read as before, a run of loss lines or unread)
+                train = [f for f in train if id(f) not in kept]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
