@@ -327,6 +327,8 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
     if evals:
         diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
+    if summary:
+        diags.append(dg.info("log-inferred", path=rel, variant="summary", n=len(summary)))
     out.sort(key=lambda o: o[0])
     lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in _LINE_INT}
     lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
