@@ -205,15 +205,61 @@ def _columns(scan: _Scan, rel: str = "", diags: list | None = None) -> tuple[dic
         py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags,
                                                                         stepped))
     if tables is None:
-        return py_lines, py_values
-    c_lines = {c: np.frombuffer(tables["lines"][c], dtype=np.int64) for c in _LINE_INT}
-    c_lines |= {c: np.frombuffer(tables["lines"][c], dtype=np.float64) for c in _LINE_FLOAT}
-    c_values = {
-        "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32),
-        "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
-        "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
-    }
-    return _merge(c_lines, c_values, py_lines, py_values)
+        lines, values = py_lines, py_values
+    else:
+        c_lines = {c: np.frombuffer(tables["lines"][c], dtype=np.int64) for c in _LINE_INT}
+        c_lines |= {c: np.frombuffer(tables["lines"][c], dtype=np.float64) for c in _LINE_FLOAT}
+        c_values = {
+            "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32),
+            "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
+            "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
+        }
+        lines, values = _merge(c_lines, c_values, py_lines, py_values)
+    if rec.fields:  # (the summaries it looks at are lines read by their fields)
+        values = _sink_step_times(lines, values, scan.keys, rel, [] if diags is None else diags)
+    return lines, values
+
+
+def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray], keys: dict[str, int], rel: str,
+                     diags: list) -> dict[str, np.ndarray]:
+    """A record's time that is a sink's, by the summary after it: MindFormers' MFLossMonitor (r0.3-r0.6)
+    prints ``time:`` from step_begin to step_end, which in sink mode span sink_size steps, then
+    epoch_end's ``Per sink_size step time: T ms, per step time: p ms`` (p = T / sink_size). Where
+    the record's time t is at least two of the summary's steps (t >= 2p) and within its sink time
+    (t <= 1.1 T), t is the sink's: the record takes p as its per-step time (said in an info)."""
+    shape, line, field = lines["shape"], values["line"], values["field"]
+    summ = shape[line] == _SUMMARY_SHAPE
+    if not summ.any():
+        return values
+    names = list(keys)
+    codes = np.unique(field)
+    labels = [g.field_label(int(c), names) for c in codes.tolist()]
+    at = np.searchsorted(codes, field)
+    tag = np.array([lab[0] for lab in labels], dtype=object)[at]
+    scale = np.array([lab[3] for lab in labels], dtype=np.float64)[at]
+    seconds = values["value"] * scale
+    st, et = tag == "step_time", tag == "epoch_time"
+    n_lines = len(shape)
+    per_step, sink = np.full(n_lines, np.nan), np.full(n_lines, np.nan)
+    per_step[line[st & summ][::-1]] = seconds[st & summ][::-1]  # (the first of a line's)
+    sink[line[et & summ][::-1]] = seconds[et & summ][::-1]
+    rows = np.flatnonzero(st & ~summ)  # the records' step times, one row per record line (its first)
+    rows = rows[np.concatenate([[True], line[rows][1:] != line[rows][:-1]])] if len(rows) else rows
+    ends = np.flatnonzero(~np.isnan(per_step) & ~np.isnan(sink))
+    if not len(rows) or not len(ends):
+        return values
+    before = np.searchsorted(line[rows], ends) - 1  # the record line before each summary
+    ok = before >= 0
+    ends, r = ends[ok], rows[before[ok]]
+    t, p, big = seconds[r], per_step[ends], sink[ends]
+    fix = (t >= 2 * p) & (t <= 1.1 * big) & (p > 0)
+    if not fix.any():
+        return values
+    value = values["value"].copy()
+    value[r[fix]] = p[fix] / scale[r[fix]]
+    diags.append(dg.info("log-inferred", path=rel, variant="sink-time", n=int(fix.sum()),
+                         steps=int(np.median(np.round(big[fix] / p[fix])))))
+    return {**values, "value": value}
 
 
 def _merge(c_lines: dict, c_values: dict, py_lines: dict, py_values: dict) -> tuple[dict, dict]:

@@ -375,8 +375,9 @@ def test_mindformers_sink_summary_beside_the_monitor_lines():
     t = tags(r)
     assert t["loss"] == [(804, 0.762), (808, 0.702), (812, 0.739)]  # the avg loss of each sink is no record
     assert (804, pytest.approx(27.443713)) in t["epoch_time"]  # the sink's time, at its last step
-    assert (804, pytest.approx(6.860928)) in t["step_time"]  # the per step time, kept
-    assert "summary" in variants(r) and "ordinal" not in variants(r)
+    # the monitor's "time:27421.790 ms" is the 4-step sink's: the summary's per step time is the step's
+    assert [v for s, v in t["step_time"] if s == 804] == [pytest.approx(6.860928)] * 2
+    assert {"summary", "sink-time"} <= variants(r) and "ordinal" not in variants(r)
 
 
 def test_timemonitor_style_epoch_summary_beside_the_monitor_lines(tmp_path):
@@ -388,6 +389,15 @@ def test_timemonitor_style_epoch_summary_beside_the_monitor_lines(tmp_path):
     r = read_text(tmp_path, text)
     assert loss(r) == [(1875, 0.094), (3750, 0.323)]
     assert tags(r)["epoch_time"] == [(1875, pytest.approx(3.680524)), (3750, pytest.approx(1.250843))]
+    assert [v for s, v in tags(r)["step_time"] if s == 1875] == [pytest.approx(0.001963)] * 2  # time:2345.947 ms is the sink's
+
+
+def test_a_record_s_own_step_time_is_kept_beside_a_summary(tmp_path):
+    # the same lines in non-sink mode: the record's time is one step's (under twice the summary's per step time)
+    text = ("    Epoch:[  0/  5], step:[ 1875/ 1875], loss:[0.094/0.094], time:2.1 ms, lr:0.01000\n"
+            "    Epoch time: 3680.524 ms, per step time: 1.963 ms, avg loss: 0.094\n")
+    r = read_text(tmp_path, text)
+    assert tags(r)["step_time"][0] == (1875, pytest.approx(0.0021)) and "sink-time" not in variants(r)
 
 
 def test_a_trainer_s_run_summary_is_no_record(tmp_path):

@@ -194,6 +194,11 @@ TEMPLATES.update({
                              "are kept at the step of the record before each.",
                              "{n:int} 行是一个 epoch 或整次训练的汇总，而不是某个 step 的记录（epoch 或 sink 耗时、平均 loss、"
                              "训练总耗时 train_runtime）：其平均 loss 不计为训练记录；其中的耗时记在前一条记录的 step 上。"),
+    "log-inferred/sink-time": ("The time on {n:int} step lines is a sink's or an epoch's ({steps:int} steps in the median): "
+                               "the summary after each prints that time and the per step time (\"Per sink_size step time: "
+                               "..., per step time: ...\"), which is taken as the step time.",
+                               "{n:int} 行 step 记录上的时间是整个 sink 或 epoch 的耗时（中位数为 {steps:int} 步）：其后的汇总行"
+                               "打印了该耗时和单步耗时（\"Per sink_size step time: ..., per step time: ...\"），单步耗时取后者。"),
 })
 
 TEMPLATES.update({
