@@ -232,13 +232,13 @@ def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray]
     if not summ.any():
         return values
     names = list(keys)
-    codes = np.unique(field)
-    labels = [g.field_label(int(c), names) for c in codes.tolist()]
-    at = np.searchsorted(codes, field)
-    tag = np.array([lab[0] for lab in labels], dtype=object)[at]
-    scale = np.array([lab[3] for lab in labels], dtype=np.float64)[at]
+    tag_st, tag_et = np.zeros(int(field.max()) + 1, dtype=bool), np.zeros(int(field.max()) + 1, dtype=bool)
+    scale_of = np.ones(len(tag_st), dtype=np.float64)
+    for code in np.flatnonzero(np.bincount(field)).tolist():  # (a file has few field codes)
+        tag, _, _, scale_of[code] = g.field_label(code, names)
+        tag_st[code], tag_et[code] = tag == "step_time", tag == "epoch_time"
+    st, et, scale = tag_st[field], tag_et[field], scale_of[field]
     seconds = values["value"] * scale
-    st, et = tag == "step_time", tag == "epoch_time"
     n_lines = len(shape)
     per_step, sink = np.full(n_lines, np.nan), np.full(n_lines, np.nan)
     per_step[line[st & summ][::-1]] = seconds[st & summ][::-1]  # (the first of a line's)
