@@ -32,7 +32,8 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
     # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
     ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
-    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:id(?:ation)?)?|test(?:ing)?|dev){_S}(?:[a-z0-9]+{_S})?loss",)),
+    # (a word between needs its separator: "value_loss" is no eval loss; "Vali Loss": Informer's validation)
+    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:i|id(?:ation)?)?|test(?:ing)?|dev)(?:[ _\-.][a-z0-9]+)?{_S}loss",)),
     # the loss itself; modifiers the writer puts before it (total, average, train, ...)
     ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
               rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
@@ -40,7 +41,8 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
     ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
                                                                                     r" loss")),
-    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
+    # (MindFormers' epoch_end in sink mode: "Per sink_size step time" is the time of sink_size steps)
+    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"per{_S}sink{_S}size{_S}step{_S}time", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
                     r"每(?:个)?epoch耗时")),
     ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
@@ -69,7 +71,7 @@ TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "s
 TIME_FAMILIES = ("epoch_time", "step_time", "time")
 
 # The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
-EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
+EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|vali|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
                         re.IGNORECASE)
 
 # ... or that say after it which set they are on: "total loss 26.6921 on valid"
@@ -79,6 +81,19 @@ EVAL_AFTER = re.compile(r"(?<![A-Za-z])(?:on|for)\s+(?:the\s+)?(?:valid\w*|val|t
 # ... or that print it in a dict of metrics beside an accuracy (what Model.eval returns: {'acc': 0.5, 'loss': 1.35})
 EVAL_DICT = re.compile(r"""['"](?:acc|accuracy|top_?1(?:_accuracy)?|top_?5(?:_accuracy)?|f1|auc|precision|recall|map|bleu)['"]\s*:""",
                        re.IGNORECASE)
+
+# A tqdm bar (``n/N [elapsed<left, rate, postfix]``) whose postfix holds an accuracy: an evaluation's
+# (tqdm's set_postfix sorts its keys, so "acc=" before "loss=" says nothing; a training bar prints its
+# loss, a learning rate, no accuracy: the MindSpore tutorials' evaluate() prints loss and acc).
+TQDM_METRIC_RE = re.compile(r"\d+/\d+ \[[^\]]*?[,\s](?:acc|accuracy|top_?1(?:_acc(?:uracy)?)?|f1|auc)=[-+]?[\d.]", re.IGNORECASE)
+
+# MindSpore Lite's LossMonitor (lite/src/train/loss_monitor.cc): "<epoch>.<step>:\tLoss is X", both 1-based
+# (so "1.1000:" is epoch 1 step 1000, no float).
+LITE_STEP_RE = re.compile(r"^\s*(\d{1,9})\.(\d{1,9}):\s+loss\b", re.IGNORECASE)
+
+# The speed metrics a Hugging Face-style Trainer (mindnlp's) logs once, at the end of train(), beside
+# train_loss (the mean over the run): {'train_runtime': .., 'train_loss': .., 'epoch': 10.0}.
+RUN_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
 
 # Chinese and full-width spellings of the separators and brackets.
 _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "[", "］": "]", "【": "[", "】": "]", "＝": "=",
@@ -109,7 +124,7 @@ HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "
          "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
          "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum")
 _HINT_RE = re.compile("|".join(HINTS))
-SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
+SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "vali", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
 
 
 # The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
@@ -227,6 +242,7 @@ class FieldRecord:
     header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
+    summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
 
 
 def normalise(text: str) -> str:
@@ -358,12 +374,18 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
     first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
+    eval_kind = None  # the same for the evaluation's loss: one per line, the others its parts
+    open_key = None  # (end, spelling) of a loss key with no value after it: "avg_loss:" of "avg_loss:loss:1.9"
     for k_start, k_end, fam in keys(text):
         key = text[k_start:k_end].strip(" _-.")
         kspec = (k_start, k_end, True)
         vm = VALUE_RE.match(text, k_end)
         if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
+        outer = None
+        if open_key is not None and fam == "loss" and text[open_key[0]:k_start].strip(" ") in (":", "="):
+            outer = open_key[1]  # a meter printed after a key ("loss:<avg>" as the value of avg_loss): the outer key's kind
+        open_key = (k_end, key) if vm is None and fam == "loss" else None
         if vm is None:
             continue
         # a key then a space then a value reads only for counters and losses ("Epoch 3", "loss 0.2")
@@ -420,10 +442,8 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         value = _taken(vm, graw, float)
         if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
+        kind = _loss_kind(outer or key) if fam in ("loss", "eval_loss") else None
         if fam == "loss":
-            low = key.lower()
-            kind = (0 if low.startswith(("total", "overall")) else
-                    3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
             if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
                 fam = "eval_loss"
             elif loss_kind is None or kind < loss_kind:
@@ -441,7 +461,13 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if fam == "eval_loss":
             rec.eval = True
             rec.has_loss = True
-            rec.values.append(("eval_loss", kspec, value))
+            if eval_kind is None or kind < eval_kind:  # ("rating loss | text loss | total loss on valid": one record, the total)
+                if eval_kind is not None:
+                    rec.values = [(t if t != "eval_loss" else "eval_loss_avg", r, v) for t, r, v in rec.values]
+                eval_kind = kind
+                rec.values.append(("eval_loss", kspec, value))
+            else:
+                rec.values.append(("eval_loss_avg", kspec, value))
             continue
         if fam == "loss_part":
             rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
@@ -465,6 +491,9 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             rec.epoch = _counted(zm, 1)
         if rec.step is None and (zm := ZH_STEP_RE.search(text)):
             rec.step = _counted(zm, 1)
+    if rec.epoch is None and rec.step is None and text.lstrip()[:1].isdigit():
+        if lm := LITE_STEP_RE.match(text):
+            rec.epoch, rec.step = _counted(lm, 1), _counted(lm, 2)
     slash = "/" in text
     if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
         rec.epoch, rec.epochs_total = _counted(dm, 1), _counted(dm, 2)
@@ -493,9 +522,32 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             and any(t == "loss" for t, _, _ in rec.values)):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
+    _summary_or_eval(text, rec)
     if not rec.has_loss and not rec.loss_like:
         return None
     return rec
+
+
+def _loss_kind(key: str) -> int:
+    """The rank of a loss spelling: total 0 < plain 1 < a mean or running value 3."""
+    low = key.lower()
+    return (0 if low.startswith(("total", "overall")) else
+            3 if low.startswith(("avg", "aver", "average", "mean", "running", "smooth", "epoch")) else 1)
+
+
+def _summary_or_eval(text: str, rec: FieldRecord) -> None:
+    """What the writer's own words say the line is, beyond its keys: a run's closing summary
+    (a Trainer's train_runtime beside train_loss), or an evaluation's tqdm bar (an accuracy in
+    its postfix, no learning rate, no "train")."""
+    if not rec.has_loss or rec.eval:
+        return
+    if "_runtime" in text and any(k in text for k in RUN_SUMMARY_KEYS):
+        rec.summary = True
+        return
+    if "=" in text and "/" in text and TQDM_METRIC_RE.search(text) and "train" not in text.lower() \
+            and not any(t == "lr" for t, _, _ in rec.values):
+        rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
+        rec.eval = True
 
 
 def _plain_loss_later(text: str, at: int) -> bool:

@@ -198,19 +198,68 @@ def _columns(scan: _Scan, rel: str = "", diags: list | None = None) -> tuple[dic
         "field": np.array(rec.v_field, dtype=np.uint32),
         "value": np.array(rec.v_value, dtype=np.float64),
     }
+    tables = scan.scanner.tables() if scan.scanner is not None else None
     if rec.fields:
-        py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags))
-    if scan.scanner is None:
-        return py_lines, py_values
-    tables = scan.scanner.tables()
-    c_lines = {c: np.frombuffer(tables["lines"][c], dtype=np.int64) for c in _LINE_INT}
-    c_lines |= {c: np.frombuffer(tables["lines"][c], dtype=np.float64) for c in _LINE_FLOAT}
-    c_values = {
-        "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32),
-        "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
-        "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
-    }
-    return _merge(c_lines, c_values, py_lines, py_values)
+        stepped = _stepped(py_lines) or (tables is not None and _stepped({c: np.frombuffer(tables["lines"][c], dtype=np.int64)
+                                                                          for c in ("shape", "step", "step_in")}))
+        py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags,
+                                                                        stepped))
+    if tables is None:
+        lines, values = py_lines, py_values
+    else:
+        c_lines = {c: np.frombuffer(tables["lines"][c], dtype=np.int64) for c in _LINE_INT}
+        c_lines |= {c: np.frombuffer(tables["lines"][c], dtype=np.float64) for c in _LINE_FLOAT}
+        c_values = {
+            "line": np.frombuffer(tables["values"]["line"], dtype=np.uint32),
+            "field": np.frombuffer(tables["values"]["field"], dtype=np.uint32),
+            "value": np.frombuffer(tables["values"]["value"], dtype=np.float64),
+        }
+        lines, values = _merge(c_lines, c_values, py_lines, py_values)
+    if rec.fields:  # (the summaries it looks at are lines read by their fields)
+        values = _sink_step_times(lines, values, scan.keys, rel, [] if diags is None else diags)
+    return lines, values
+
+
+def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray], keys: dict[str, int], rel: str,
+                     diags: list) -> dict[str, np.ndarray]:
+    """A record's time that is a sink's, by the summary after it: MindFormers' MFLossMonitor (r0.3-r0.6)
+    prints ``time:`` from step_begin to step_end, which in sink mode span sink_size steps, then
+    epoch_end's ``Per sink_size step time: T ms, per step time: p ms`` (p = T / sink_size). Where
+    the record's time t is at least two of the summary's steps (t >= 2p) and within its sink time
+    (t <= 1.1 T), t is the sink's: the record takes p as its per-step time (said in an info)."""
+    shape, line, field = lines["shape"], values["line"], values["field"]
+    summ = shape[line] == _SUMMARY_SHAPE
+    if not summ.any():
+        return values
+    names = list(keys)
+    tag_st, tag_et = np.zeros(int(field.max()) + 1, dtype=bool), np.zeros(int(field.max()) + 1, dtype=bool)
+    scale_of = np.ones(len(tag_st), dtype=np.float64)
+    for code in np.flatnonzero(np.bincount(field)).tolist():  # (a file has few field codes)
+        tag, _, _, scale_of[code] = g.field_label(code, names)
+        tag_st[code], tag_et[code] = tag == "step_time", tag == "epoch_time"
+    st, et, scale = tag_st[field], tag_et[field], scale_of[field]
+    seconds = values["value"] * scale
+    n_lines = len(shape)
+    per_step, sink = np.full(n_lines, np.nan), np.full(n_lines, np.nan)
+    per_step[line[st & summ][::-1]] = seconds[st & summ][::-1]  # (the first of a line's)
+    sink[line[et & summ][::-1]] = seconds[et & summ][::-1]
+    rows = np.flatnonzero(st & ~summ)  # the records' step times, one row per record line (its first)
+    rows = rows[np.concatenate([[True], line[rows][1:] != line[rows][:-1]])] if len(rows) else rows
+    ends = np.flatnonzero(~np.isnan(per_step) & ~np.isnan(sink))
+    if not len(rows) or not len(ends):
+        return values
+    before = np.searchsorted(line[rows], ends) - 1  # the record line before each summary
+    ok = before >= 0
+    ends, r = ends[ok], rows[before[ok]]
+    t, p, big = seconds[r], per_step[ends], sink[ends]
+    fix = (t >= 2 * p) & (t <= 1.1 * big) & (p > 0)
+    if not fix.any():
+        return values
+    value = values["value"].copy()
+    value[r[fix]] = p[fix] / scale[r[fix]]
+    diags.append(dg.info("log-inferred", path=rel, variant="sink-time", n=int(fix.sum()),
+                         steps=int(np.median(np.round(big[fix] / p[fix])))))
+    return {**values, "value": value}
 
 
 def _merge(c_lines: dict, c_values: dict, py_lines: dict, py_values: dict) -> tuple[dict, dict]:
@@ -250,26 +299,51 @@ _EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the lin
 _SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
 
 
-def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: list) -> tuple[dict, dict]:
+def _stepped(lines: dict[str, np.ndarray]) -> bool:
+    """Some line of a shape's own step rule (a step record: LossMonitor, MindFormers' monitor...) has a step."""
+    r = _RULE
+    rule = _compiled().rules[lines["shape"]]
+    own = (rule == r["epoch_step"]) | (rule == r["global"]) | (rule == r["in_epoch"])
+    return bool((own & ((lines["step"] != MISSING) | (lines["step_in"] != MISSING))).any())
+
+
+_SUMMARY_TAGS = ("epoch_time", "step_time", "lr", "throughput", "fps", "samples_per_s", "tokens_per_s")
+
+
+def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: list,
+                 stepped: bool = False) -> tuple[dict, dict]:
     """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
     whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
-    in-epoch or global steps, ordinals, units of times printed without one."""
+    in-epoch or global steps, ordinals, units of times printed without one. ``stepped``: lines of
+    the shapes print steps (the loss lines read here beside them are summaries or evaluations)."""
+    own_epoch = {id(f[3]) for f in rec.fields if f[3].epoch is not None}  # (not one an "Epoch 3" header above gave)
     found = _under_headers(rec.fields)
+    # a run's summary by its writer's words (a Trainer's train_runtime beside train_loss): no record
+    summary = [f for f in found if f[3].summary]
+    if summary:
+        found = [f for f in found if not f[3].summary]
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
-    summary: list = []
     # In a file whose records print a step, a loss line with none is a summary printed between
     # them (the tutorials' "Test: Accuracy: 84.7%, Avg loss: 0.527155"): an evaluation's, kept apart.
-    if any(f[3].step is not None for f in train):
+    fields_stepped = any(f[3].step is not None for f in train)
+    if stepped or fields_stepped:
         loose = [f for f in train if f[3].step is None]
         if loose:
-            # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss): a summary
-            # (or says it is training's: "Average Train Loss: [1.641], Accuracy: [0.595]")
-            summary = [f for f in loose if any(t in ("epoch_time", "step_time") for t, _, _ in f[3].values)
-                       or ("train" in f[3].text.lower() and not f[3].eval)]
+            # ... unless it holds an epoch's times (a copy of TimeMonitor with the epoch's mean loss: "Epoch time:
+            # 3680.524 ms, per step time: 1.963 ms, avg loss: 0.094"; MindFormers' "Per sink_size step time: ..."),
+            # a learning rate or a throughput (no evaluation prints them: CenterFace's "epoch[2], loss:1.906899,
+            # 442.33 imgs/sec, lr:0.004"): a summary (or says it is training's: "Average Train Loss: [1.641]")
+            # An epoch's line with no eval word is the epoch's mean (MindSpore Lite's LossMonitor::EpochEnd:
+            # "Epoch (1):\tLoss is 0.384778" after its "1.1800:\tLoss is 0.0698758"): a summary too.
+            summary += [f for f in loose if any(t in _SUMMARY_TAGS for t, _, _ in f[3].values)
+                        or ("train" in f[3].text.lower() or id(f[3]) in own_epoch) and not f[3].eval]
             kept = {id(f) for f in summary}  # (by identity: "in" compared each with all, quadratic)
-            evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
-            train = [f for f in train if f[3].step is not None]
+            if fields_stepped:
+                evals = sorted(evals + [f for f in loose if id(f) not in kept], key=lambda f: f[0])
+                train = [f for f in train if f[3].step is not None]
+            else:  # (steps only on the shapes' lines: the rest are read as before, a run of loss lines or unread)
+                train = [f for f in train if id(f) not in kept]
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
@@ -291,14 +365,16 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     # dropped); evaluations likewise, kept apart as eval_* (the step rule of the shapes they stand
     # beside: TimeMonitor's and Eval result's).
     for pos, wall, zone, r in summary:
-        vals = [v for v in r.values if v[0] != "loss"]
+        vals = [v for v in r.values if v[0] not in ("loss", "loss_avg")]
         if vals:
             out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _SUMMARY_SHAPE))
     for pos, wall, zone, r in evals:
-        vals = [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in r.values]
+        vals = _eval_values(r.values)
         out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
     if evals:
         diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
+    if summary:
+        diags.append(dg.info("log-inferred", path=rel, variant="summary", n=len(summary)))
     out.sort(key=lambda o: o[0])
     lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in _LINE_INT}
     lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
@@ -320,6 +396,15 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _eval_values(values: list) -> list:
+    """An evaluation record's values as eval_* tags, one eval_loss: where the line prints the
+    evaluation's own loss, a training loss beside it is the epoch's mean ("Train Loss: 0.12 Vali Loss:
+    0.06 Test Loss: 0.07", Informer's epoch line), dropped like a summary's mean loss."""
+    if any(t == "eval_loss" for t, _, _ in values):
+        values = [v for v in values if v[0] not in ("loss", "loss_avg")]
+    return [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in values]
 
 
 def _under_headers(found: list) -> list:

@@ -27,7 +27,7 @@ MIN_SHARE = 0.97  # the issue's acceptance
 # Where the reader stands (branch grammar, f22c81d: 188 of 231 read right, 81.4%; 1 of 46 no-record
 # files read as training): a floor that catches a regression while the acceptance is not met.
 FLOOR_SHARE = 0.80
-FLOOR_FALSE_READS = 1
+FLOOR_FALSE_READS = 0  # (branch summaries: the sentiment notebook's test bar reads as an evaluation)
 _NOT_MET = pytest.mark.xfail(strict=True, reason="acceptance not met yet: see FLOOR_SHARE and the report's misses")
 STEP_TIME_TOLERANCE = 0.10
 
@@ -149,7 +149,6 @@ def _false_reads() -> tuple[list[dict], list]:
     return rows, false_reads
 
 
-@_NOT_MET
 def test_no_record_from_the_no_record_set():
     rows, false_reads = _false_reads()
     print(f"\nno-record set: {len(rows)} files, {len(false_reads)} gave a record: {false_reads}")

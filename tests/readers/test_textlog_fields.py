@@ -38,7 +38,7 @@ def test_every_spelling_of_the_lexicon_is_reached():
     samples = {
         "loss": ["loss", "total_loss", "avg loss", "aver loss", "cur loss", "train_loss", "Loss", "LOSS", "损失"],
         "loss_part": ["lm_loss", "G_loss", "loss_cls", "Dloss", "kl loss"],
-        "eval_loss": ["val_loss", "eval loss", "test loss", "val mse loss"],
+        "eval_loss": ["val_loss", "eval loss", "test loss", "val mse loss", "Vali Loss"],
         "loss_summary": ["best loss", "last train loss"],
         "loss_scale": ["loss_scale", "loss scale value", "scale_sense"],
         "epoch": ["epoch", "Epoch", "EPOCH", "ep", "cur_epoch", "epcoh", "轮次"],
@@ -48,7 +48,7 @@ def test_every_spelling_of_the_lexicon_is_reached():
         "step_time": ["per step time", "step time", "step cost", "avg step time", "time per step", "ms per step",
                       "step_time_avg"],
         "time": ["time", "cost", "time cost", "elapsed", "interval", "耗时"],
-        "epoch_time": ["epoch time", "epoch cost"],
+        "epoch_time": ["epoch time", "epoch cost", "Per sink_size step time"],
         "throughput": ["fps", "throughput"],
         "lr": ["lr", "learning rate", "cur_lr"],
         "grad_norm": ["grad_norm", "global_norm", "gnorm"],
@@ -315,3 +315,133 @@ def test_the_lexicon_anchors_reach_the_fields_reader():
     logparse.parse_line("2023-02-28 11:19:19,452 - INFO - EPOCH: 0 ITER: 200.0/692.2578125 LOSS: 5.8117", 1, rec, {})
     assert rec.recognised == {"fields:LOSS": 1} and len(rec.fields) == 1
     assert all(w in logshapes.anchors() for w in logshapes.FIELD_WORDS)
+
+
+# --------------------------------------------------------------------------- summaries and evaluations
+# (branch summaries, issue 21: lines that are an epoch's or a run's summary, or an evaluation's,
+# are no training step record; real lines of the mined corpus, cited by id)
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "logcorpus"
+
+
+def tags(r) -> dict[str, list[tuple[int, float]]]:
+    df = r.tables["scalars"]
+    out: dict[str, list] = {}
+    for step, tag, value in zip(df["step"].to_list(), df["tag"].cast(pl.Utf8).to_list(), df["value"].to_list()):
+        out.setdefault(tag, []).append((step, value))
+    return out
+
+
+def test_a_word_after_an_eval_word_needs_its_separator():
+    # b-mindrl-iql-1: "value_loss" is the critic's value loss, no validation loss
+    r = fields("Episode 5: critic_loss is 0.559, actor_loss is -0.3, value_loss is 0.079,mean_std is 0.184,per_step_time 16.027 ms,")
+    assert not r.eval and [v for t, _, v in r.values if t == "loss"] == [0.559]
+    assert fields("epoch 3, val_mse_loss: 0.2").values == [("eval_loss", "val_mse_loss", 0.2)]
+
+
+def test_one_eval_loss_per_evaluation_line():
+    # a-models-nete-1: the total is the evaluation's loss, its components are parts of it
+    r = fields("[2023-03-08 10:53:23]: rating loss 16.7847 | text loss 9.9074 | total loss 26.6921 on valid")
+    assert [(t, v) for t, _, v in r.values] == [("eval_loss_avg", 16.7847), ("eval_loss_avg", 9.9074), ("eval_loss", 26.6921)]
+    # b-wwq-mindflow-kno-1: two plain losses, the first printed
+    r = fields("Eval epoch: 10, recons loss: 4.7650219457864295e-05, relative pred loss: 0.01156728882342577")
+    assert [t for t, _, _ in r.values] == ["eval_loss", "eval_loss_avg"]
+
+
+def test_a_meter_printed_after_its_key_has_the_key_s_rank():
+    # b-code7-centerface-8p-1: 'avg_loss:' + an AverageMeter printing "loss:<avg>", then the step's loss
+    r = fields("2021-07-06 16:00:45,600:INFO:epoch:1, iter:1, avg_loss:loss:1017.134613, loss:762.4346313476562, "
+               "overflow:False, loss_scale:1024.0")
+    assert [(t, v) for t, _, v in r.values if t.startswith("loss")][:2] == [("loss_avg", 1017.134613), ("loss", 762.4346313476562)]
+
+
+def test_mindspore_lite_epoch_dot_step_counter_and_epoch_means(tmp_path):
+    # a-lite-train-lenet-1 (lite/src/train/loss_monitor.cc prints "<epoch>.<step>:\tLoss is X" and
+    # "Epoch (<epoch>):\tLoss is <mean>"): "1.1000:" is epoch 1 step 1000, not the float 1.1
+    r = fields("1.1000: Loss is 0.460352")
+    assert (r.epoch, r.step) == (1, 1000)
+    text = ("1.900:  Loss is 0.493\n1.1800: Loss is 0.0698758\nEpoch (1):      Loss is 0.384778\n"
+            "Epoch (1):      Training Accuracy is 0.8702\n2.900:  Loss is 0.0480734\n2.1800: Loss is 0.12081\n"
+            "Epoch (2):      Loss is 0.176118\n")
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(900, 0.493), (1800, 0.0698758), (2700, 0.0480734), (3600, 0.12081)]  # the means are no records
+    assert "summary" in variants(r) and "eval_loss" not in tags(r)
+
+
+def test_mindformers_sink_summary_beside_the_monitor_lines():
+    # a-mf-llama13b-2node-1: MFLossMonitor.epoch_end prints "Per sink_size step time ... avg loss" after each sink
+    r = textlog.READER.read(Artifact(path=str(CORPUS / "a/logs/a-mf-llama13b-2node-1.log"), rel="x.log", size=1,
+                                     mtime=0.0, rank=None))
+    t = tags(r)
+    assert t["loss"] == [(804, 0.762), (808, 0.702), (812, 0.739)]  # the avg loss of each sink is no record
+    assert (804, pytest.approx(27.443713)) in t["epoch_time"]  # the sink's time, at its last step
+    # the monitor's "time:27421.790 ms" is the 4-step sink's: the summary's per step time is the step's
+    assert [v for s, v in t["step_time"] if s == 804] == [pytest.approx(6.860928)] * 2
+    assert {"summary", "sink-time"} <= variants(r) and "ordinal" not in variants(r)
+
+
+def test_timemonitor_style_epoch_summary_beside_the_monitor_lines(tmp_path):
+    # a-ms-tut-fgsm-r18-1
+    text = ("    Epoch:[  0/  5], step:[ 1875/ 1875], loss:[0.094/0.094], time:2345.947 ms, lr:0.01000\n"
+            "    Epoch time: 3680.524 ms, per step time: 1.963 ms, avg loss: 0.094\n"
+            "    Epoch:[  1/  5], step:[ 1875/ 1875], loss:[0.323/0.323], time:1250.154 ms, lr:0.01000\n"
+            "    Epoch time: 1250.843 ms, per step time: 0.667 ms, avg loss: 0.323\n")
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(1875, 0.094), (3750, 0.323)]
+    assert tags(r)["epoch_time"] == [(1875, pytest.approx(3.680524)), (3750, pytest.approx(1.250843))]
+    assert [v for s, v in tags(r)["step_time"] if s == 1875] == [pytest.approx(0.001963)] * 2  # time:2345.947 ms is the sink's
+
+
+def test_a_record_s_own_step_time_is_kept_beside_a_summary(tmp_path):
+    # the same lines in non-sink mode: the record's time is one step's (under twice the summary's per step time)
+    text = ("    Epoch:[  0/  5], step:[ 1875/ 1875], loss:[0.094/0.094], time:2.1 ms, lr:0.01000\n"
+            "    Epoch time: 3680.524 ms, per step time: 1.963 ms, avg loss: 0.094\n")
+    r = read_text(tmp_path, text)
+    assert tags(r)["step_time"][0] == (1875, pytest.approx(0.0021)) and "sink-time" not in variants(r)
+
+
+def test_a_trainer_s_run_summary_is_no_record(tmp_path):
+    # b-mindnlp-blenderbot-copa-2: mindnlp's Trainer logs speed_metrics("train") and train_loss (the run's mean) once
+    line = ("{'train_runtime': 11591.6409, 'train_samples_per_second': 6.211, 'train_steps_per_second': 1.553, "
+            "'train_loss': 0.002952050690849622, 'epoch': 10.0}")
+    assert fields(line).summary
+    text = ("{'loss': 0.0004, 'learning_rate': 1e-05, 'epoch': 9.0}\n{'loss': 0.0002, 'learning_rate': 0.0, 'epoch': 10.0}\n"
+            + line + "\n")
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(9, 0.0004), (10, 0.0002)] and "summary" in variants(r)
+
+
+def test_a_tqdm_bar_with_an_accuracy_is_an_evaluation(tmp_path):
+    # a-ms-nb-sentiment-1 (the tutorial's evaluate() sets loss and acc on its bar; tqdm sorts the keys)
+    train = "Epoch 0: 100%|| 273/273 [00:30<00:00,  9.00it/s, loss=0.674]"
+    test = "Epoch 0: 100%|| 117/117 [00:12<00:00,  9.43it/s, acc=0.511, loss=0.692]"
+    assert not fields(train).eval and fields(test).eval
+    r = read_text(tmp_path, train + "\n" + test + "\n" + train.replace("Epoch 0", "Epoch 1").replace("0.674", "0.683") + "\n")
+    assert loss(r) == [(273, 0.674), (546, 0.683)] and tags(r)["eval_loss"] == [(273, 0.692)]
+    # a-nr-ms-nb-sentiment-test-1: the test set's bar alone gives no training record
+    r = read_text(tmp_path, "Epoch 0: 100%|| 391/391 [00:25<00:00, 15.10it/s, acc=0.857, loss=0.357]\n", "test.log")
+    assert "loss" not in tags(r)
+
+
+def test_an_epoch_line_with_validation_and_test_losses_is_one_evaluation(tmp_path):
+    # b-comp-modelrain-informer-2: its Train Loss is the epoch's mean, no step record
+    text = ("\titers: 3650, epoch: 1 | loss: 0.0191090\n\titers: 3700, epoch: 1 | loss: 0.0711959\n"
+            "Epoch: 1 cost time: 1076.9905803203583\n"
+            "Epoch: 1, Steps: 3741 | Train Loss: 0.1204433 Vali Loss: 0.0595001 Test Loss: 0.0681965\n")
+    r = read_text(tmp_path, text)
+    t = tags(r)
+    assert [v for _, v in t["loss"]] == [0.019109, 0.0711959]
+    assert [v for _, v in t["eval_loss"]] == [0.0595001] and [v for _, v in t["eval_loss_avg"]] == [0.0681965]
+
+
+def test_an_epoch_line_with_a_throughput_and_lr_is_a_summary(tmp_path):
+    # b-code7-centerface-8p-1: "epoch[e], loss:<avg>, N imgs/sec, lr:x" ends each epoch: no evaluation
+    text = ("2021-07-06 16:01:42,710:INFO:epoch:2, iter:197, avg_loss:loss:1.906899, loss:1.6912976503372192, "
+            "overflow:False, loss_scale:1024.0\n"
+            "2021-07-06 16:01:42,869:INFO:epoch[2], loss:1.906899, 442.33 imgs/sec, lr:0.004000000189989805\n"
+            "2021-07-06 16:01:42,985:INFO:epoch:3, iter:0, avg_loss:loss:1.804715, loss:1.804714560508728, "
+            "overflow:False, loss_scale:1024.0\n")
+    r = read_text(tmp_path, text)
+    t = tags(r)
+    assert [v for _, v in t["loss"]] == [1.6912976503372192, 1.804714560508728]
+    assert "eval_loss" not in t and "summary" in variants(r)

@@ -152,9 +152,10 @@ TEMPLATES.update({
                                            "每个 epoch {n:int} 个 step：取日志行中 epoch 内最大的 step 号（没有一行打印步数）。"),
     "log-loss-unread": ("{n:int} lines hold a loss-like key but gave no training record; the first reads: {line:q}.",
                         "{n:int} 行含有类似 loss 的字段，但未读出训练记录；第一行为：{line:q}。"),
-    "log-inferred/eval": ("{n:int} evaluation lines (eval / val / test before the loss) are kept apart from training, at "
-                          "the step of the training line before each.",
-                          "{n:int} 行评估记录（loss 前有 eval / val / test 字样）与训练记录分开，记在其前一条训练记录的 step 上。"),
+    "log-inferred/eval": ("{n:int} evaluation lines (eval / val / test before the loss, an accuracy on a progress bar, a "
+                          "dict of metrics) are kept apart from training, at the step of the training line before each.",
+                          "{n:int} 行评估记录（loss 前有 eval / val / test 字样、进度条上带准确率或为指标字典）与训练记录分开，"
+                          "记在其前一条训练记录的 step 上。"),
     "log-inferred/ranks-printed": ("The lines of {n:int} ranks are interleaved in this file; each line's rank is the one it "
                                    "prints.", "本文件中交错着 {n:int} 个 rank 的日志行；每行的 rank 取自行内打印的 rank。"),
     "log-inferred/ranks-order": ("Each step is printed {n:int} times in a row with no rank on the lines: read as ranks 0 to "
@@ -184,6 +185,20 @@ TEMPLATES.update({
                              "未注明单位的单步耗时按毫秒读取（MindSpore 回调打印的是毫秒；没有墙钟时间可核对）。"),
     "log-duplicate-source": ("The same {n:int} step lines are in {other}: the two files are one source of one launch, "
                              "read once.", "{other} 中有相同的 {n:int} 行 step 记录：两个文件是同一次启动的同一来源，只读一次。"),
+})
+
+TEMPLATES.update({
+    # summary lines of text logs (readers/textlog.py _field_lines; branch summaries, issue 21)
+    "log-inferred/summary": ("{n:int} lines are an epoch's or a run's summary, not a step's record (an epoch or sink time, "
+                             "an average loss, a run's train_runtime): their mean loss is no training record; their times "
+                             "are kept at the step of the record before each.",
+                             "{n:int} 行是一个 epoch 或整次训练的汇总，而不是某个 step 的记录（epoch 或 sink 耗时、平均 loss、"
+                             "训练总耗时 train_runtime）：其平均 loss 不计为训练记录；其中的耗时记在前一条记录的 step 上。"),
+    "log-inferred/sink-time": ("The time on {n:int} step lines is a sink's or an epoch's ({steps:int} steps in the median): "
+                               "the summary after each prints that time and the per step time (\"Per sink_size step time: "
+                               "..., per step time: ...\"), which is taken as the step time.",
+                               "{n:int} 行 step 记录上的时间是整个 sink 或 epoch 的耗时（中位数为 {steps:int} 步）：其后的汇总行"
+                               "打印了该耗时和单步耗时（\"Per sink_size step time: ..., per step time: ...\"），单步耗时取后者。"),
 })
 
 TEMPLATES.update({
