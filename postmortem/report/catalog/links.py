@@ -5,18 +5,18 @@ first move and the report's table. 链路 / 带宽 / 小包 as msprof-analyze's 
 from __future__ import annotations
 
 TEMPLATES: dict[str, tuple[str, str]] = {
-    "rule.slow-links": ("a link is slow when its bandwidth (bytes / transfer time of its transfers of at least {sdma:num} MB "
-                        "(10⁶ bytes) over HCCS / PCIE / SIO, {rdma:num} MB over RDMA: smaller ones are latency-bound small packets, "
+    "rule.slow-links": ("a link is slow when its bandwidth (bytes / transfer time of its transfers of at least {sdma:numi} MB "
+                        "(1 MB = 10⁶ bytes) over HCCS / PCIE / SIO, {rdma:numi} MB over RDMA: smaller ones are latency-bound small packets, "
                         "msprof-analyze's packet rule) is below {ratio:pct0} of the median of its peers — the links of the "
                         "same transport and group, at least {peers:int} of them",
-                        "链路带宽（按 HCCS / PCIE / SIO 上不小于 {sdma:num} MB（10⁶ 字节）、RDMA 上不小于 {rdma:num} MB 的传输计算：更小的是"
+                        "链路带宽（按 HCCS / PCIE / SIO 上不小于 {sdma:numi} MB（1 MB = 10⁶ 字节）、RDMA 上不小于 {rdma:numi} MB 的传输计算：更小的是"
                         "时延主导的小包，沿用 msprof-analyze 的小包规则）低于同类链路（相同链路类型与通信域，至少 {peers:int} 条）"
                         "带宽中位数的 {ratio:pct0} 时判为慢链路"),
     "links.latency-bound": ("No link's bandwidth can be judged: all {n:int} transfer records are latency-bound small packets "
-                            "— the largest moves {largest:bytes} over {transport}, below the {least:num} MB a transfer needs "
+                            "— the largest moves {largest:bytes} over {transport}, below the {least:numi} MB a transfer needs "
                             "to measure bandwidth.",
                             "无法判断链路带宽：全部 {n:int} 条传输记录都是时延主导的小包——最大一次在 {transport} 上只传输 "
-                            "{largest:bytes}，不足测量带宽所需的 {least:num} MB。"),
+                            "{largest:bytes}，不足测量带宽所需的 {least:numi} MB。"),
     "links.too-few": ("No link's bandwidth can be judged: {n:int} links moved transfers big enough to measure, at most "
                       "{most:int} of one transport and group, and a median of peers needs {peers:int}.",
                       "无法判断链路带宽：有足够大传输的链路共 {n:int} 条，同一链路类型与通信域内最多 {most:int} 条，"
