@@ -53,14 +53,13 @@ def link_params(x: LinkBandwidth) -> dict:
 
 
 def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
-    """PROFILE_COMM rows -> the judged links and the slow ones; None without any record of bytes
-    and transfer time (nothing to say)."""
+    """PROFILE_COMM rows -> the judged links and the slow ones; None without communication records."""
     if comm.is_empty():
         return None
     moved = comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("transport").is_not_null()
                         & ~pl.col("transport").is_in(NOT_LINKS) & (pl.col("src_rank") != pl.col("dst_rank")).fill_null(True))
-    if moved.is_empty():
-        return None
+    if moved.is_empty():  # operator times only (step_trace_raw, kernels), or on-chip copies only
+        return SlowLinks(None, _sources(comm), (), (), 0, 0, LinkGap.NO_RECORDS, _rule(), Text("links.no-records"))
     per_link = moved.filter(pl.col("src_rank").is_not_null() & pl.col("dst_rank").is_not_null())
     if not per_link.is_empty():
         unit, rows = LinkUnit.LINK, preferred(per_link, LINK_LAYOUTS)

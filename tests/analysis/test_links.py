@@ -126,3 +126,18 @@ def test_small_transfers_never_judge_a_link(degraded):
                                .then(pl.col("bytes") / 10).otherwise(pl.col("bytes")).alias("bytes"))
     s = slow_links(shrunk)
     assert s.small == 1 and len(s.links) == 13 and s.slow == ()
+
+
+def test_operator_times_alone_say_no_link_can_be_judged():
+    """MindInsight's step_trace_raw gives each communication op's time, no bytes: nothing to measure a link by."""
+    s = slow_links(load_run(str(CORPUS / "mi-run1-profiler")).tables["profile_comm"])
+    assert (s.gap, s.unit, s.links, s.source) == (LinkGap.NO_RECORDS, None, (), "step_trace_raw")
+    assert "no communication record gives the bytes" in render(s.reason, "en") and "数据量与传输时间" in render(s.reason, "zh")
+
+
+@pytest.mark.parametrize("folder", [CORPUS / "mi-ut-profiler", CONF / "mstt-cluster-analysis-output", CONF / "mi-cluster-4rank"])
+def test_metrics_json_validates_whatever_the_gap(folder):
+    m = json.loads(dumps(to_metrics(analyze(load_run(str(folder))))))
+    jsonschema.Draft202012Validator(load_schema()).validate(m)
+    assert m["profile"]["slow_links"]["gap"] in ("no_records", "latency_bound", "too_few")
+    assert m["profile"]["slow_links"]["reason"]

@@ -17,6 +17,9 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                             "to measure bandwidth.",
                             "无法判断链路带宽：全部 {n:int} 条传输记录都是时延主导的小包——最大一次在 {transport} 上只传输 "
                             "{largest:bytes}，不足测量带宽所需的 {least:numi} MB。"),
+    "links.no-records": ("No link's bandwidth can be judged: no communication record gives the bytes and transfer time of a "
+                         "transfer between two ranks (only operator times, or on-chip copies).",
+                         "无法判断链路带宽：没有任何通信记录给出 rank 之间传输的数据量与传输时间（只有算子耗时，或只有片内拷贝）。"),
     "links.too-few": ("No link's bandwidth can be judged: {n:int} links moved transfers big enough to measure, at most "
                       "{most:int} of one transport and group, and a median of peers needs {peers:int}.",
                       "无法判断链路带宽：有足够大传输的链路共 {n:int} 条，同一链路类型与通信域内最多 {most:int} 条，"
