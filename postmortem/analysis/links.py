@@ -56,7 +56,8 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
     """PROFILE_COMM rows -> the judged links and the slow ones; None without communication records."""
     if comm.is_empty():
         return None
-    moved = comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("transport").is_not_null()
+    moved = comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("bytes").is_finite()
+                        & pl.col("transit_s").is_finite() & pl.col("transport").is_not_null()
                         & ~pl.col("transport").is_in(NOT_LINKS) & (pl.col("src_rank") != pl.col("dst_rank")).fill_null(True))
     if moved.is_empty():  # operator times only (step_trace_raw, kernels), or on-chip copies only
         return SlowLinks(None, _sources(comm), (), (), 0, 0, LinkGap.NO_RECORDS, _rule(), Text("links.no-records"))

@@ -141,3 +141,14 @@ def test_metrics_json_validates_whatever_the_gap(folder):
     jsonschema.Draft202012Validator(load_schema()).validate(m)
     assert m["profile"]["slow_links"]["gap"] in ("no_records", "latency_bound", "too_few")
     assert m["profile"]["slow_links"]["reason"]
+
+
+def test_values_that_are_no_measurement_judge_nothing(degraded):
+    """An infinite byte count or a NaN time on the slow link (a damaged record) leaves that record out, nothing else."""
+    import polars as pl
+
+    comm = load_run(str(DEGRADED)).tables["profile_comm"]
+    link = (pl.col("src_rank") == 0) & (pl.col("dst_rank") == 3) & (pl.col("rank") == 0)
+    for col, value in (("bytes", float("inf")), ("transit_s", float("nan"))):
+        s = slow_links(comm.with_columns(pl.when(link).then(value).otherwise(pl.col(col)).alias(col)))
+        assert len(s.links) == 13 and s.slow == () and all(0.9 < x.ratio < 1.1 for x in s.links), col
