@@ -15,7 +15,9 @@ call count is given, else by its total, and is compared only with its peers, whi
 ops. A link's peers are the links of the same transport (and group, where named); it is slow
 below thresholds.SLOW_LINK_RATIO of their median (itself included), with at least
 thresholds.SLOW_LINK_PEERS peers. LOCAL (on-chip copies) and src == dst records are not links.
-Nominal link bandwidths are not used: they differ by device generation and topology, and the
+A record's transfer time is bytes / its own bandwidth where it gives one (communication.json's
+per-op Bandwidth Info is the transport's; its Communication Time Info transit time is the whole
+op's and 0 for HCCS ops in torch_npu 2023), else its transit time. Nominal link bandwidths are not used: they differ by device generation and topology, and the
 peers of the same run are the fair reference.
 """
 
@@ -56,6 +58,12 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
     """PROFILE_COMM rows -> the judged links and the slow ones; None without communication records."""
     if comm.is_empty():
         return None
+    # the transport's own transfer time: bytes / its bandwidth where the record gives one (a per-op
+    # record's bandwidth and bytes are its transport's, its transit time the whole op's, 0 in some
+    # writers), else the record's transit time
+    bw = pl.col("bandwidth_gbps")
+    own = pl.when((bw > 0) & bw.is_finite()).then(pl.col("bytes") / (bw * 1e9)).otherwise(pl.col("transit_s"))
+    comm = comm.with_columns(own.alias("transit_s"))
     moved = comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("bytes").is_finite()
                         & pl.col("transit_s").is_finite() & pl.col("transport").is_not_null()
                         & ~pl.col("transport").is_in(NOT_LINKS) & (pl.col("src_rank") != pl.col("dst_rank")).fill_null(True))
@@ -94,7 +102,7 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
     judged = g.filter(pl.col("peers") >= th.SLOW_LINK_PEERS).with_columns((pl.col("bw") / pl.col("ref")).alias("ratio"))
     if judged.is_empty():
         return empty(LinkGap.TOO_FEW, Text("links.too-few", n=g.height, most=int(g["peers"].max()), peers=th.SLOW_LINK_PEERS))
-    judged = judged.sort(["ratio", "src_rank", "dst_rank"], nulls_last=True)
+    judged = judged.sort([c for c in ("ratio", "src_rank", "dst_rank") if c in judged.columns])
     out = tuple(
         LinkBandwidth(unit=unit, src_rank=int(r["src_rank"]), dst_rank=None if r.get("dst_rank") is None else int(r["dst_rank"]),
                       group=r.get("group"), transport=r["transport"], bytes=float(r["bytes"]), transit_s=float(r["transit_s"]),

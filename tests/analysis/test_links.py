@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CONF = FIXTURES / "conformance"
 CORPUS = FIXTURES / "profcorpus"
 DEGRADED = FIXTURES / "slowlink" / "degraded"
+DEGRADED_RANKS = FIXTURES / "slowlink" / "degraded-ranks"
 
 
 @pytest.fixture(scope="module")
@@ -79,12 +80,13 @@ def test_the_metrics_json_holds_the_links_and_validates(degraded):
 
 
 def test_latency_bound_real_transfers_say_why_no_link_is_judged():
-    """msprof-analyze's cluster output of a real 2-rank capture: its HCCS+PCIE transfers move 85 and 131 kB."""
+    """msprof-analyze's cluster output of a real 2-rank capture: its HCCS+PCIE transfers move 85 and 131 kB,
+    its HCCS ones 56 and 184 bytes."""
     a = analyze(load_run(str(CONF / "mstt-cluster-analysis-output")))
     s = a.profile.links
-    assert (s.gap, s.links, s.slow, s.measured, s.small) == (LinkGap.LATENCY_BOUND, (), (), 0, 2)
+    assert (s.gap, s.links, s.slow, s.measured, s.small) == (LinkGap.LATENCY_BOUND, (), (), 0, 4)
     assert s.reason.params["largest"] == pytest.approx(134208) and s.reason.params["least"] == 16
-    assert render(s.reason, "en") == ("No link's bandwidth can be judged: all 2 transfer records are latency-bound small "
+    assert render(s.reason, "en") == ("No link's bandwidth can be judged: all 4 transfer records are latency-bound small "
                                       "packets — the largest moves 131 KiB over HCCS+PCIE, below the 16 MB a transfer "
                                       "needs to measure bandwidth.")
     assert "时延主导的小包" in render(s.reason, "zh") and "16 MB" in render(s.reason, "zh")
@@ -144,11 +146,38 @@ def test_metrics_json_validates_whatever_the_gap(folder):
 
 
 def test_values_that_are_no_measurement_judge_nothing(degraded):
-    """An infinite byte count or a NaN time on the slow link (a damaged record) leaves that record out, nothing else."""
+    """An infinite byte count, or a NaN time and bandwidth, on the slow link (a damaged record) leaves that
+    record out, nothing else; a NaN time beside a bandwidth is measured by the bandwidth."""
     import polars as pl
 
     comm = load_run(str(DEGRADED)).tables["profile_comm"]
     link = (pl.col("src_rank") == 0) & (pl.col("dst_rank") == 3) & (pl.col("rank") == 0)
-    for col, value in (("bytes", float("inf")), ("transit_s", float("nan"))):
-        s = slow_links(comm.with_columns(pl.when(link).then(value).otherwise(pl.col(col)).alias(col)))
-        assert len(s.links) == 13 and s.slow == () and all(0.9 < x.ratio < 1.1 for x in s.links), col
+
+    def damaged(**values):
+        return comm.with_columns(*(pl.when(link).then(v).otherwise(pl.col(c)).alias(c) for c, v in values.items()))
+
+    for case in ({"bytes": float("inf")}, {"transit_s": float("nan"), "bandwidth_gbps": float("nan")}):
+        s = slow_links(damaged(**case))
+        assert len(s.links) == 13 and s.slow == () and all(0.9 < x.ratio < 1.1 for x in s.links), case
+    s = slow_links(damaged(transit_s=float("nan")))
+    assert [(x.src_rank, x.dst_rank, round(x.bandwidth_gbps, 2)) for x in s.slow] == [(0, 3, 6.29)]
+
+
+def test_without_link_records_a_rank_slow_over_one_transport_is_named():
+    """Per-op records only (communication.json of a real rank replicated as 4 ranks, rank 2's HCCS 2.5x slower):
+    each rank's transfers over a transport against the other ranks', msprof-analyze's advisor unit."""
+    a = analyze(load_run(str(DEGRADED_RANKS)))
+    s = a.profile.links
+    assert (s.unit, s.gap, s.source) == (LinkUnit.RANK, None, "communication.json")
+    assert {(x.src_rank, x.transport) for x in s.links} == {(r, t) for r in range(4) for t in ("HCCS", "RDMA")}
+    assert [(x.src_rank, x.dst_rank, x.transport) for x in s.slow] == [(2, None, "HCCS")]
+    x = s.slow[0]
+    # 9 HCCS ops of 146.80064 MB (the real file's Bandwidth Info), each 2.5x its recorded time
+    assert x.transfers == 9 and x.bytes == pytest.approx(9 * 146.80064e6)
+    assert x.ratio == pytest.approx(0.4, abs=0.002) and x.reference_gbps == pytest.approx(18.83, abs=0.01)
+    line_en = next(y for y in _verdict_lines(a, "en") if y.startswith("Slow links"))
+    line_zh = next(y for y in _verdict_lines(a, "zh") if y.startswith("慢链路"))
+    assert "Rank 2's HCCS transfers move 7.53 GB/s, 40% of the median 18.8 GB/s of its 4 peers" in line_en
+    assert "rank 2 的 HCCS 传输带宽 7.53 GB/s，仅为同类 4 张卡中位数 18.8 GB/s 的 40%" in line_zh
+    finding = next(f for f in a.findings if f.kind == FindingKind.SLOW_LINKS)
+    assert finding.variant == "rank" and "rank 2 over HCCS" in render(finding.text, "en")
