@@ -185,6 +185,7 @@ FINDINGS: dict[str, str] = {
     "restarts": "the run restarted (several launches)",
     "log_errors": "error lines in the logs",
     "slow_ranks": "ranks whose step time is well above the others'",
+    "slow_links": "links (or a rank's transfers over one transport) below 80% of their peers' median bandwidth, from transfers big enough to measure it",
     "config": "a configuration check that failed or warns",
     "regression": "a family of figures regressed significantly against the baseline",
     "improvement": "a family of figures improved significantly against the baseline",
@@ -211,6 +212,7 @@ SYMPTOMS: dict[str, str] = {
     "data_stalls": "steps that waited for data much longer than usual",
     "checkpoint_tax": "checkpoint saves take a visible share of the wall time",
     "slow_ranks": "ranks slower than the others",
+    "slow_links": "links whose bandwidth is well below their peers' (same transport and group), beside slow ranks",
     "errors": "error lines in the logs, interrupted saves, restarts",
     "not_converged": "the loss was still moving, or never came down (no baseline)",
 }

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from . import thresholds as th
 from .identity import base_key, effects, explaining_order, group, model_growth, per_run
+from .links import link_params
 from .ranks import group_params
 from .types import (
     Action,
@@ -343,6 +344,11 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
                            actions=(A.STAGE_BALANCE, A.CHECK_STRAGGLER) if stage else (A.CHECK_STRAGGLER,),
                            evidence=("phases",), params={"ranks": list(a.ranks.slow_ranks),
                                                          "groups": group_params(a.ranks)}))  # scale: rank groups
+    links = a.profile.links if a.profile else None
+    if links is not None and links.slow:  # beside slow ranks: a link its peers outrun (analysis/links.py)
+        out.append(Problem(Symptom.SLOW_LINKS, W, Family.THROUGHPUT, (), side=Side.ENVIRONMENT,
+                           bottleneck=Verdict.COMMUNICATION, actions=(A.CHECK_LINK, A.COMM_TOPOLOGY), evidence=("profile",),
+                           params={"links": [link_params(x) for x in links.slow], "of": len(links.links)}))
     errors = _finding(a, FindingKind.LOG_ERRORS)
     restarts = _finding(a, FindingKind.RESTARTS)
     if errors is not None or restarts is not None:

@@ -124,6 +124,12 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             out.append(Finding(fk, sev, params, "at_step" if first["step"] is not None else ""))
     if a.ranks.slow_ranks:
         out.append(Finding(FindingKind.SLOW_RANKS, W, {"ranks": list(a.ranks.slow_ranks)}))
+    links = a.profile.links if a.profile else None
+    if links is not None and links.slow:
+        x = links.slow[0]
+        out.append(Finding(FindingKind.SLOW_LINKS, W, {
+            "n": len(links.slow), "of": len(links.links), "src": x.src_rank, "dst": x.dst_rank, "transport": x.transport,
+            "bw": x.bandwidth_gbps, "ref": x.reference_gbps, "ratio": x.ratio}, "rank" if x.unit == "rank" else ""))
     for c in a.config_checks:
         if c.status in (CheckStatus.FAIL, CheckStatus.WARN):
             out.append(Finding(FindingKind.CONFIG, W if c.status == CheckStatus.FAIL else I,

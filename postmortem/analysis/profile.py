@@ -21,6 +21,7 @@ import polars as pl
 from ..model import STEPS, Run
 from . import thresholds as th
 from .datapipe import data_pipeline
+from .links import slow_links
 from .memory import memory_breakdown
 from .operators import comm_from_kernels, comm_timed, communication, operators, preferred
 from .types import (
@@ -254,7 +255,7 @@ def profile(run: Run, device: str | None) -> tuple[Profile | None, tuple[RankPro
         breakdown=breakdown(series), alternatives=alternatives, steps=series, outliers=outliers(series),
         operators=ops, communication=communication(comm, timed, series) or comm_from_kernels(ops),
         data=data_pipeline(run.tables["profile_data"]),
-        memory=memory_breakdown(run, device), tool=_tool_means(run),
+        memory=memory_breakdown(run, device), tool=_tool_means(run), links=slow_links(comm),
     )
     return prof, ranks, strag
 

@@ -46,4 +46,16 @@ STRAGGLER_GAP = 0.10
 # pipeline stage.
 PIPELINE_RECEIVE = 0.50
 
+# Slow links (analysis/links.py). msprof-analyze's packet rule (advisor/rules/{en,cn}/packet.yaml:
+# min_sdma_size 16, min_rdma_size 1, in its MB of 10^6 bytes): an on-chip-SDMA transfer (HCCS,
+# PCIE, SIO) under 16 MB, an RDMA one under 1 MB, is a small packet: its time is latency and
+# dispatch, and its bytes / time says nothing about the link's bandwidth.
+LINK_MIN_BYTES = 16e6
+LINK_MIN_BYTES_RDMA = 1e6
+# msprof-analyze's bandwidth contention rule (bandwidth_contention.yaml: threshold 0.8 of the
+# SDMA baseline): a link under 80 % of the median of its peers (the same transport and group) is slow.
+SLOW_LINK_RATIO = 0.8
+# Peers a median needs to tell which link is the slow one (of two, either could be).
+SLOW_LINK_PEERS = 3
+
 TOP_N = 10  # operators and communication types listed

@@ -430,6 +430,56 @@ class Communication:
     share_basis: str = "step"  # what CommOpStat.share is of: "step" (profiled step time) or "kernels" (device kernel time)
 
 
+class LinkUnit(StrEnum):
+    """What a bandwidth is measured over (analysis/links.py)."""
+
+    LINK = "link"  # one src -> dst rank link (communication_matrix and its cluster / database forms)
+    RANK = "rank"  # one rank's transfers over one transport (per-op records: msprof-analyze's slow-link advisor)
+
+
+class LinkGap(StrEnum):
+    """Why no link's bandwidth could be judged."""
+
+    NO_RECORDS = "no_records"  # no record gives bytes and transfer time per link or per rank
+    LATENCY_BOUND = "latency_bound"  # every transfer is below the size that measures bandwidth
+    TOO_FEW = "too_few"  # fewer measured links of one transport (and group) than a median needs
+
+
+@dataclass(frozen=True, slots=True)
+class LinkBandwidth:
+    """One link's (or rank's) bandwidth over its transfers big enough to measure it, against its peers'."""
+
+    unit: LinkUnit
+    src_rank: int  # the sending rank (for a RANK unit: the rank)
+    dst_rank: int | None  # the receiving rank; None for a RANK unit
+    group: str | None  # communication group, where the records name it (peers are of the same group)
+    transport: str  # HCCS, RDMA, PCIE, SIO, ...
+    bytes: float  # moved by the measured transfers, over the profiled steps
+    transit_s: float
+    transfers: int  # op records behind it
+    bandwidth_gbps: float  # bytes / transit time, GB/s (1e9 bytes/s)
+    reference_gbps: float  # median of the peers' bandwidths (same transport and group), itself included
+    peers: int  # links in that median
+    ratio: float  # bandwidth / reference
+    slow: bool  # ratio below thresholds.SLOW_LINK_RATIO
+
+
+@dataclass(frozen=True)
+class SlowLinks:
+    """Slow links: per-link (or per-rank) bandwidth from transfers big enough to measure it,
+    each against the median of its peers (analysis/links.py)."""
+
+    unit: LinkUnit | None
+    source: str | None  # layouts the records are from
+    links: tuple[LinkBandwidth, ...]  # the judged ones, slowest against its peers first
+    slow: tuple[LinkBandwidth, ...]
+    measured: int  # transfer records big enough to measure bandwidth
+    small: int  # latency-bound records left out
+    gap: LinkGap | None  # why no link could be judged
+    rule: Text
+    reason: Text | None = None  # the gap worded from its numbers
+
+
 @dataclass(frozen=True, slots=True)
 class DataStage:
     stage: str
@@ -501,6 +551,7 @@ class Profile:
     data: DataPipeline | None
     memory: MemoryBreakdown | None
     tool: dict[str, float]  # a profiler's own whole-run figures (mean over ranks): flops_utilization, ...
+    links: SlowLinks | None = None  # per-link bandwidth against its peers; None without transfer records
 
 
 class RankRole(StrEnum):
@@ -583,6 +634,7 @@ class Action(StrEnum):
     HOST_GRAPH_MODE = "host_graph_mode"  # GRAPH_MODE / jit instead of PyNative dispatch
     HOST_CALLBACKS = "host_callbacks"  # print and log every 50-100 steps, not every step
     CHECK_STRAGGLER = "check_straggler"  # look at the awaited ranks: their host, data, device
+    CHECK_LINK = "check_link"  # the slow link itself: port and link state, cabling, the switch, other traffic on it
     STAGE_BALANCE = "stage_balance"  # move layers between pipeline stages (MindFormers offset / pipeline_stage)
     MICRO_BATCHES = "micro_batches"  # pipeline micro_batch_num >= stages
     PARALLEL_OPTIMIZER = "parallel_optimizer"  # enable_parallel_optimizer=True
@@ -669,6 +721,7 @@ class Symptom(StrEnum):
     DATA_STALLS = "data_stalls"
     CHECKPOINT_TAX = "checkpoint_tax"
     SLOW_RANKS = "slow_ranks"
+    SLOW_LINKS = "slow_links"  # links (or ranks' transports) well below their peers' bandwidth
     ERRORS = "errors"  # error lines, interrupted saves, restarts
     NOT_CONVERGED = "not_converged"
 
@@ -937,6 +990,7 @@ class FindingKind(StrEnum):
     INTERRUPTED_CHECKPOINT = "interrupted_checkpoint"
     RESTARTS = "restarts"
     SLOW_RANKS = "slow_ranks"
+    SLOW_LINKS = "slow_links"
     OVERFLOWS = "overflows"
     CONFIG = "config"
     REGRESSION = "regression"

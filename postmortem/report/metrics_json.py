@@ -34,6 +34,7 @@ from ..analysis.types import (
     Profile,
     ProfileBreakdown,
     Ranks,
+    SlowLinks,
     SpikeSeries,
     Triage,
 )
@@ -43,7 +44,7 @@ from ..text import Text
 from .catalog import english, jsonable
 from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -165,6 +166,7 @@ def _profile(p: Profile | None) -> dict | None:
     out["comm_share_basis"] = c.share_basis if c else None
     out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
                           "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
+    out["slow_links"] = _links(p.links)
     d = p.data
     out["data_pipeline"] = None if d is None else {
         "rank": d.rank, "queue_empty_share": _num(d.queue_empty_share), "queue_samples": d.queue_samples,
@@ -181,6 +183,19 @@ def _profile(p: Profile | None) -> dict | None:
         "checkpoint": m.checkpoint, "gap": str(m.gap) if m.gap else None}
     out["tool"] = dict(sorted(p.tool.items()))
     return out
+
+
+def _links(s: SlowLinks | None) -> dict | None:
+    """Per-link bandwidth against its peers (analysis/links.py); null without transfer records."""
+    if s is None:
+        return None
+    return {"unit": str(s.unit) if s.unit else None, "source": s.source, "measured": s.measured, "small": s.small,
+            "gap": str(s.gap) if s.gap else None, "rule": _en(s.rule), "reason": _en(s.reason), "reason_text": _text(s.reason),
+            "slow": len(s.slow),
+            "links": [{"src_rank": x.src_rank, "dst_rank": x.dst_rank, "group": x.group, "transport": x.transport,
+                       "bytes": _num(x.bytes), "transit_s": _num(x.transit_s), "transfers": x.transfers,
+                       "bandwidth_gbps": _num(x.bandwidth_gbps), "reference_gbps": _num(x.reference_gbps), "peers": x.peers,
+                       "ratio": _num(x.ratio), "slow": x.slow} for x in s.links]}
 
 
 def _triage(t: Triage) -> dict:

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from ..analysis import types as t
-from ..analysis.thresholds import OUTLIER_RATIO
+from ..analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
+from ..text import Text
+from .catalog import render
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import action_text, dash, evidence_text, part_text, ranks_text, reason_text, verdict_text
@@ -238,6 +240,32 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
         blocks.append(_table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
                              lrows, caption=L["links_note"].format(source=c.link_source)))
+    return blocks + _slow_links(p.links, L)
+
+
+LINKS_SHOWN = 20  # the slowest against their peers; every slow one is shown
+
+
+def _slow_links(s: t.SlowLinks | None, L: Labels) -> list[Block]:
+    """Per-link bandwidth against its peers (analysis/links.py), slowest first; or why no link can be judged."""
+    if s is None:
+        return []
+    lang = L.lang
+    if not s.links:
+        return [Paragraph(render(s.reason, lang), "muted")] if s.reason is not None else []
+    shown = [*s.slow, *[x for x in s.links if not x.slow][:max(LINKS_SHOWN - len(s.slow), 0)]]
+    gbps = lambda v: f"{fmt.number(v)} GB/s"  # noqa: E731
+    rows = [[Cell(f"{x.src_rank}→{x.dst_rank}" if x.dst_rank is not None else fmt.integer(x.src_rank), tone="bad" if x.slow else ""),
+             Cell(x.transport), Cell(gbps(x.bandwidth_gbps), tone="bad" if x.slow else ""), Cell(gbps(x.reference_gbps)),
+             Cell(fmt.percent(x.ratio, 0)), Cell(fmt.bytes_(x.bytes)), Cell(fmt.integer(x.transfers))] for x in shown]
+    first = render(Text("links.col.rank" if s.unit == t.LinkUnit.RANK else "links.col.link"), lang)
+    cols = [first, *(render(Text(f"links.col.{k}"), lang) for k in ("transport", "bandwidth", "peers", "ratio", "bytes", "transfers"))]
+    note = render(Text("links.note", measured=s.measured, small=s.small, source=s.source, rule=s.rule), lang)
+    blocks: list[Block] = []
+    if not s.slow:
+        blocks.append(Paragraph(render(Text("links.none-slow", ratio=SLOW_LINK_RATIO), lang)))
+    blocks.append(_table("comm-slow-links", cols, "llrrrrr", rows, caption=f"{render(Text('links.title'), lang)} · {note}",
+                         collapsed=not s.slow))
     return blocks
 
 

@@ -22,6 +22,7 @@ KINDS = {
     "loss_spikes": "int", "grad_norm_spikes": "int", "nan_steps": "int", "stall_share": "pct",
 }
 MAX_ACTIONS = 3
+MAX_LINKS = 5  # slow links named one per line; the rest counted
 # Triage evidence that is not a share of the step time.
 NOT_OF_STEP = {"memory_peak_share": "memory", "queue_empty_share": "queue"}
 # The section each evidence id names (its title's label).
@@ -110,11 +111,23 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     if p.symptom == t.Symptom.SLOW_RANKS:
         groups = [rank_group_text(g) for g in pp.get("groups") or ()]
         out.extend(groups or [Text("verdict.slow-ranks", ranks=pp.get("ranks", []))])
+    if p.symptom == t.Symptom.SLOW_LINKS:
+        shown = (pp.get("links") or [])[:MAX_LINKS]
+        out.extend(slow_link_text(x) for x in shown)
+        if len(pp.get("links") or []) > len(shown):
+            out.append(Text("verdict.slow-links.more", n=len(pp["links"]) - len(shown)))
     if p.symptom == t.Symptom.DATA_STALLS:
         out.append(Text("verdict.stalls", n=pp.get("count"), lost=pp.get("lost_s")))
     if p.symptom == t.Symptom.SLOWER and pp.get("stalls"):  # the data stalls of a data-bound slower run
         out.append(Text("verdict.stalls", n=pp["stalls"], lost=pp.get("lost_s")))
     return out
+
+
+def slow_link_text(x: dict) -> Text:
+    """One slow link (analysis/links.py link_params): src -> dst, or a rank's transfers over a transport."""
+    return Text("verdict.slow-link" + ("/rank" if x.get("unit") == "rank" else ""), src=x["src"], dst=x.get("dst"),
+                transport=x["transport"], bw=x["bw"], ref=x["ref"], ratio=x["ratio"], peers=x["peers"], bytes=x["bytes"],
+                transfers=x["transfers"])
 
 
 def rank_group_text(g: dict) -> Text:

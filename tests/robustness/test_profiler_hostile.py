@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from postmortem.readers import profiler
@@ -139,6 +141,46 @@ def _duplicate_case(root: Path) -> None:
     sttc.write_text("\n".join([head, *(",".join(c) for c in rows)]) + "\n", encoding="utf-8")
 
 
+MI_STEPS = CONF / "mi-cluster-4rank" / "profiler" / "step_trace_raw_0_detail_time.csv"
+MSPROF_2DEV = FIXTURES / "profcorpus" / "mi-prof-2dev-timeline" / "profiler" / "PROF_000001_20230818142704322_COJGGGCANRMICFBC"
+# msprof's step_trace csv header as its writer prints it (msprof's summary test expects this line)
+_MSPROF_STEP_HEADER = ("Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),"
+                       "FP to BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID")
+
+
+def _step_files_dup_case(root: Path) -> None:
+    """A step written twice inside one file of the other step layouts: MindInsight's
+    step_trace_raw (step 2 again after step 4, carrying step 3's row), msprof's per-iteration
+    step_trace_*.json (Iteration 3 again, twice as long) and a step_trace_*.csv made from that
+    real JSON's iterations (no real msprof step_trace csv could be had) with Iteration 3 twice."""
+    lines = _csv_lines(MI_STEPS)
+    by_step = {ln.split(",", 1)[0]: ln for ln in lines[1:]}
+    again = "2," + by_step["3"].split(",", 1)[1]
+    rows = [lines[0], *(by_step[k] for k in ("1", "2", "3", "4")), again, by_step["5"], by_step["-"]]
+    mi = root / "stepdup" / "mi" / "profiler"
+    mi.mkdir(parents=True)
+    (mi / MI_STEPS.name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    src = MSPROF_2DEV / "device_0" / "timeline" / "step_trace_0_2_1.json"
+    events = json.loads(src.read_text(encoding="utf-8"))
+    third = next(e for e in events if e.get("name") == "Iteration 3")
+    longer = {**third, "dur": third["dur"] * 2, "args": {**third["args"], "Iteration Time(ns)": third["args"]["Iteration Time(ns)"] * 2}}
+    timeline = root / "stepdup" / "json" / "PROF_000001_x" / "device_0" / "timeline"
+    timeline.mkdir(parents=True)
+    (timeline / src.name).write_text(json.dumps([*events, longer]), encoding="utf-8")
+    its = [e for e in events if e.get("ph") == "X" and re.fullmatch(r"Iteration \d+", str(e.get("name", "")))]
+    csv_rows = []
+    for e in [*its, longer]:
+        a = e["args"]
+        fp, bp, end = a.get("FP Start"), a.get("BP End"), a.get("Iteration End", e["ts"] + e["dur"])
+        fp_bp = bp - fp if fp is not None and bp is not None else None
+        refresh = end - bp if bp is not None else None
+        cells = (0, a["Iteration ID"], fp, bp, end, e["dur"], fp_bp, refresh, 0, 2)
+        csv_rows.append(",".join("N/A" if v is None else str(v) for v in cells))  # N/A: the writer's empty cell
+    out = root / "stepdup" / "csv" / "PROF_000001_y" / "mindstudio_profiler_output"
+    out.mkdir(parents=True)
+    (out / "step_trace_20230818142704.csv").write_text("\n".join([_MSPROF_STEP_HEADER, *csv_rows]) + "\n", encoding="utf-8")
+
+
 def _half_json_case(root: Path) -> None:
     """communication.json whose ops are half the wrong shape (lists, strings, numbers)."""
     prof = _copy(IMAGENET / "rank1_ascend_pt", root / "half" / "rank1_ascend_pt")
@@ -191,7 +233,7 @@ def _fifo_case(root: Path) -> None:
     _fifo(root / "fifo" / "all" / "rank_1" / TILELANG.name / "device_1" / "data" / "x.done")
 
 
-CASES = (_values_case, _bom_case, _duplicate_case, _half_json_case, _junk_beside_case, _fifo_case)
+CASES = (_values_case, _bom_case, _duplicate_case, _step_files_dup_case, _half_json_case, _junk_beside_case, _fifo_case)
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +328,34 @@ def test_duplicate_steps_keep_the_last_row_and_say_so(hostile, tmp_path):
     assert steps["step"].to_list() == [1, 2, 3, 4, 5, 6, 7, 8]
     c = steps["computing_s"].to_list()
     assert c[2] == pytest.approx(2 * c[0])  # the last row of step 3
+
+
+def test_duplicate_steps_of_the_other_step_files_keep_the_last_row_and_say_so(hostile, tmp_path):
+    m = hostile["metrics"]
+    for part, n, steps in (("stepdup/mi/profiler/step_trace_raw_0_detail_time.csv", 1, 5),
+                           ("stepdup/json/PROF_000001_x/device_0/timeline/step_trace_0_2_1.json", 1, 10),
+                           ("stepdup/csv/PROF_000001_y/mindstudio_profiler_output/step_trace_20230818142704.csv", 1, 10)):
+        dup = _warnings(m, part, "profiler-duplicate-steps")
+        assert [(d["params"]["n"], d["params"]["steps"]) for d in dup] == [(n, steps)], part
+        assert part.rsplit("/", 1)[-1] in dup[0]["path"]
+    _step_files_dup_case(tmp_path)
+    real = profiler.READER.read(artifact(MI_STEPS, "real/profiler/" + MI_STEPS.name))
+    mi = profiler.READER.read(artifact(tmp_path / "stepdup" / "mi" / "profiler" / MI_STEPS.name, "d/profiler/" + MI_STEPS.name))
+    rs, ds = real.tables["profile_steps"], mi.tables["profile_steps"]
+    assert sorted(ds["step"].to_list()) == [1, 2, 3, 4, 5]  # one row per step, not six
+    total = dict(zip(ds["step"].to_list(), ds["total_s"].to_list()))
+    real_total = dict(zip(rs["step"].to_list(), rs["total_s"].to_list()))
+    assert total[2] == pytest.approx(real_total[3]) and total[3] == pytest.approx(real_total[3])  # the last row of step 2
+    rc, dc = real.tables["profile_comm"], mi.tables["profile_comm"]
+    assert dc.filter(pl.col("step") == 2).height == rc.filter(pl.col("step") == 3).height  # that row's ops, not both rows'
+    assert dc.height == rc.height
+    for rel in ("stepdup/json/PROF_000001_x/device_0/timeline/step_trace_0_2_1.json",
+                "stepdup/csv/PROF_000001_y/mindstudio_profiler_output/step_trace_20230818142704.csv"):
+        r = profiler.READER.read(artifact(tmp_path / rel, rel))
+        st = r.tables["profile_steps"]
+        assert sorted(st["step"].to_list()) == list(range(1, 11)), rel
+        t = dict(zip(st["step"].to_list(), st["total_s"].to_list()))
+        assert t[3] > 1.5 * t[4], rel  # the second, longer Iteration 3 is the one kept
 
 
 def test_a_half_malformed_json_names_what_it_dropped(hostile):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ... import diagnostics as dg
 from ...model import PROFILE_STEPS, Artifact, ReadResult, frame
-from .common import US, Durations, column, csv_rows, number
+from .common import US, Durations, column, csv_rows, last_row_per_step, number
 
 
 @dataclass(frozen=True)
@@ -121,15 +121,14 @@ def read_step_trace_time(artifact: Artifact, rank: int | None, result: ReadResul
 
 
 def unique_steps(parts: list[Parts], rel: str, result: ReadResult) -> list[Parts]:
-    """One row per step, in step order. A step written twice keeps its last row (a writer that
-    appends rewrites a step by writing it again); the repeats and an out-of-order file are warned."""
+    """One row per step, in step order. A step written twice keeps its last row (common.last_row_per_step,
+    the rule of every step-time file); the repeats and an out-of-order file are warned."""
     if not parts or any(p.step is None for p in parts):
         return parts
-    last = {p.step: p for p in parts}
-    repeated = len(parts) - len(last)
+    kept = last_row_per_step([p.step for p in parts], rel, result)
     ordered = all(a.step < b.step for a, b in zip(parts, parts[1:]))
-    if repeated:
-        result.diagnostics.append(dg.warning("profiler-duplicate-steps", path=rel, n=repeated, steps=len(last)))
-    elif not ordered:
+    if kept is None and not ordered:
         result.diagnostics.append(dg.info("profiler-steps-unordered", path=rel))
-    return [last[s] for s in sorted(last)] if repeated or not ordered else parts
+    if kept is None and ordered:
+        return parts
+    return sorted((parts[i] for i in kept) if kept is not None else parts, key=lambda p: p.step)

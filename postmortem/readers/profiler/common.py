@@ -188,6 +188,26 @@ class Durations:
                                                  non_finite=non_finite, negative=negative, absurd=absurd))
 
 
+def last_row_per_step(keys: list, rel: str, result: ReadResult) -> list[int] | None:
+    """Which rows of one step-time file to keep when a step is written more than once: the last
+    row of each step (a writer that appends rewrites a step by writing it again), in file order.
+    ``keys``: each row's step, or (rank, step) where one file holds several devices. The repeats
+    are warned (``profiler-duplicate-steps``, naming the file); None when no step repeats."""
+    last: dict = {}
+    for i, key in enumerate(keys):
+        last[key] = i
+    repeated = len(keys) - len(last)
+    if not repeated:
+        return None
+    result.diagnostics.append(dg.warning("profiler-duplicate-steps", path=rel, n=repeated, steps=len(last)))
+    return sorted(last.values())
+
+
+def take_rows(columns: dict[str, list], rows: list[int]) -> dict[str, list]:
+    """The given rows of a table held as lists per column."""
+    return {k: [v[i] for i in rows] for k, v in columns.items()}
+
+
 def column(header: list[str], *names: str) -> int | None:
     for n in names:
         if n in header:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, Setting, frame
-from .common import MS, TICK, Durations
+from .common import MS, TICK, Durations, last_row_per_step, take_rows
 from .mindinsight_files import csv_open
 
 # Receive ops wait for the previous pipeline stage: the pipeline bubble. Send and Receive are the
@@ -97,6 +97,7 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
                                                "bubble_s", "data_wait_s", "total_s")}
     comm: dict[str, list] = {k: [] for k in ("step", "op", "kind", "elapse_s")}
     skipped, odd_sums, odd_ops = [], 0, 0
+    comm_row: list[int] = []
     bad = Durations()
     for line_no, row in lines:
         if len(row) != len(header):
@@ -126,6 +127,7 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
                 continue  # the op did not run in this step (the writer fills zeros)
             odd_ops += e - s != d
             comm["step"].append(step)
+            comm_row.append(len(steps["step"]))  # the steps row this op belongs to (a repeated step drops it)
             comm["op"].append(op.name)
             comm["kind"].append(op.kind)
             comm["elapse_s"].append(d * TICK)
@@ -152,6 +154,11 @@ def read_step_trace_raw(artifact: Artifact, rank: int | None, result: ReadResult
     if not steps["step"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
+    kept = last_row_per_step(steps["step"], artifact.rel, result)
+    if kept is not None:  # a repeated step keeps its last row, and that row's operators
+        steps = take_rows(steps, kept)
+        keep = set(kept)
+        comm = take_rows(comm, [i for i, r in enumerate(comm_row) if r in keep])
     result.tables["profile_steps"] = frame(
         {**steps, "rank": rank, "source": "step_trace_raw", "file": artifact.rel}, PROFILE_STEPS)
     if comm["step"]:

@@ -43,7 +43,8 @@ from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadRes
 from .comm_info import group_of, is_total, kind_of, op_figures
 from .. import guard
 from . import msprof_timeline as tl
-from .common import (US, Durations, Format, checked, column, csv_rows, load_json, number, open_text, replaced_names,
+from .common import (US, Durations, Format, checked, column, csv_rows, last_row_per_step, load_json, number, open_text,
+                     replaced_names, take_rows,
                      side_json, sound_csv)
 from .msprof_timeline import read_timeline
 
@@ -388,6 +389,9 @@ def _step_trace(artifact: Artifact, rank: int | None, result: ReadResult) -> Non
     if not out["step"]:
         result.diagnostics.append(dg.warning("profiler-empty", path=artifact.rel, variant="steps"))
         return
+    kept = last_row_per_step(list(zip(out["rank"], out["step"])), artifact.rel, result)  # per device: one file can hold several
+    if kept is not None:
+        out = take_rows(out, kept)
     result.tables["profile_steps"] = frame({**out, "source": "msprof_step_trace", "file": artifact.rel}, PROFILE_STEPS)
 
 
@@ -509,6 +513,9 @@ def _step_trace_json(artifact: Artifact, rank: int | None, result: ReadResult) -
         out["data_wait_s"].append((it.fp_us - it.start_us) * US)
     if no_fp:
         result.diagnostics.append(dg.info("profiler-step-trace-no-fp", path=artifact.rel, n=no_fp))
+    kept = last_row_per_step(out["step"], artifact.rel, result)
+    if kept is not None:
+        out = take_rows(out, kept)
     result.tables["profile_steps"] = frame({**out, "source": "msprof_step_trace", "file": artifact.rel}, PROFILE_STEPS)
 
 
