@@ -72,6 +72,13 @@ FIELD_EXAMPLES = (
      "rebuilt from a user's print format string in public GitHub code: f\"\\r  进度: {progress:.1f}% | 迭代: "
      "{iteration+1}/{total_iterations} | 损失: {loss:.6f} | 已用时: {elapsed:.1f}s | 预计剩余: {eta:.1f}s\""),
 )
+# a line of counters whose loss is on a line below (read by its fields, joined in logparse.pair_halves)
+FIELD_EXAMPLES += (
+    ("epoch:", "INFO:root:==============================step: 0 ,epoch: 0",
+     "https://github.com/mindspore-ai/mindscience/blob/52902750f9256b5bd985ecaf3a575653c5cbf42d/MindChemistry/"
+     "applications/matformer/README.md#L66-L78 (corpus b-mindchem-matformer-1: the counters above "
+     "`INFO:root:train mse loss: 0.8999285`)"),
+)
 FIELD_WORDS = tuple(word for word, _, _ in FIELD_EXAMPLES)
 STEP_RULES = ("none", "epoch_step", "global", "in_epoch", "epoch_end", "before", "next", "before_or_epoch")
 

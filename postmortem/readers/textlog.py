@@ -254,7 +254,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
     whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
     in-epoch or global steps, ordinals, units of times printed without one."""
-    found = _under_headers(rec.fields)
+    found = _shapes_settled(_under_headers(rec.fields), rec, rel, diags)
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
     summary: list = []
@@ -320,6 +320,17 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _shapes_settled(found: list, rec: logparse.Records, rel: str, diags: list) -> list:
+    """How the file lays its records out, settled from all of them (each said in an info): records
+    printed over two lines joined (logparse.pair_halves); fractions printed total first."""
+    found, n, loss_first = logparse.pair_halves(found, rec.halves)
+    if n:
+        diags.append(dg.info("log-inferred", path=rel, variant="two-line", n=n, order="loss-first" if loss_first else "counters-first"))
+    if logparse.totals_first([f[3] for f in found]):
+        diags.append(dg.info("log-inferred", path=rel, variant="total-first"))
+    return found
 
 
 def _under_headers(found: list) -> list:
