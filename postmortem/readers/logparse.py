@@ -166,15 +166,16 @@ def _loss_beside(shape: g.Shape, text: str) -> bool:
     """A shape with no loss of its own (TimeMonitor, MindYOLO's step time) took a line that prints a
     training loss beside a counter (the model zoo's ``epoch 1: epoch time: 1301358.75, per step time:
     2082.174, avg loss: 5.814``; yolov7_mindspore's ``Epoch 300/1, Step 924/800, ..., loss: 23.1380, ...,
-    step time: 1225.23 ms``): the line is a record by its fields. (The C scanner claims only such
-    shapes' exact lines, which print no loss.)"""
-    if shape.loss_field or shape.pairs or not any(w in text for w in _LOSS_WORDS):
+    step time: 1225.23 ms``): the line is a record by its fields. Only for shapes the C scanner does
+    not parse or parses whole lines of (which print no loss), so both read such a line alike."""
+    if shape.loss_field or shape.pairs or shape.fast not in _WHOLE_LINE_FAST or not any(w in text for w in _LOSS_WORDS):
         return False
     return any(r is not None and r.has_loss and not r.eval and (r.epoch is not None or r.step is not None)
                for r in _fields_of(text))
 
 
 _LOSS_WORDS = ("loss", "Loss", "LOSS", "损失")
+_WHOLE_LINE_FAST = (None, "timemonitor", "flops")  # (_logscan.c's parse_tm and parse_fs claim a whole line or none)
 PAIR_GAP = 4  # the most lines from a record's counters to its loss: MindChemistry prints an lr line between
 
 

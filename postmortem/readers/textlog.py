@@ -327,7 +327,7 @@ def _shapes_settled(found: list, rec: logparse.Records, rel: str, diags: list) -
     printed over two lines joined (logparse.pair_halves); fractions printed total first."""
     found, n, loss_first = logparse.pair_halves(found, rec.halves)
     if n:
-        diags.append(dg.info("log-inferred", path=rel, variant="two-line", n=n, order="loss-first" if loss_first else "counters-first"))
+        diags.append(dg.info("log-inferred", path=rel, variant="two-line-loss-first" if loss_first else "two-line", n=n))
     if logparse.totals_first([f[3] for f in found]):
         diags.append(dg.info("log-inferred", path=rel, variant="total-first"))
     return found

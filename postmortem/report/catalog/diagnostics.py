@@ -187,6 +187,19 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
+    # how a log lays its records out (readers/logparse.py pair_halves, totals_first)
+    "log-inferred/two-line": ("{n:int} records are printed over two or more lines, their counters on one line and their "
+                              "loss on the next: each such group of lines is read as one record.",
+                              "{n:int} 条记录分多行打印，计数（epoch、step）在一行，loss 在下一行：每组这样的行读作一条记录。"),
+    "log-inferred/two-line-loss-first": ("{n:int} records are printed over two lines, their loss on one line and their "
+                                         "counters on the next: each such pair of lines is read as one record.",
+                                         "{n:int} 条记录分两行打印，loss 在一行，计数（epoch、step）在下一行：每对这样的行读作一条记录。"),
+    "log-inferred/total-first": ("The counters are printed total first (epoch 300/1 is epoch 1 of 300): the number before "
+                                 "the slash never changes and is never the smaller one.",
+                                 "计数先打印总数（epoch 300/1 表示共 300 个 epoch 中的第 1 个）：斜杠前的数始终不变，且从不小于斜杠后的数。"),
+})
+
+TEMPLATES.update({
     # units by evidence (load/units.py)
     "unit-unchecked": ("{tag}: no wall-clock gaps and no other source to check its unit against: read as {default} ({why}).",
                        "{tag}：没有墙钟间隔，也没有其他来源可用于核对单位：按 {default} 读取（{why}）。"),
