@@ -40,7 +40,10 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
               r"损失(?:值|函数值)?", r"训练损失")),
     # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
     ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
-                                                                                    r" loss")),
+                                                                                    r" loss",
+                   # numbered losses, one per sub-domain or output: "loss1: 2.14, loss2: 8.2" (SciAI cPINNs), "loss_0   0.0348"
+                   # (MindFlow); never a number glued to the key ("loss0.5")
+                   r"loss_?\d{1,2}(?!\.\d)")),
     # (MindFormers' epoch_end in sink mode: "Per sink_size step time" is the time of sink_size steps)
     ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"per{_S}sink{_S}size{_S}step{_S}time", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
                     r"每(?:个)?epoch耗时")),
@@ -180,7 +183,7 @@ _UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|
 VALUE_RE = re.compile(
     r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
     + r"\s*\])?"
-    r"['\"]?\s*(?P<sep>:|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+    r"['\"]?\s*(?P<sep>::?|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
     r"(?:"
     r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
     r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
@@ -207,12 +210,14 @@ BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
-_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?::|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
 HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+# tqdm's count when the loop has no known total ("{n}it [{elapsed}, {rate}]"): the iterations done, the step
+TQDM_COUNT_RE = re.compile(r"(?<![\w.])(\d{1,9})it \[\d+:\d+")
 # a counter glued before its key: "1epoch 2iter"
 GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
 # a counter glued after its key: "step_0: loss=3.59"
@@ -243,6 +248,14 @@ class FieldRecord:
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
     summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
+
+    def counters_only(self) -> bool:
+        """An epoch or a step and no loss key: one half of a record printed over two lines, maybe."""
+        return not (self.has_loss or self.loss_like or self.header) and (self.epoch is not None or self.step is not None)
+
+    def loss_only(self) -> bool:
+        """A training loss and no counter: the other half."""
+        return self.has_loss and not self.eval and self.epoch is None and self.step is None
 
 
 def normalise(text: str) -> str:
@@ -498,10 +511,17 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
     if slash and rec.step is None and rec.epoch is None and (dm := DOUBLE_PROGRESS_RE.search(text)):
         rec.epoch, rec.epochs_total = _counted(dm, 1), _counted(dm, 2)
         rec.step, rec.steps_total = _counted(dm, 3), _counted(dm, 4)
-    if slash and rec.step is None:
+    tqdm_count = rec.step is None and "it [" in text and (tm := TQDM_COUNT_RE.search(text)) is not None
+    if tqdm_count:
+        rec.step = _counted(tm, 1)
+    if slash and (rec.step is None or (tqdm_count and rec.epoch is None)):
         for bm in BARE_PROGRESS_RE.finditer(text):
             if not any(a <= bm.start() < b for a, b in taken):
-                rec.step, rec.steps_total = _counted(bm, 1 if bm.group(1) else 3), _counted(bm, 2 if bm.group(2) else 4)
+                a, b = _counted(bm, 1 if bm.group(1) else 3), _counted(bm, 2 if bm.group(2) else 4)
+                if tqdm_count:  # the bar counts the inner loop's steps: a bracket beside it is the outer loop, the epoch
+                    rec.epoch, rec.epochs_total = a, b  # ("14it [00:11,  1.63it/s][1/200]  Loss_net:: 6.1110")
+                else:
+                    rec.step, rec.steps_total = a, b
                 break
     glued = rec.step is None or rec.epoch is None
     for gm in SUFFIX_COUNTER_RE.finditer(text) if glued and "_" in text else ():
@@ -524,7 +544,8 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     _summary_or_eval(text, rec)
     if not rec.has_loss and not rec.loss_like:
-        return None
+        # counters and no loss: maybe the first half of a record printed over two lines (logparse pairs them)
+        return rec if rec.counters_only() else None
     return rec
 
 

@@ -61,6 +61,10 @@ class Records:
         # lines read by their fields (logfields): textlog settles their steps from all of them
         self.fields: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
         self.loss_unread: list = [0, None, ""]
+        # lines of counters and no loss beside a line of a loss and no counter: halves of two-line records
+        # (pair_halves joins them, for the whole file); the last such line, until the next line read by its fields
+        self.halves: list[tuple[int, float | None, int, logfields.FieldRecord]] = []
+        self.pending: tuple | None = None
         # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
@@ -133,6 +137,7 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
             _read_fields(g.SHAPES[_FIELDS_AT[0]].name, text, pos, wall, zone, rec)
             return
         if taken:
+            _not_a_half(rec, pos)
             return
 
 
@@ -157,22 +162,47 @@ def _fields_of(text: str) -> tuple:
     return _LAST[1]
 
 
+def _loss_beside(shape: g.Shape, text: str) -> bool:
+    """A shape with no loss of its own (TimeMonitor, MindYOLO's step time) took a line that prints a
+    training loss beside a counter (the model zoo's ``epoch 1: epoch time: 1301358.75, per step time:
+    2082.174, avg loss: 5.814``; yolov7_mindspore's ``Epoch 300/1, Step 924/800, ..., loss: 23.1380, ...,
+    step time: 1225.23 ms``): the line is a record by its fields. Only for shapes the C scanner does
+    not parse or parses whole lines of (which print no loss), so both read such a line alike."""
+    if shape.loss_field or shape.pairs or shape.fast not in _WHOLE_LINE_FAST or not any(w in text for w in _LOSS_WORDS):
+        return False
+    return any(r is not None and r.has_loss and not r.eval and (r.epoch is not None or r.step is not None)
+               for r in _fields_of(text))
+
+
+_LOSS_WORDS = ("loss", "Loss", "LOSS", "损失")
+_WHOLE_LINE_FAST = (None, "timemonitor", "flops")  # (_logscan.c's parse_tm and parse_fs claim a whole line or none)
+PAIR_GAP = 4  # the most lines from a record's counters to its loss: MindChemistry prints an lr line between
+
+
 def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> bool:
     """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own. False: it
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
-    for part, r in zip(text.split("\r"), _fields_of(text)):
+    parts = text.split("\r")
+    for part, r in zip(parts, _fields_of(text)):
         if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
             r.rank = int(rec.line_rank)
-        if r is None:
+        if r is None or r.counters_only():
             if (h := logfields.header(part)) is not None:
                 rec.fields.append((pos, wall, zone, h))
                 taken = True
+            elif r is not None and len(parts) == 1:  # (a tqdm bar's redraws are never half a record)
+                r.text = part.strip(_ASCII_SPACES)
+                _counters_line(rec, (pos, wall, zone, r))
             continue
         loss_like |= r.loss_like
         if r.has_loss:
             r.text = part.strip(_ASCII_SPACES)
+            if r.loss_only() and rec.pending is not None and rec.pending[1] == len(rec.fields) \
+                    and pos - rec.pending[0][0] <= PAIR_GAP:
+                rec.halves.append(rec.pending[0])  # counters, then this loss: maybe one record
+            rec.pending = None
             rec.fields.append((pos, wall, zone, r))
             taken = True
     if taken:
@@ -181,6 +211,122 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
         _loss_unread(rec, pos, text)
         return True
     return taken
+
+
+def _counters_line(rec: Records, line: tuple) -> None:
+    """A line of counters and no loss: kept when a loss line with no counter is next to it, before
+    (kept now) or after it (kept when that line comes)."""
+    last = rec.fields[-1] if rec.fields else None
+    if last is not None and last[3].loss_only() and line[0] - last[0] <= PAIR_GAP \
+            and (rec.pending is None or rec.pending[1] != len(rec.fields)):
+        rec.halves.append(line)
+    rec.pending = (line, len(rec.fields))
+
+
+def _not_a_half(rec: Records, pos: int) -> None:
+    """A shape took the line after its fields gave only counters: it is that shape's, not half a record."""
+    if rec.pending is not None and rec.pending[0][0] == pos:
+        rec.pending = None
+    if rec.halves and rec.halves[-1][0] == pos:
+        rec.halves.pop()
+
+
+def pair_halves(found: list, halves: list, max_gap: int = PAIR_GAP) -> tuple[list, int, bool]:
+    """Records printed over two or more lines (the MindSpore CycleGAN tutorial prints ``Epoch:[  1/ 7],
+    step:[   0/1019], time:6.202873s,`` then ``loss_g:22.88, loss_d:0.95, ...``; U-GAT-IT a counter
+    line, then ``d_loss: x``, then ``g_loss: y``): a line of counters with no loss, next to lines of a
+    loss with no counter (each at most ``max_gap`` lines from the one before, no other record between),
+    is one record with them. Only where this is the file's layout: no training line holds a step and a
+    loss together, and at least half of the loss lines with no counter join a record. Which comes first
+    (counters, or one loss line) is the order that joins more lines (counters first on a tie). Returns
+    the records (a joined one at its first line), the number of records joined, and whether the loss
+    came first."""
+    if not halves or any(f[3].has_loss and not f[3].eval and f[3].step is not None for f in found):
+        return found, 0, False
+    seq = sorted(found + halves, key=lambda f: f[0])
+    counters = [f[3].counters_only() for f in seq]
+    losses = [f[3].loss_only() for f in seq]
+    near = [i + 1 < len(seq) and seq[i + 1][0] - seq[i][0] <= max_gap for i in range(len(seq))]  # i and i + 1
+
+    def groups(loss_first: bool) -> list[tuple[int, int]]:
+        out, i = [], 0
+        while i + 1 < len(seq):
+            if loss_first and losses[i] and counters[i + 1] and near[i]:
+                end = i + 2
+            elif not loss_first and counters[i] and losses[i + 1] and near[i]:
+                end = i + 2
+                keys = {_loss_key(seq[i + 1][3])}
+                # more loss lines under the counters, each a loss of its own (one record prints each once)
+                while end < len(seq) and losses[end] and near[end - 1] and _loss_key(seq[end][3]) not in keys:
+                    keys.add(_loss_key(seq[end][3]))
+                    end += 1
+            else:
+                i += 1
+                continue
+            head = i + 1 if loss_first else i
+            if not logfields.EVAL_WORDS.search(seq[head][3].text):  # an evaluation's counters: not training's
+                out.append((i, end))
+            i = end
+        return out
+
+    after, before = groups(False), groups(True)
+    joined, loss_first = (before, True) if sum(b - a for a, b in before) > sum(b - a for a, b in after) else (after, False)
+    alone = sum(losses)
+    if not joined or 2 * sum(b - a - 1 for a, b in joined) < alone:
+        return found, 0, False
+    out, i, g = [], 0, 0
+    while i < len(seq):
+        if g < len(joined) and joined[g][0] == i:
+            out.append(_joined(seq[i:joined[g][1]]))
+            i, g = joined[g][1], g + 1
+            continue
+        if not counters[i]:
+            out.append(seq[i])
+        i += 1
+    return out, len(joined), loss_first
+
+
+def _loss_key(r: logfields.FieldRecord) -> str:
+    return next((raw for t, raw, _ in r.values if t == "loss"), "")
+
+
+def _joined(lines: list) -> tuple:
+    """One record of a line of counters and lines of a loss: the counters' fields, then the values of
+    all in line order (a later line's loss is a part, under its own name: U-GAT-IT's g_loss)."""
+    c = next(f[3] for f in lines if f[3].counters_only())
+    first_loss = next(f[3] for f in lines if f[3].has_loss)
+    r = logfields.FieldRecord(epoch=c.epoch, epochs_total=c.epochs_total, step=c.step, steps_total=c.steps_total,
+                              global_step=c.global_step, rank=c.rank if c.rank is not None else first_loss.rank,
+                              per_epoch=c.per_epoch, text=first_loss.text, loss_like=True, has_loss=True)
+    for _, _, _, part in lines:
+        r.unitless.extend(j + len(r.values) for j in part.unitless)
+        r.values.extend(v if v[0] != "loss" or part is first_loss else (logfields._part_name(v[1]), v[1], v[2])
+                        for v in part.values)
+    pos, wall, zone, _ = lines[0]
+    if wall is None:
+        wall, zone = next(((f[1], f[2]) for f in lines if f[1] is not None), (None, zone))
+    return pos, wall, zone, r
+
+
+def totals_first(records: list) -> bool:
+    """Counters printed as total/current (yolov7_mindspore: ``Epoch 300/1, Step 924/800`` is epoch 1 of
+    300, step 800 of 924): where, over the file's records, the number before the slash stays the
+    same and is never below the one after it, and above it somewhere, the two are swapped (in place).
+    True when some were."""
+    swapped = False
+    for cur, total in (("epoch", "epochs_total"), ("step", "steps_total")):
+        both = [r for r in records if getattr(r, cur) is not None and getattr(r, total) is not None]
+        firsts = {getattr(r, cur) for r in both}
+        if len(firsts) != 1 or all(getattr(r, cur) <= getattr(r, total) for r in both):
+            continue
+        if any(getattr(r, cur) < getattr(r, total) for r in both):
+            continue
+        for r in both:
+            a, b = getattr(r, cur), getattr(r, total)
+            setattr(r, cur, b)
+            setattr(r, total, a)
+        swapped = True
+    return swapped
 
 
 def _loss_unread(rec: Records, pos: int, text: str) -> None:
@@ -223,7 +369,7 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
             values[f.name] = value
     # A line this shape cannot read, or reads without the loss it prints ("loss is loss:0.09", a copy
     # with another counter form), is left to the lines read by their fields when they make it a record.
-    lossy = shape.loss_field and "loss" not in values
+    lossy = shape.loss_field and "loss" not in values or _loss_beside(shape, text)
     if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
         return _BY_FIELDS
     # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")

@@ -59,6 +59,11 @@ FIELD_EXAMPLES = (
      "running.log, the header above `rating loss 18.0558 | text loss 9.9066 | total loss 9.9066 on train`)"),
     ("Epoch ", "Epoch 1", "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/"
      "source_en/beginner/train.md#L202-L247 (corpus a-ms-tut-train-1: the header above `loss: 2.302806  [  0/938]`)"),
+    # (also the lines of counters whose loss is on a line below: MindChemistry's "==========step: 0 ,epoch: 0"
+    # above "train mse loss: 0.8999285", joined in logparse.pair_halves)
+    ("epoch:", "2022-02-13 13:58:33.898547, epoch:0/15, iter-719000/731560, aver loss:1.5836, cur loss:1.1664, acc_aver:0.7349",
+     "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/official/audio/EcapaTDNN/"
+     "README.md#L272-L275 (corpus a-models-ecapa-1)"),
     ("loss", "  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906",
      "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/cv/DepthNet/"
      "README.md#L197-L205 (corpus a-models-depthnet-1)"),

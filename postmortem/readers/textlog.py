@@ -317,7 +317,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     in-epoch or global steps, ordinals, units of times printed without one. ``stepped``: lines of
     the shapes print steps (the loss lines read here beside them are summaries or evaluations)."""
     own_epoch = {id(f[3]) for f in rec.fields if f[3].epoch is not None}  # (not one an "Epoch 3" header above gave)
-    found = _under_headers(rec.fields)
+    found = _shapes_settled(_under_headers(rec.fields), rec, rel, diags)
     # a run's summary by its writer's words (a Trainer's train_runtime beside train_loss): no record
     summary = [f for f in found if f[3].summary]
     if summary:
@@ -405,6 +405,17 @@ def _eval_values(values: list) -> list:
     if any(t == "eval_loss" for t, _, _ in values):
         values = [v for v in values if v[0] not in ("loss", "loss_avg")]
     return [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in values]
+
+
+def _shapes_settled(found: list, rec: logparse.Records, rel: str, diags: list) -> list:
+    """How the file lays its records out, settled from all of them (each said in an info): records
+    printed over two lines joined (logparse.pair_halves); fractions printed total first."""
+    found, n, loss_first = logparse.pair_halves(found, rec.halves)
+    if n:
+        diags.append(dg.info("log-inferred", path=rel, variant="two-line-loss-first" if loss_first else "two-line", n=n))
+    if logparse.totals_first([f[3] for f in found]):
+        diags.append(dg.info("log-inferred", path=rel, variant="total-first"))
+    return found
 
 
 def _under_headers(found: list) -> list:

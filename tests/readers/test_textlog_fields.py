@@ -445,3 +445,113 @@ def test_an_epoch_line_with_a_throughput_and_lr_is_a_summary(tmp_path):
     t = tags(r)
     assert [v for _, v in t["loss"]] == [1.6912976503372192, 1.804714560508728]
     assert "eval_loss" not in t and "summary" in variants(r)
+
+
+# --------------------------------------------------------------------------- record shapes (lane shapes, issue 21)
+
+
+@pytest.mark.parametrize(
+    "line, epoch, step, values",
+    [
+        # numbered losses with no plain loss: the first is the line's (b-sciai-cpinns-1, b-mindflow-superposition-1)
+        ("  step: 0, loss1: 2.1404986, loss2: 8.205103, loss3: 37.23588, loss4: 3.56359, interval: 50.858s", None, 0,
+         {"loss": 2.1404986, "loss2": 8.205103, "loss4": 3.56359}),
+        ("19:46:55INFO Epoch 295: loss_0   0.034830 and loss_1   0.190902", 295, None, {"loss": 0.03483, "loss_1": 0.190902}),
+        # a doubled colon; tqdm's count with no total is the step, the bracket beside it the epoch (b-apps-colorization-readme-1)
+        ("14it [00:11,  1.63it/s][1/200]  Loss_net:: 6.1110", 1, 14, {"loss": 6.111}),
+    ],
+)
+def test_record_shapes_of_a_line(line, epoch, step, values):
+    r = fields(line)
+    assert r is not None and r.has_loss
+    assert (r.epoch, r.step) == (epoch, step)
+    got = {t: v for t, _, v in reversed(r.values)}
+    assert {t: got.get(t) for t in values} == pytest.approx(values)
+
+
+def test_a_number_glued_to_loss_is_no_numbered_loss():
+    assert fields("loss0.5 step 3") is None or not fields("loss0.5 step 3").has_loss
+
+
+CYCLEGAN = (  # a-ms-tut-cyclegan-1: the MindSpore CycleGAN tutorial prints one record with a "\n" inside
+    "Epoch:[  1/ 7], step:[   0/1019], time:6.202873s,\n"
+    "loss_g:22.88, loss_d:0.95, loss_g_a: 1.00, loss_g_b: 1.00, loss_c_a: 7.12, loss_c_b: 6.90, loss_idt_a: 3.52, loss_idt_b: 3.34\n"
+    "Epoch:[  1/ 7], step:[  80/1019], time:1.001927s,\n"
+    "loss_g:12.06, loss_d:0.49, loss_g_a: 0.51, loss_g_b: 0.26, loss_c_a: 3.98, loss_c_b: 3.76, loss_idt_a: 1.68, loss_idt_b: 1.87\n"
+    "Epoch:[  1/ 7], step:[ 320/1019], time:0.939093s,\n"
+    "...\n"
+    "Epoch:[  2/ 7], step:[ 960/1019], time:0.784652s,\n"
+    "loss_g:5.22, loss_d:0.52, loss_g_a: 0.23, loss_g_b: 0.34, loss_c_a: 1.83, loss_c_b: 1.59, loss_idt_a: 0.76, loss_idt_b: 0.47\n"
+    "Epoch:[  2/ 7], epoch time:923.28s, per step time:0.91, mean_g_loss:4.05, mean_d_loss:0.43,\n"
+)
+
+
+def test_a_record_over_two_lines_is_one_record_and_says_so(tmp_path):
+    r = read_text(tmp_path, CYCLEGAN)
+    # (e - 1) x 1019 + s; the counter line at step 320 lost its losses to the "..." and is no record
+    assert loss(r) == [(0, 22.88), (80, 12.06), (1979, 5.22)]
+    df = r.tables["scalars"]
+    assert df.filter((pl.col("tag") == "step_time") & (pl.col("step") == 0))["value"].to_list() == [pytest.approx(6.202873)]
+    assert df.filter((pl.col("tag") == "loss_d") & (pl.col("step") == 80))["value"].to_list() == [0.49]
+    assert any(d.slug == "log-inferred" and d.variant == "two-line" and d.params["n"] == 3 for d in r.diagnostics)
+
+
+def test_more_loss_lines_under_one_counter_line_join_it(tmp_path):
+    # a-models-ugatit-1: a counter line, then d_loss, then g_loss
+    text = "".join(f"  epoch 1:[ {s}/10200] time per iter: 0.6664\n  d_loss: {d}\n  g_loss: {g}\n"
+                   for s, d, g in ((1220, 3.2190554, 2914.113), (1221, 3.6988006, 115.64786), (1222, 3.3407924, 313.15454)))
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(1220, 3.2190554), (1221, 3.6988006), (1222, 3.3407924)]
+    g = r.tables["scalars"].filter(pl.col("tag") == "g_loss")
+    assert g["step"].to_list() == [1220, 1221, 1222] and not r.tables["scalars"].filter(pl.col("tag") == "eval_loss").height
+
+
+def test_loss_lines_are_joined_only_where_that_is_the_files_layout(tmp_path):
+    # a-lite-train-lenet-1: "Epoch (1): Training Accuracy" (counters, no loss) above the next epoch's loss lines, which
+    # print the same key each: not one record with them, and most loss lines have no counter line beside
+    text = ("1.1700: Loss is 0.0557566\n1.1800: Loss is 0.0698758\nEpoch (1):      Loss is 0.384778\n"
+            "Epoch (1):      Training Accuracy is 0.8702\n2.100:  Loss is 0.0538642\n2.200:  Loss is 0.444504\n"
+            "2.300:  Loss is 0.0806976\n2.400:  Loss is 0.0495807\n")
+    r = read_text(tmp_path, text)
+    assert not any(d.variant in ("two-line", "two-line-loss-first") for d in r.diagnostics)
+    # a file whose training lines hold a step and a loss together: a counter line is never half of a record
+    text = ("  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906\n"
+            "Epoch: 1, step: 20, time cost: 0.05\n"
+            "train loss: 1.2\n"
+            "  traing coarse net, step: 30 loss:1.506946, time cost: 0.051651954650878906\n")
+    r = read_text(tmp_path, text, "single.log")
+    assert loss(r) == [(10, 1.606946), (30, 1.506946)]
+    assert not any(d.variant in ("two-line", "two-line-loss-first") for d in r.diagnostics)
+
+
+def test_the_loss_line_may_come_first(tmp_path):
+    # the mirror of the CycleGAN tutorial's layout (its two lines swapped): the order that joins more lines wins
+    lines = CYCLEGAN.splitlines()[:4]
+    text = "\n".join([lines[1], lines[0], lines[3], lines[2]]) + "\n"
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(0, 22.88), (80, 12.06)]
+    assert "two-line-loss-first" in variants(r)
+
+
+def test_counters_printed_total_first_are_swapped_and_said(tmp_path):
+    # b-yolov7ms-readme-1: yolov7_mindspore's train.py prints f"Epoch {epochs}/{cur_epoch}, Step {per_epoch_size}/{cur_step}"
+    line = ("Epoch 300/1, Step 924/{s}, size (640, 640), loss: {v}, lbox: 0.0639, lobj: 0.0299, lcls: 0.0870, "
+            "cur_lr: [0.00043236, 0.00043236, 0.07160841], step time: 1225.23 ms\n")
+    r = read_text(tmp_path, line.format(s=800, v=23.138) + line.format(s=801, v=23.2474))
+    assert loss(r) == [(800, 23.138), (801, 23.2474)] and "total-first" in variants(r)
+    st = r.tables["scalars"].filter(pl.col("tag") == "step_time")
+    assert st["step"].to_list() == [800, 801] and st["value"][0] == pytest.approx(1.22523)
+    # current first (MindYOLO's own "Epoch 1/200, Step 100/3995"): as printed
+    r = read_text(tmp_path, line.replace("Epoch 300/1, Step 924/{s}", "Epoch 1/300, Step {s}/924").format(s=800, v=2.0), "c.log")
+    assert loss(r) == [(800, 2.0)] and "total-first" not in variants(r)
+
+
+def test_a_shape_with_no_loss_of_its_own_leaves_a_loss_line_to_the_fields(tmp_path):
+    # a-models-effnetb2-1: TimeMonitor's shape holds these times, but the line is the epoch's record
+    text = "".join(f"epoch {e}: epoch time: 645634.656, per step time: 1033.015, avg loss: {v}\n"
+                   for e, v in ((1, 5.814), (2, 4.786)))
+    r = read_text(tmp_path, text)
+    assert [v for _, v in loss(r)] == [5.814, 4.786]
+    rec = logparse.Records()
+    logparse.parse_line(" epoch time: 431.937 ms, per step time: 53.992 ms", 1, rec, {})
+    assert rec.recognised == {"timemonitor": 1}  # (one that prints no loss stays TimeMonitor's)

@@ -199,6 +199,16 @@ TEMPLATES.update({
                                "..., per step time: ...\"), which is taken as the step time.",
                                "{n:int} 行 step 记录上的时间是整个 sink 或 epoch 的耗时（中位数为 {steps:int} 步）：其后的汇总行"
                                "打印了该耗时和单步耗时（\"Per sink_size step time: ..., per step time: ...\"），单步耗时取后者。"),
+    # how a log lays its records out (readers/logparse.py pair_halves, totals_first)
+    "log-inferred/two-line": ("{n:int} records are printed over two or more lines, their counters on one line and their "
+                              "loss on the next: each such group of lines is read as one record.",
+                              "{n:int} 条记录分多行打印，计数（epoch、step）在一行，loss 在下一行：每组这样的行读作一条记录。"),
+    "log-inferred/two-line-loss-first": ("{n:int} records are printed over two lines, their loss on one line and their "
+                                         "counters on the next: each such pair of lines is read as one record.",
+                                         "{n:int} 条记录分两行打印，loss 在一行，计数（epoch、step）在下一行：每对这样的行读作一条记录。"),
+    "log-inferred/total-first": ("The counters are printed total first (epoch 300/1 is epoch 1 of 300): the number before "
+                                 "the slash never changes and is never the smaller one.",
+                                 "计数先打印总数（epoch 300/1 表示共 300 个 epoch 中的第 1 个）：斜杠前的数始终不变，且从不小于斜杠后的数。"),
 })
 
 TEMPLATES.update({
