@@ -61,6 +61,8 @@ class Records:
         # lines read by their fields (logfields): textlog settles their steps from all of them
         self.fields: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
         self.loss_unread: list = [0, None, ""]
+        # lines with a step's time and no loss (shape fields-time): textlog gives each to the record beside it
+        self.times: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
         # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
@@ -148,6 +150,7 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
     return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
 
 
+TIME_SHAPE = "fields-time"
 _LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
 
 
@@ -168,6 +171,12 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
         if r is None:
             if (h := logfields.header(part)) is not None:
                 rec.fields.append((pos, wall, zone, h))
+                taken = True
+            continue
+        if r.time_line:
+            if name == TIME_SHAPE and not taken:  # (the last shape: no other took the line)
+                r.text = part.strip(_ASCII_SPACES)
+                rec.times.append((pos, wall, zone, r))
                 taken = True
             continue
         loss_like |= r.loss_like

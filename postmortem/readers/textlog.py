@@ -27,6 +27,7 @@ is converted to unix time as written.
 
 from __future__ import annotations
 
+import bisect
 import re
 from fnmatch import fnmatch
 from functools import cache
@@ -198,7 +199,7 @@ def _columns(scan: _Scan, rel: str = "", diags: list | None = None) -> tuple[dic
         "field": np.array(rec.v_field, dtype=np.uint32),
         "value": np.array(rec.v_value, dtype=np.float64),
     }
-    if rec.fields:
+    if rec.fields or rec.times:
         py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags))
     if scan.scanner is None:
         return py_lines, py_values
@@ -248,6 +249,7 @@ _FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
 _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
 _EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
 _SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
+_TIME_SHAPE = g.SHAPE_INDEX[logparse.TIME_SHAPE]  # its step rule: the step of the line after
 
 
 def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: list) -> tuple[dict, dict]:
@@ -282,6 +284,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
+        _neighbour_times(stream, rec.times, rank, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
             if step == MISSING:
@@ -294,6 +297,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         vals = [v for v in r.values if v[0] != "loss"]
         if vals:
             out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _SUMMARY_SHAPE))
+    out.extend(_times_beside_shapes(rec.times, bool(train), rel, diags))
     for pos, wall, zone, r in evals:
         vals = [(t if t.startswith("eval_") else "eval_" + t, raw, v) for t, raw, v in r.values]
         out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
@@ -433,6 +437,73 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
     # a line with the epoch but no step beside lines with both is the epoch's summary: no record
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
+
+
+def _agree(a, b) -> bool | None:
+    """Do two lines' counters name the same step (None: no counter printed by both)?"""
+    pairs = [(x, y) for x, y in ((a.epoch, b.epoch), (a.step, b.step)) if x is not None and y is not None]
+    return all(x == y for x, y in pairs) if pairs else None
+
+
+def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> None:
+    """A step's time printed on a line of its own (no loss on it) is the time of the record beside
+    it: the one whose counters it prints ("epoch 1 cost time = 156.34, train step num: 1562, one
+    step time: 100.09 ms" before "epoch: 1 step 1562, loss is 1.50"), or, where the records print
+    no counter, the one after it (U-GAT-IT's counter and time line over its loss lines); a line
+    with no counter follows its record (Informer's `speed: 0.2837s/iter` after `iters: 3450, ...
+    | loss: 0.46`: the time of the step just done). A record that prints its own time keeps it;
+    each takes one such line. The times join the record's values (their units settled with them)."""
+    if not times or not stream:
+        return
+    at = [f[0] for f in stream]
+    taken: set[int] = set()
+    after = before = 0
+    for pos, _, _, t in times:
+        if t.rank != (None if rank is None else int(rank)) and t.rank is not None:
+            continue
+        i = bisect.bisect_left(at, pos)
+        prev, nxt = (i - 1 if i else None), (i if i < len(at) else None)
+        if t.epoch is None and t.step is None:
+            pick = prev
+        else:
+            agree = [j for j in (prev, nxt) if j is not None and _agree(t, stream[j][3])]
+            pick = agree[0] if agree else nxt if nxt is not None and _agree(t, stream[nxt][3]) is None \
+                and stream[nxt][3].step is None else None
+        if pick is None or pick in taken:
+            continue
+        r = stream[pick][3]
+        if any(tag == "step_time" for tag, _, _ in r.values):
+            continue
+        taken.add(pick)
+        for j, (tag, raw, v) in enumerate(t.values):
+            if tag == "step_time":
+                if j in t.unitless:
+                    r.unitless.append(len(r.values))
+                r.values.append((tag, raw, v))
+        if pick == prev:
+            after += 1
+        else:
+            before += 1
+    if after:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-after", n=after))
+    if before:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-before", n=before))
+
+
+def _times_beside_shapes(times: list, fields: bool, rel: str, diags: list) -> list:
+    """In a file whose records a shape reads (LossMonitor's), a step's time on a line of its own:
+    at the step of the record after it where it prints a counter (the record it announces), else
+    of the record before it (rows of _field_lines; the steps are settled with the shapes')."""
+    if fields or not times:
+        return []
+    out = []
+    for pos, wall, zone, t in times:
+        vals = [v for v in t.values if v[0] == "step_time"]
+        counted = t.epoch is not None or t.step is not None
+        out.append((pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank), vals,
+                    _TIME_SHAPE if counted else _EVAL_SHAPE))
+    diags.append(dg.info("log-inferred", path=rel, variant="time-line-shapes", n=len(out)))
+    return out
 
 
 def _epoch_and_step_time(r) -> tuple[float | None, float | None]:
