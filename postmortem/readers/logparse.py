@@ -150,6 +150,20 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
     return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
 
 
+_TIME_WORDS = ("time", "Time", "cost", "s/it")
+
+
+def _untimed(shape: g.Shape, text: str) -> bool:
+    """A line of a shape that reads no step time, holding a word of one."""
+    return any(w in text for w in _TIME_WORDS) and not any(f.tag == "step_time" for f in shape.fields)
+
+
+def _fields_time(text: str) -> bool:
+    """Does the line read by its fields give a training record with a step's time?"""
+    return any(r is not None and r.has_loss and not r.eval and any(t == "step_time" for t, _, _ in r.values)
+               for r in _fields_of(text))
+
+
 TIME_SHAPE = "fields-time"
 _LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
 
@@ -234,6 +248,10 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
     # with another counter form), is left to the lines read by their fields when they make it a record.
     lossy = shape.loss_field and "loss" not in values
     if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
+        return _BY_FIELDS
+    # ... and so is a line that prints a step's time its shape does not read ("epoch: 1 step: 1 , loss is
+    # 76.25, average time per step is 0.235177839748392712": CNN-CTC's copy of LossMonitor)
+    if shape.loss_field and "loss" in values and _untimed(shape, text) and _fields_time(text):
         return _BY_FIELDS
     # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")
     if shape.loss_field and "loss" in values and _fields_take(text, evaluation=True):
