@@ -540,9 +540,29 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
         diags.append(dg.info("log-inferred", path=rel, variant="unit-s-small", median=printed * 1e3))
+    elif gap is None and _compile_step_in_seconds(values, unitless, printed):
+        # MindSpore compiles the graph in the first step (seconds to minutes): a first step many times
+        # the others that would, as ms, be a compile under a second is printed in seconds
+        first = values[unitless[0][0]][unitless[0][1]][2]
+        for i, j in unitless:
+            t, raw, v = values[i][j]
+            values[i][j] = (t, raw, v * 1e3)
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first * 1e3, median=printed * 1e3))
     else:
         diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
     return values
+
+
+COMPILE_RATIO = 10  # a first step this many times the median of the others is the graph compile's
+
+
+def _compile_step_in_seconds(values: list, unitless: list, median_s: float) -> bool:
+    """The first of the unitless per-step times (as ms, in s) is the first step's, COMPILE_RATIO times
+    the median or more, and under a second as ms (no MindSpore graph compiles that fast): seconds."""
+    if len(unitless) < 3:
+        return False
+    first = values[unitless[0][0]][unitless[0][1]][2]
+    return first < 1.0 and median_s > 0 and first >= COMPILE_RATIO * median_s
 
 
 # --------------------------------------------------------------------------- assembling
