@@ -68,6 +68,8 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
 COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
 LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
 WEAK = ("time",)  # read as a per-step time only beside a step counter, and where no step-time key is on the line
+# after a time's number: a date or a clock goes on ("2021-07-24 02:08:33", "23 09:45:32")
+CLOCK_AFTER = re.compile(r"[-:/]\d|\s+\d{1,2}:\d{2}")
 # "per step" alone is a time only with a unit after it ("samples per step: 32" is none)
 PER_ALONE = re.compile(rf"per{_S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
 TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
@@ -417,6 +419,8 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if fam in TIME_FAMILIES:
             if fam in WEAK and unit is None and vm.group("v") is None:
                 continue
+            if unit is None and CLOCK_AFTER.match(text, vm.end()):
+                continue  # "time: 2021-07-24 02:08:33", "time is 23 09:45:32": when, not how long
             if unit is None and fam == "step_time" and PER_ALONE.fullmatch(key):
                 continue
             if unit is not None:

@@ -284,7 +284,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
-        _neighbour_times(stream, rec.times, rank, rel, diags)
+        _neighbour_times(stream, rec.times, rank, len(set(ranks)) > 1, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
             if step == MISSING:
@@ -445,7 +445,7 @@ def _agree(a, b) -> bool | None:
     return all(x == y for x, y in pairs) if pairs else None
 
 
-def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> None:
+def _neighbour_times(stream: list, times: list, rank, several: bool, rel: str, diags: list) -> None:
     """A step's time printed on a line of its own (no loss on it) is the time of the record beside
     it: the one whose counters it prints ("epoch 1 cost time = 156.34, train step num: 1562, one
     step time: 100.09 ms" before "epoch: 1 step 1562, loss is 1.50"), or, where the records print
@@ -459,8 +459,8 @@ def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> 
     taken: set[int] = set()
     after = before = 0
     for pos, _, _, t in times:
-        if t.rank != (None if rank is None else int(rank)) and t.rank is not None:
-            continue
+        if (several and t.rank is None) or (t.rank is not None and t.rank != rank):
+            continue  # (several ranks' records and no rank on the time line: whose is it?)
         i = bisect.bisect_left(at, pos)
         prev, nxt = (i - 1 if i else None), (i if i < len(at) else None)
         if t.epoch is None and t.step is None:
@@ -491,18 +491,17 @@ def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> 
 
 
 def _times_beside_shapes(times: list, fields: bool, rel: str, diags: list) -> list:
-    """In a file whose records a shape reads (LossMonitor's), a step's time on a line of its own:
-    at the step of the record after it where it prints a counter (the record it announces), else
-    of the record before it (rows of _field_lines; the steps are settled with the shapes')."""
+    """In a file whose records a shape reads (LossMonitor's), a step's time on a line of its own that
+    prints a counter: at the step of the record after it, the one it announces (rows of _field_lines,
+    their steps settled with the shapes'). One with no counter is left: the records before it may
+    print their time (TimeMonitor's lines; a run's closing "per step time: 3.455")."""
     if fields or not times:
         return []
-    out = []
-    for pos, wall, zone, t in times:
-        vals = [v for v in t.values if v[0] == "step_time"]
-        counted = t.epoch is not None or t.step is not None
-        out.append((pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank), vals,
-                    _TIME_SHAPE if counted else _EVAL_SHAPE))
-    diags.append(dg.info("log-inferred", path=rel, variant="time-line-shapes", n=len(out)))
+    out = [(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
+            [v for v in t.values if v[0] == "step_time"], _TIME_SHAPE)
+           for pos, wall, zone, t in times if t.epoch is not None or t.step is not None]
+    if out:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-shapes", n=len(out)))
     return out
 
 

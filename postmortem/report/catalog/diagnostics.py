@@ -189,9 +189,9 @@ TEMPLATES.update({
     "log-inferred/time-line-before": ("{n:int} records take their per-step time from the line before them (a time line that "
                                       "prints the record's counters, or heads records that print none).",
                                       "{n:int} 条记录的单步耗时取自其前一行（该行打印了与记录相同的 epoch/step 计数，或位于不带计数的记录之上）。"),
-    "log-inferred/time-line-shapes": ("{n:int} per-step times printed on lines of their own are put at the step of the "
-                                      "record after them (when they print a counter) or before them.",
-                                      "{n:int} 个单独成行打印的单步耗时记在其后一条记录的 step 上（行内有计数时），否则记在其前一条记录的 step 上。"),
+    "log-inferred/time-line-shapes": ("{n:int} per-step times printed on lines of their own with a counter are put at the "
+                                      "step of the record after them.",
+                                      "{n:int} 个单独成行、带计数打印的单步耗时记在其后一条记录的 step 上。"),
     "log-inferred/unit-s-compile": ("Per-step times printed without a unit are read as seconds: the first, {first:num}, is "
                                     "the graph compile's (the median is {median:num}) and would be under a second as "
                                     "milliseconds, and no wall clock says otherwise.",
