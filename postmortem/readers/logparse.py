@@ -191,6 +191,8 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
             if name == TIME_SHAPE and not taken:  # (the last shape: no other took the line)
                 r.text = part.strip(_ASCII_SPACES)
                 rec.times.append((pos, wall, zone, r))
+                if (h := logfields.header(part)) is not None:  # (a time line may also head the records under it)
+                    rec.fields.append((pos, wall, zone, h))
                 taken = True
             continue
         loss_like |= r.loss_like
