@@ -153,9 +153,15 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
 _TIME_WORDS = ("time", "Time", "cost", "s/it")
 
 
+_TIMED: dict[str, bool] = {}  # shape name -> it reads a step time
+
+
 def _untimed(shape: g.Shape, text: str) -> bool:
     """A line of a shape that reads no step time, holding a word of one."""
-    return any(w in text for w in _TIME_WORDS) and not any(f.tag == "step_time" for f in shape.fields)
+    timed = _TIMED.get(shape.name)
+    if timed is None:
+        timed = _TIMED[shape.name] = any(f.tag == "step_time" for f in shape.fields)
+    return not timed and any(w in text for w in _TIME_WORDS)
 
 
 def _fields_time(text: str) -> bool:
