@@ -284,7 +284,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
-        _neighbour_times(stream, rec.times, rank, len(set(ranks)) > 1, rel, diags)
+        _neighbour_times(stream, rec.times, rank, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
             if step == MISSING:
@@ -445,22 +445,24 @@ def _agree(a, b) -> bool | None:
     return all(x == y for x, y in pairs) if pairs else None
 
 
-def _neighbour_times(stream: list, times: list, rank, several: bool, rel: str, diags: list) -> None:
+def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> None:
     """A step's time printed on a line of its own (no loss on it) is the time of the record beside
     it: the one whose counters it prints ("epoch 1 cost time = 156.34, train step num: 1562, one
     step time: 100.09 ms" before "epoch: 1 step 1562, loss is 1.50"), or, where the records print
     no counter, the one after it (U-GAT-IT's counter and time line over its loss lines); a line
     with no counter follows its record (Informer's `speed: 0.2837s/iter` after `iters: 3450, ...
     | loss: 0.46`: the time of the step just done). A record that prints its own time keeps it;
-    each takes one such line. The times join the record's values (their units settled with them)."""
+    each takes one such line, and each line is given once: with several ranks' records and no rank
+    on it, to the first rank's beside it that has none (data-parallel ranks step together: their
+    step times agree). The times join the record's values (their units settled with them)."""
     if not times or not stream:
         return
     at = [f[0] for f in stream]
     taken: set[int] = set()
     after = before = 0
     for pos, _, _, t in times:
-        if (several and t.rank is None) or (t.rank is not None and t.rank != rank):
-            continue  # (several ranks' records and no rank on the time line: whose is it?)
+        if (t.rank is not None and t.rank != rank) or not t.values:
+            continue
         i = bisect.bisect_left(at, pos)
         prev, nxt = (i - 1 if i else None), (i if i < len(at) else None)
         if t.epoch is None and t.step is None:
@@ -480,6 +482,7 @@ def _neighbour_times(stream: list, times: list, rank, several: bool, rel: str, d
                 if j in t.unitless:
                     r.unitless.append(len(r.values))
                 r.values.append((tag, raw, v))
+        t.values = []  # given once: with several ranks and no rank on it, to the first rank's record beside it
         if pick == prev:
             after += 1
         else:

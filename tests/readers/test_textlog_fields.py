@@ -438,3 +438,15 @@ def test_time_lines_of_interleaved_ranks_take_ranks_in_order(tmp_path):
     assert step_times(r, 0) == [(248, pytest.approx(0.603691)), (372, pytest.approx(0.606094))]
     assert step_times(r, 1) == [(248, pytest.approx(0.603591)), (372, pytest.approx(0.606056))]
     assert "ranks-order-times" in variants(r)
+
+
+def test_a_time_line_with_no_rank_is_given_once_among_ranks(tmp_path):
+    # corpus a-models-dam-1's form: ranks printed in order, each followed by its time line (no rank on either)
+    text = ("epoch: 1 step: 3853 global_step: 3853, loss is 0.21962138\nstep time 197.07393646240234\n"
+            "epoch: 1 step: 3853 global_step: 3853, loss is 0.21994969\nstep time 197.10779190063477\n"
+            "epoch: 1 step: 3854 global_step: 3854, loss is 0.2575438\nstep time 197.8461742401123\n"
+            "epoch: 1 step: 3854 global_step: 3854, loss is 0.29517844\nstep time 198.20117950439453\n")
+    r = read_text(tmp_path, text)
+    assert "ranks-order" in variants(r)
+    assert step_times(r, 0) == [(3853, pytest.approx(0.19707393646240234)), (3854, pytest.approx(0.1978461742401123))]
+    assert step_times(r, 1) == [(3853, pytest.approx(0.19710779190063477)), (3854, pytest.approx(0.19820117950439453))]
