@@ -466,11 +466,11 @@ def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> 
         i = bisect.bisect_left(at, pos)
         prev, nxt = (i - 1 if i else None), (i if i < len(at) else None)
         if t.epoch is None and t.step is None:
-            pick = prev
+            pick = prev  # the time of the step just printed
         else:
             agree = [j for j in (prev, nxt) if j is not None and _agree(t, stream[j][3])]
-            pick = agree[0] if agree else nxt if nxt is not None and _agree(t, stream[nxt][3]) is None \
-                and stream[nxt][3].step is None else None
+            heads = nxt is not None and stream[nxt][3].step is None and _agree(t, stream[nxt][3]) is None
+            pick = agree[0] if agree else nxt if heads else None
         if pick is None or pick in taken:
             continue
         r = stream[pick][3]
@@ -545,11 +545,11 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
     elif gap is None and _compile_step_in_seconds(values, unitless, printed):
         # MindSpore compiles the graph in the first step (seconds to minutes): a first step many times
         # the others that would, as ms, be a compile under a second is printed in seconds
-        first = values[unitless[0][0]][unitless[0][1]][2]
+        first = values[unitless[0][0]][unitless[0][1]][2] * 1e3  # (as printed)
         for i, j in unitless:
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
-        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first * 1e3, median=printed * 1e3))
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first, median=printed * 1e3))
     else:
         diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
     return values
