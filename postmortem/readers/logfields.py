@@ -412,7 +412,7 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if value is None:
             continue
         if fam in ("overflow", "loss_summary", "time_left"):
-            continue  # True/False: read by the shapes that print it; a run's best / last loss
+            continue  # True/False: read by the shapes that print it; a run's best / last loss; the time left
         unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
