@@ -44,12 +44,16 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
                    # numbered losses, one per sub-domain or output: "loss1: 2.14, loss2: 8.2" (SciAI cPINNs), "loss_0   0.0348"
                    # (MindFlow); never a number glued to the key ("loss0.5")
                    r"loss_?\d{1,2}(?!\.\d)")),
+    # what is left of the run, not a step's time: "left time: 20244.7053s" (Informer's speed line), "eta" (read as nothing)
+    ("time_left", (rf"(?:left|remain(?:ing)?){_S}time", rf"time{_S}(?:left|remain(?:ing)?)", r"eta")),
     # (MindFormers' epoch_end in sink mode: "Per sink_size step time" is the time of sink_size steps)
     ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"per{_S}sink{_S}size{_S}step{_S}time", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
                     r"每(?:个)?epoch耗时")),
     ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
                    rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
-                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时")),
+                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时",
+                   # CycleGAN's Reporter: "total cost: 220538.81 ms, per step: 22053.88 ms" (read only with its unit: PER_ALONE)
+                   rf"per{_S}(?:step|iter(?:ation)?|batch)")),
     # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
     ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", rf"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
     ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
@@ -68,7 +72,11 @@ LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
 LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
-WEAK = ("time",)  # read as a per-step time only beside a step counter
+WEAK = ("time",)  # read as a per-step time only beside a step counter, and where no step-time key is on the line
+# after a time's number: a date or a clock goes on ("2021-07-24 02:08:33", "23 09:45:32")
+CLOCK_AFTER = re.compile(r"[-:/]\d|\s+\d{1,2}:\d{2}")
+# "per step" alone is a time only with a unit after it ("samples per step: 32" is none)
+PER_ALONE = re.compile(rf"per{_S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
 TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
         "lr": "lr", "grad_norm": "grad_norm", "loss_scale": "loss_scale", "overflow": "overflow"}
 TIME_FAMILIES = ("epoch_time", "step_time", "time")
@@ -125,9 +133,9 @@ TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
 HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
          "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
          "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
-         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum")
+         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum", "left", "remain")
 _HINT_RE = re.compile("|".join(HINTS))
-SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "vali", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp"))
+SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "vali", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp", "eta"))
 
 
 # The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
@@ -222,8 +230,8 @@ TQDM_COUNT_RE = re.compile(r"(?<![\w.])(\d{1,9})it \[\d+:\d+")
 GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
 # a counter glued after its key: "step_0: loss=3.59"
 SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
-# tqdm's rate when slower than one step a second: "0.30s/it"
-SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*s/it(?![A-Za-z])")
+# tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
+SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(m?s)/(?:it(?:er(?:ation)?)?|step|batch)(?![A-Za-z])")
 # Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
 ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
 ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
@@ -248,6 +256,7 @@ class FieldRecord:
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
     summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
+    time_line: bool = False  # no loss, a step's time: "\tspeed: 0.2837s/iter; left time: ..." (textlog._neighbour_times)
 
     def counters_only(self) -> bool:
         """An epoch or a step and no loss key: one half of a record printed over two lines, maybe."""
@@ -437,13 +446,17 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         value = _number(raw)
         if value is None:
             continue
-        if fam in ("overflow", "loss_summary"):
-            continue  # True/False: read by the shapes that print it; a run's best / last loss
+        if fam in ("overflow", "loss_summary", "time_left"):
+            continue  # True/False: read by the shapes that print it; a run's best / last loss; the time left
         unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
         if fam in TIME_FAMILIES:
             if fam in WEAK and unit is None and vm.group("v") is None:
+                continue
+            if unit is None and CLOCK_AFTER.match(text, vm.end()):
+                continue  # "time: 2021-07-24 02:08:33", "time is 23 09:45:32": when, not how long
+            if unit is None and fam == "step_time" and PER_ALONE.fullmatch(key):
                 continue
             if unit is not None:
                 value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
@@ -536,15 +549,20 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
-    if "s/it" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
-        rec.values.append(("step_time", "s/it", _taken(sm, 1, float)))
+    if "s/" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
+        rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, 1e-3 if sm.group(2) == "ms" else None)))
+    _weak_after_strong(rec)
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
             and any(t == "loss" for t, _, _ in rec.values)):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     _summary_or_eval(text, rec)
     if not rec.has_loss and not rec.loss_like:
+        # a line with a step's time and no loss: the time of a record on a line beside it (textlog pairs them);
         # counters and no loss: maybe the first half of a record printed over two lines (logparse pairs them)
+        if any(t == "step_time" and r != "time" for t, r, _ in rec.values):
+            rec.time_line = True
+            return rec
         return rec if rec.counters_only() else None
     return rec
 
@@ -569,6 +587,18 @@ def _summary_or_eval(text: str, rec: FieldRecord) -> None:
             and not any(t == "lr" for t, _, _ in rec.values):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True
+
+
+
+def _weak_after_strong(rec: FieldRecord) -> None:
+    """A time with no "step" in its key is not the step's time where a step-time key is on the line:
+    "iter[56] cost: 8033.059, per step time: 143.447" (the cost is the epoch's)."""
+    kinds = [t == "step_time" and (r == "time") for t, r, _ in rec.values]
+    if not any(kinds) or not any(t == "step_time" and r != "time" for t, r, _ in rec.values):
+        return
+    keep = [i for i, weak in enumerate(kinds) if not weak]
+    rec.unitless = [keep.index(i) for i in rec.unitless if i in keep]
+    rec.values = [rec.values[i] for i in keep]
 
 
 def _plain_loss_later(text: str, at: int) -> bool:

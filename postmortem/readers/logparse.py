@@ -65,6 +65,8 @@ class Records:
         # (pair_halves joins them, for the whole file); the last such line, until the next line read by its fields
         self.halves: list[tuple[int, float | None, int, logfields.FieldRecord]] = []
         self.pending: tuple | None = None
+        # lines with a step's time and no loss (shape fields-time): textlog gives each to the record beside it
+        self.times: list[tuple[int, float | None, int, logfields.FieldRecord]] = []  # (pos, wall, zone, record)
         # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
@@ -153,6 +155,27 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
     return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
 
 
+_TIME_WORDS = ("time", "Time", "cost", "s/it")
+
+
+_TIMED: dict[str, bool] = {}  # shape name -> it reads a step time
+
+
+def _untimed(shape: g.Shape, text: str) -> bool:
+    """A line of a shape that reads no step time, holding a word of one."""
+    timed = _TIMED.get(shape.name)
+    if timed is None:
+        timed = _TIMED[shape.name] = any(f.tag == "step_time" for f in shape.fields)
+    return not timed and any(w in text for w in _TIME_WORDS)
+
+
+def _fields_time(text: str) -> bool:
+    """Does the line read by its fields give a training record with a step's time?"""
+    return any(r is not None and r.has_loss and not r.eval and any(t == "step_time" for t, _, _ in r.values)
+               for r in _fields_of(text))
+
+
+TIME_SHAPE = "fields-time"
 _LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
 
 
@@ -195,6 +218,15 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
             elif r is not None and len(parts) == 1:  # (a tqdm bar's redraws are never half a record)
                 r.text = part.strip(_ASCII_SPACES)
                 _counters_line(rec, (pos, wall, zone, r))
+            if r is None or not r.time_line:  # (counters and a step's time: also offered as a time line below)
+                continue
+        if r.time_line:
+            if name == TIME_SHAPE and not taken:  # (the last shape: no other took the line)
+                r.text = part.strip(_ASCII_SPACES)
+                rec.times.append((pos, wall, zone, r))
+                if (h := logfields.header(part)) is not None:  # (a time line may also head the records under it)
+                    rec.fields.append((pos, wall, zone, h))
+                taken = True
             continue
         loss_like |= r.loss_like
         if r.has_loss:
@@ -371,6 +403,10 @@ def _read_shape(index: int, shape: g.Shape, text: str, pos: int, wall: float | N
     # with another counter form), is left to the lines read by their fields when they make it a record.
     lossy = shape.loss_field and "loss" not in values or _loss_beside(shape, text)
     if (lossy or any(name in shape.required for name in unreadable)) and _fields_take(text):
+        return _BY_FIELDS
+    # ... and so is a line that prints a step's time its shape does not read ("epoch: 1 step: 1 , loss is
+    # 76.25, average time per step is 0.235177839748392712": CNN-CTC's copy of LossMonitor)
+    if shape.loss_field and "loss" in values and _untimed(shape, text) and _fields_time(text):
         return _BY_FIELDS
     # ... and so is a line in a training shape that an evaluation printed ("step:[ 2/ 1242], metrics:[...], loss:")
     if shape.loss_field and "loss" in values and _fields_take(text, evaluation=True):

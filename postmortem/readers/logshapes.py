@@ -713,6 +713,20 @@ SHAPES: tuple[Shape, ...] = (
             ),
         ),
     ),
+    # Last of all: a line with a step's time and no loss, which no shape above took: the time of the
+    # training record beside it (textlog._neighbour_times pairs them; alone it gives nothing).
+    Shape(
+        "fields-time",
+        "log:fields",
+        "any writer that prints a step's time on its own line, before or after the loss line (Informer's "
+        "`speed: Xs/iter`, a course's epoch line before LossMonitor's, a user's `step time is X`)",
+        "speed: 0.2837s/iter; left time: 20244.7053s",  # (tab-indented in the log)
+        "https://github.com/mindspore-courses/competition/blob/0ad8b8713ad666be6f2a265250da5e90a82b7062/summer-ospp/"
+        "ModelRain/train0718.txt#L147-L169 (corpus b-comp-modelrain-informer-2)",
+        anchors=("time",),
+        step="next",  # (where no line read by its fields is beside it: the record after it, see textlog)
+        pairs="fields",
+    ),
 )
 
 

@@ -27,6 +27,7 @@ is converted to unix time as written.
 
 from __future__ import annotations
 
+import bisect
 import re
 from fnmatch import fnmatch
 from functools import cache
@@ -199,7 +200,7 @@ def _columns(scan: _Scan, rel: str = "", diags: list | None = None) -> tuple[dic
         "value": np.array(rec.v_value, dtype=np.float64),
     }
     tables = scan.scanner.tables() if scan.scanner is not None else None
-    if rec.fields:
+    if rec.fields or rec.times:
         stepped = _stepped(py_lines) or (tables is not None and _stepped({c: np.frombuffer(tables["lines"][c], dtype=np.int64)
                                                                           for c in ("shape", "step", "step_in")}))
         py_lines, py_values = _merge(py_lines, py_values, *_field_lines(rec, scan.keys, rel, [] if diags is None else diags,
@@ -297,6 +298,7 @@ _FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
 _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
 _EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
 _SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
+_TIME_SHAPE = g.SHAPE_INDEX[logparse.TIME_SHAPE]  # its step rule: the step of the line after
 
 
 def _stepped(lines: dict[str, np.ndarray]) -> bool:
@@ -356,6 +358,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
+        _neighbour_times(stream, rec.times, rank, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
             if step == MISSING:
@@ -368,6 +371,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
         vals = [v for v in r.values if v[0] not in ("loss", "loss_avg")]
         if vals:
             out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _SUMMARY_SHAPE))
+    out.extend(_times_beside_shapes(rec.times, bool(train), rel, diags))
     for pos, wall, zone, r in evals:
         vals = _eval_values(r.values)
         out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
@@ -411,7 +415,9 @@ def _shapes_settled(found: list, rec: logparse.Records, rel: str, diags: list) -
     """How the file lays its records out, settled from all of them (each said in an info): records
     printed over two lines joined (logparse.pair_halves); fractions printed total first."""
     found, n, loss_first = logparse.pair_halves(found, rec.halves)
-    if n:
+    if n:  # the counter lines are halves of records here, not time lines of the records beside them
+        halves = {h[0] for h in rec.halves}
+        rec.times = [t for t in rec.times if t[0] not in halves]
         diags.append(dg.info("log-inferred", path=rel, variant="two-line-loss-first" if loss_first else "two-line", n=n))
     if logparse.totals_first([f[3] for f in found]):
         diags.append(dg.info("log-inferred", path=rel, variant="total-first"))
@@ -531,6 +537,75 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
 
 
+def _agree(a, b) -> bool | None:
+    """Do two lines' counters name the same step (None: no counter printed by both)?"""
+    pairs = [(x, y) for x, y in ((a.epoch, b.epoch), (a.step, b.step)) if x is not None and y is not None]
+    return all(x == y for x, y in pairs) if pairs else None
+
+
+def _neighbour_times(stream: list, times: list, rank, rel: str, diags: list) -> None:
+    """A step's time printed on a line of its own (no loss on it) is the time of the record beside
+    it: the one whose counters it prints ("epoch 1 cost time = 156.34, train step num: 1562, one
+    step time: 100.09 ms" before "epoch: 1 step 1562, loss is 1.50"), or, where the records print
+    no counter, the one after it (U-GAT-IT's counter and time line over its loss lines); a line
+    with no counter follows its record (Informer's `speed: 0.2837s/iter` after `iters: 3450, ...
+    | loss: 0.46`: the time of the step just done). A record that prints its own time keeps it;
+    each takes one such line, and each line is given once: with several ranks' records and no rank
+    on it, to the first rank's beside it that has none (data-parallel ranks step together: their
+    step times agree). The times join the record's values (their units settled with them)."""
+    if not times or not stream:
+        return
+    at = [f[0] for f in stream]
+    taken: set[int] = set()
+    after = before = 0
+    for pos, _, _, t in times:
+        if (t.rank is not None and t.rank != rank) or not t.values:
+            continue
+        i = bisect.bisect_left(at, pos)
+        prev, nxt = (i - 1 if i else None), (i if i < len(at) else None)
+        if t.epoch is None and t.step is None:
+            pick = prev  # the time of the step just printed
+        else:
+            agree = [j for j in (prev, nxt) if j is not None and _agree(t, stream[j][3])]
+            heads = nxt is not None and stream[nxt][3].step is None and _agree(t, stream[nxt][3]) is None
+            pick = agree[0] if agree else nxt if heads else None
+        if pick is None or pick in taken:
+            continue
+        r = stream[pick][3]
+        if any(tag == "step_time" for tag, _, _ in r.values):
+            continue
+        taken.add(pick)
+        for j, (tag, raw, v) in enumerate(t.values):
+            if tag == "step_time":
+                if j in t.unitless:
+                    r.unitless.append(len(r.values))
+                r.values.append((tag, raw, v))
+        t.values = []  # given once: with several ranks and no rank on it, to the first rank's record beside it
+        if pick == prev:
+            after += 1
+        else:
+            before += 1
+    if after:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-after", n=after))
+    if before:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-before", n=before))
+
+
+def _times_beside_shapes(times: list, fields: bool, rel: str, diags: list) -> list:
+    """In a file whose records a shape reads (LossMonitor's), a step's time on a line of its own that
+    prints a counter: at the step of the record after it, the one it announces (rows of _field_lines,
+    their steps settled with the shapes'). One with no counter is left: the records before it may
+    print their time (TimeMonitor's lines; a run's closing "per step time: 3.455")."""
+    if fields or not times:
+        return []
+    out = [(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
+            [v for v in t.values if v[0] == "step_time"], _TIME_SHAPE)
+           for pos, wall, zone, t in times if t.epoch is not None or t.step is not None]
+    if out:
+        diags.append(dg.info("log-inferred", path=rel, variant="time-line-shapes", n=len(out)))
+    return out
+
+
 def _epoch_and_step_time(r) -> tuple[float | None, float | None]:
     vals = {t: v for t, _, v in reversed(r.values)}
     return vals.get("epoch_time"), vals.get("step_time")
@@ -565,9 +640,29 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
         diags.append(dg.info("log-inferred", path=rel, variant="unit-s-small", median=printed * 1e3))
+    elif gap is None and _compile_step_in_seconds(values, unitless, printed):
+        # MindSpore compiles the graph in the first step (seconds to minutes): a first step many times
+        # the others that would, as ms, be a compile under a second is printed in seconds
+        first = values[unitless[0][0]][unitless[0][1]][2] * 1e3  # (as printed)
+        for i, j in unitless:
+            t, raw, v = values[i][j]
+            values[i][j] = (t, raw, v * 1e3)
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first, median=printed * 1e3))
     else:
         diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
     return values
+
+
+COMPILE_RATIO = 10  # a first step this many times the median of the others is the graph compile's
+
+
+def _compile_step_in_seconds(values: list, unitless: list, median_s: float) -> bool:
+    """The first of the unitless per-step times (as ms, in s) is the first step's, COMPILE_RATIO times
+    the median or more, and under a second as ms (no MindSpore graph compiles that fast): seconds."""
+    if len(unitless) < 3:
+        return False
+    first = values[unitless[0][0]][unitless[0][1]][2]
+    return first < 1.0 and median_s > 0 and first >= COMPILE_RATIO * median_s
 
 
 # --------------------------------------------------------------------------- assembling
@@ -721,7 +816,30 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
     rank = lines["rank"].copy()
     rank[idx] = within.astype(np.float64)
     diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+    _time_ranks_by_order(rank, lines, steps, lines["pos"][idx[starts]], n, rel, diags)
     return {**lines, "rank": rank}
+
+
+def _time_ranks_by_order(rank: np.ndarray, lines: dict[str, np.ndarray], steps: "_Steps", group_at: np.ndarray, n: int,
+                         rel: str, diags: list) -> None:
+    """The epoch-end time lines (TimeMonitor's) of ranks whose records are read in order of appearance:
+    after a step's group of records (starting at ``group_at``), the k-th time line is rank k's, as each
+    rank prints its time after its own record (8 ranks' `epoch time: 74857.710 ms, per step time:
+    603.691 ms` interleaved with their LossMonitor lines: the first is rank 0's). In ``rank``."""
+    tm = np.flatnonzero((_compiled().rules[lines["shape"]] == _RULE["before_or_epoch"]) & np.isnan(rank)
+                        & (steps.own == MISSING))
+    if not len(tm) or not len(group_at):
+        return
+    group = np.searchsorted(group_at, lines["pos"][tm], side="right") - 1
+    ok = group >= 0
+    tm, group = tm[ok], group[ok]
+    if not len(tm):
+        return
+    first = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    k = np.arange(len(group)) - np.repeat(first, np.diff(np.concatenate([first, [len(group)]])))
+    keep = k < n
+    rank[tm[keep]] = k[keep].astype(np.float64)
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order-times", n=int(keep.sum())))
 
 
 def _global(epoch: np.ndarray, step_in: np.ndarray, per_epoch) -> np.ndarray:

@@ -313,7 +313,7 @@ def test_every_shape_reads_its_own_example_line(shape):
     logparse.parse_line(shape.example, 1, rec, {})
     assert rec.recognised == {shape.name: 1}  # this shape takes it, no earlier one
     assert not rec.unreadable_lines and not rec.unreadable_fields
-    assert rec.v_value or rec.events or rec.settings or rec.fields or shape.name == "mindformers-norm-check"
+    assert rec.v_value or rec.events or rec.settings or rec.fields or rec.times or shape.name == "mindformers-norm-check"
     assert shape.writer and shape.example_from
     assert {e.kind for e in shape.events} <= set(EVENT_KINDS)
 

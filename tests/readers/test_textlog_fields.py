@@ -49,6 +49,10 @@ def test_every_spelling_of_the_lexicon_is_reached():
                       "step_time_avg"],
         "time": ["time", "cost", "time cost", "elapsed", "interval", "耗时"],
         "epoch_time": ["epoch time", "epoch cost", "Per sink_size step time"],
+
+
+        "epoch_time": ["epoch time", "epoch cost"],
+        "time_left": ["left time", "time left", "remaining time", "eta"],
         "throughput": ["fps", "throughput"],
         "lr": ["lr", "learning rate", "cur_lr"],
         "grad_norm": ["grad_norm", "global_norm", "gnorm"],
@@ -555,3 +559,138 @@ def test_a_shape_with_no_loss_of_its_own_leaves_a_loss_line_to_the_fields(tmp_pa
     rec = logparse.Records()
     logparse.parse_line(" epoch time: 431.937 ms, per step time: 53.992 ms", 1, rec, {})
     assert rec.recognised == {"timemonitor": 1}  # (one that prints no loss stays TimeMonitor's)
+
+
+# --------------------------------------------------------------------------- per-step times (lane times)
+
+def step_times(r, rank: int | None = None) -> list[tuple[int, float]]:
+    df = r.tables["scalars"].filter(pl.col("tag") == "step_time")
+    if rank is not None:
+        df = df.filter(pl.col("rank") == rank)
+    return list(zip(df["step"].to_list(), df["value"].to_list()))
+
+
+def test_a_time_with_no_step_in_its_key_gives_way_to_a_per_step_time():
+    # corpus a-course-finetune-1: the iter cost is the epoch's, the per step time the step's
+    r = fields("epoch[1/20], iter[56] cost: 8033.059, per step time: 143.447, avg loss: 1.276")
+    assert [(t, k) for t, k, _ in r.values] == [("step_time", "per step time"), ("loss", "avg loss")]
+    assert r.values[0][2] == pytest.approx(0.143447) and r.unitless == [0]
+    # corpus b-dmcv-singan-cyclegan-2: "per step" with its unit, beside the epoch's total cost
+    r = fields("Epoch [1] total cost: 220538.81 ms, per step: 22053.88 ms, G_loss: 18.95, D_loss: 5.37")
+    assert [v for v in r.values if v[0] == "step_time"] == [("step_time", "per step", pytest.approx(22.05388))]
+    # "per step" with no unit is no time
+    assert not [v for v in fields("epoch 1 step 3 loss 0.2, samples per step: 32").values if v[0] == "step_time"]
+
+
+def test_a_time_that_runs_into_a_date_or_clock_is_a_timestamp():
+    # corpus a-models-psenet-1 and b-sponge-jtvae-readme-1
+    assert [t for t, _, _ in fields("time: 2021-07-24 02:08:33, epoch: 10, step: 31, loss is 0.68408").values] == ["loss"]
+    assert [t for t, _, _ in fields("epoch: 1 step: 1 , loss is 126.508942, time is 23 09:45:32").values] == ["loss"]
+
+
+def test_time_lines_are_read_apart_and_left_time_is_none():
+    r = fields("\tspeed: 1.0592s/iter; left time: 79195.7183s")  # corpus b-comp-modelrain-informer-1
+    assert r.time_line and not r.has_loss and r.values == [("step_time", "s/iter", pytest.approx(1.0592))]
+    r = fields("  step time is 4.832167148590088")  # corpus b-code3-deeplstm-readme-1
+    assert r.time_line and r.unitless == [0]
+    r = fields("Epoch: 1 cost time: 1076.9935898780823")  # an epoch's cost: no step time (a line of counters only)
+    assert r is None or (not r.time_line and r.counters_only())
+    rec = logparse.Records()
+    logparse.parse_line("\tspeed: 0.2837s/iter; left time: 20244.7053s", 1, rec, {})
+    assert rec.recognised == {"fields-time": 1} and len(rec.times) == 1 and not rec.fields
+
+
+def test_a_time_line_after_its_record_is_its_time(tmp_path):
+    # corpus b-comp-modelrain-informer-2: the speed line follows its record; the first belongs to an
+    # iteration outside the excerpt
+    text = ("\tspeed: 0.2995s/iter; left time: 21391.2259s\n"
+            "\titers: 3450, epoch: 1 | loss: 0.4644736\n\tspeed: 0.2837s/iter; left time: 20244.7053s\n"
+            "\titers: 3500, epoch: 1 | loss: 0.0331286\n\tspeed: 0.2913s/iter; left time: 20775.8468s\n")
+    r = read_text(tmp_path, text)
+    assert step_times(r) == [(3450, pytest.approx(0.2837)), (3500, pytest.approx(0.2913))]
+    assert "time-line-after" in variants(r)
+
+
+def test_a_unitless_time_line_after_its_record_has_its_unit_settled(tmp_path):
+    # corpus b-code3-deeplstm-readme-1: time.time() differences, 0.03 ms a step as ms: seconds
+    text = ("  step: 0 epoch: 0 batch: 0 loss: 0.08907777\n  step time is 4.832167148590088\n"
+            "  step: 1 epoch: 0 batch: 1 loss: 0.09467506\n  step time is 0.03872847557067871\n"
+            "  step: 2 epoch: 0 batch: 2 loss: 0.09016898\n  step time is 0.04083538055419922\n")
+    r = read_text(tmp_path, text)
+    assert step_times(r) == [(0, pytest.approx(4.832167148590088)), (1, pytest.approx(0.03872847557067871)),
+                             (2, pytest.approx(0.04083538055419922))]
+    assert {"time-line-after", "unit-s-small"} <= variants(r)
+
+
+def test_a_time_line_that_prints_its_records_counters_comes_before_it(tmp_path):
+    # corpus a-course-resnet50-1: the course's time line before LossMonitor's (a shape's record)
+    text = ("epoch 1 cost time = 156.34279108047485, train step num: 1562, one step time: 100.09141554447814 ms, "
+            "train samples per second of cluster: 319.7\nepoch: 1 step 1562, loss is 1.5020508766174316\n"
+            "epoch 2 cost time = 27.33933186531067, train step num: 1562, one step time: 17.502773281248828 ms, "
+            "train samples per second of cluster: 1828.3\nepoch: 2 step 1562, loss is 1.612194299697876\n")
+    r = read_text(tmp_path, text)
+    assert step_times(r) == [(1562, pytest.approx(0.10009141554447814)), (3124, pytest.approx(0.017502773281248828))]
+    assert "time-line-shapes" in variants(r)
+    # corpus a-models-ugatit-1: a counter and time line over loss lines that print no counter
+    text = ("  epoch 1:[ 1220/10200] time per iter: 0.6664\n  d_loss: 3.2190554\n  g_loss: 2914.113\n"
+            "  epoch 1:[ 1221/10200] time per iter: 0.6666\n  d_loss: 3.6988006\n  g_loss: 115.64786\n"
+            "  epoch 1:[ 1222/10200] time per iter: 0.6654\n  d_loss: 3.3407924\n  g_loss: 313.15454\n")
+    r = read_text(tmp_path, text)
+    first = loss(r)[0][0]
+    assert step_times(r)[0] == (first, pytest.approx(0.6664)) and len(step_times(r)) == 3
+    assert {"two-line", "unit-s-small"} <= variants(r)  # (joined as one record with its loss lines: the time is its own)
+
+
+def test_a_closing_time_line_beside_timed_shape_records_is_left(tmp_path):
+    # corpus b-mindelec-freqmaxwell-1: TimeMonitor timed the record; the run's closing average is no step's
+    text = ("epoch: 10 step: 79, loss is 1.502\nepoch time: 272.946 ms, per step time: 3.455 ms\n"
+            "per step time: 3.4550081325\n")
+    r = read_text(tmp_path, text)
+    assert step_times(r) == [(790, pytest.approx(0.003455))]
+
+
+def test_a_shape_line_with_a_step_time_it_does_not_read_is_read_by_its_fields(tmp_path):
+    # corpus a-models-cnnctc-1: CNN-CTC's LossMonitor copy prints its timer's average (seconds)
+    text = "".join(f"epoch: 1 step: {s} , loss is {70 - s}.25, average time per step is 0.2{s}5177839748392712\n"
+                   for s in range(1, 5))
+    r = read_text(tmp_path, text)
+    assert [s for s, _ in loss(r)] == [1, 2, 3, 4]
+    assert step_times(r)[0] == (1, pytest.approx(0.215177839748392712)) and "unit-s-small" in variants(r)
+
+
+def test_a_first_step_that_would_be_a_compile_under_a_second_is_in_seconds(tmp_path):
+    # corpus b-dmcv-ddag-readme-1: an average meter from a first step of 58 (the graph compile)
+    values = (58.036, 1.749, 1.471, 1.376, 1.329)
+    text = "".join(f"Epoch: [28][{100 * i}/696]   LR: 0.000035000001   Loss:0.{1687 + i}   Batch Time:{v}  \n"
+                   for i, v in enumerate(values))
+    r = read_text(tmp_path, text)
+    assert [v for _, v in step_times(r)] == [pytest.approx(v) for v in values] and "unit-s-compile" in variants(r)
+    # the same first step read as ms is over a second: a compile that long is no evidence, ms as printed
+    r = read_text(tmp_path, text.replace("Batch Time:58.036", "Batch Time:5803.6"))
+    assert step_times(r)[1][1] == pytest.approx(0.001749) and "unit-ms" in variants(r)
+
+
+def test_time_lines_of_interleaved_ranks_take_ranks_in_order(tmp_path):
+    # corpus a-models-ocrnet-1: 8 GPU ranks' LossMonitor and TimeMonitor lines, no prefix
+    text = ("epoch: 2 step: 124, loss is 0.32486626505851746\nepoch time: 74857.710 ms, per step time: 603.691 ms\n"
+            "epoch: 2 step: 124, loss is 0.5980132222175598\nepoch: 2 step: 124, loss is 0.2903040051460266\n"
+            "epoch time: 74845.289 ms, per step time: 603.591 ms\nepoch time: 74872.818 ms, per step time: 603.813 ms\n"
+            "epoch: 3 step: 124, loss is 0.5978401303291321\nepoch time: 75155.596 ms, per step time: 606.094 ms\n"
+            "epoch: 3 step: 124, loss is 0.7612668871879578\nepoch: 3 step: 124, loss is 0.5324980020523071\n"
+            "epoch time: 75150.912 ms, per step time: 606.056 ms\n")
+    r = read_text(tmp_path, text)
+    assert step_times(r, 0) == [(248, pytest.approx(0.603691)), (372, pytest.approx(0.606094))]
+    assert step_times(r, 1) == [(248, pytest.approx(0.603591)), (372, pytest.approx(0.606056))]
+    assert "ranks-order-times" in variants(r)
+
+
+def test_a_time_line_with_no_rank_is_given_once_among_ranks(tmp_path):
+    # corpus a-models-dam-1's form: ranks printed in order, each followed by its time line (no rank on either)
+    text = ("epoch: 1 step: 3853 global_step: 3853, loss is 0.21962138\nstep time 197.07393646240234\n"
+            "epoch: 1 step: 3853 global_step: 3853, loss is 0.21994969\nstep time 197.10779190063477\n"
+            "epoch: 1 step: 3854 global_step: 3854, loss is 0.2575438\nstep time 197.8461742401123\n"
+            "epoch: 1 step: 3854 global_step: 3854, loss is 0.29517844\nstep time 198.20117950439453\n")
+    r = read_text(tmp_path, text)
+    assert "ranks-order" in variants(r)
+    assert step_times(r, 0) == [(3853, pytest.approx(0.19707393646240234)), (3854, pytest.approx(0.1978461742401123))]
+    assert step_times(r, 1) == [(3853, pytest.approx(0.19710779190063477)), (3854, pytest.approx(0.19820117950439453))]

@@ -183,6 +183,24 @@ TEMPLATES.update({
     "log-inferred/unit-ms": ("Per-step times printed without a unit are read as milliseconds (MindSpore's callbacks print "
                              "ms; no wall clock to check).",
                              "未注明单位的单步耗时按毫秒读取（MindSpore 回调打印的是毫秒；没有墙钟时间可核对）。"),
+    # a step's time on a line of its own (readers/textlog.py _neighbour_times, _times_beside_shapes, _time_ranks_by_order)
+    "log-inferred/time-line-after": ("{n:int} records take their per-step time from the line after them (a line with a "
+                                     "time and no loss, printing no counter or the record's own: the step just printed).",
+                                     "{n:int} 条记录的单步耗时取自其后一行（该行只有耗时、没有 loss，不打印计数或打印与记录相同的计数：即刚打印的那一步）。"),
+    "log-inferred/time-line-before": ("{n:int} records take their per-step time from the line before them (a time line that "
+                                      "prints the record's counters, or heads records that print none).",
+                                      "{n:int} 条记录的单步耗时取自其前一行（该行打印了与记录相同的 epoch/step 计数，或位于不带计数的记录之上）。"),
+    "log-inferred/time-line-shapes": ("{n:int} per-step times printed on lines of their own with a counter are put at the "
+                                      "step of the record after them.",
+                                      "{n:int} 个单独成行、带计数打印的单步耗时记在其后一条记录的 step 上。"),
+    "log-inferred/unit-s-compile": ("Per-step times printed without a unit are read as seconds: the first, {first:num}, is "
+                                    "the graph compile's (the median is {median:num}) and would be under a second as "
+                                    "milliseconds, and no wall clock says otherwise.",
+                                    "未注明单位的单步耗时按秒读取：第一个值 {first:num} 含图编译时间（中位数为 {median:num}），若按毫秒则编译不到 1 秒，"
+                                    "且没有墙钟时间表明相反。"),
+    "log-inferred/ranks-order-times": ("{n:int} epoch-time lines with no rank are read as ranks in order of appearance after "
+                                       "each step's records: the first is rank 0's.",
+                                       "{n:int} 行不带 rank 的 epoch 耗时行按每个 step 记录之后的出现顺序读作各 rank：第一行属于 rank 0。"),
     "log-duplicate-source": ("The same {n:int} step lines are in {other}: the two files are one source of one launch, "
                              "read once.", "{other} 中有相同的 {n:int} 行 step 记录：两个文件是同一次启动的同一来源，只读一次。"),
 })
