@@ -114,8 +114,8 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     extended here (shared with the C scanner)."""
     if rec.grep:
         m = GREP_PREFIX.match(text)
-        rec.line_rank = float(m.group(1)) if m else float("nan")
-        if m:
+        if m:  # (a line without the prefix continues the file named above it: a pasted excerpt indents it so)
+            rec.line_rank = float(m.group(1))
             text = text[m.end():]
     if not is_candidate(text):
         return

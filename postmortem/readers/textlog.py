@@ -273,7 +273,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
-    ranks = _ranks(train, rel, diags)
+    ranks = _ranks(train, rel, diags, _error_positions(rec))
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
@@ -342,9 +342,11 @@ def _counters(r) -> tuple:
     return r.epoch, r.step
 
 
-def _ranks(train: list, rel: str, diags: list) -> list[int | None]:
-    """Each record's rank: as the line prints it (a prefix or a rank key), else, where every
-    counter is printed N times in a row, ranks 0..N-1 in order of appearance (said so)."""
+def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None) -> list[int | None]:
+    """Each record's rank: as the line prints it (a prefix, a rank key, a ``Device ID : 3`` line
+    above it), else, where every counter is printed N times in a row, ranks 0..N-1 in order of
+    appearance, else, where the counters start again from the first record's, the blocks in order
+    (each said so). ``errors``: the positions of the file's error lines."""
     if any(f[3].rank is not None for f in train):
         printed = sorted({f[3].rank for f in train if f[3].rank is not None})
         if len(printed) > 1:
@@ -353,20 +355,80 @@ def _ranks(train: list, rel: str, diags: list) -> list[int | None]:
     keyed = [_counters(f[3]) for f in train]
     if not train or all(k == (None, None) for k in keyed):
         return [None] * len(train)
-    runs: list[int] = []
-    for i, k in enumerate(keyed):
-        if i and k == keyed[i - 1]:
-            runs[-1] += 1
-        else:
-            runs.append(1)
-    n = max(runs)
-    if n < 2 or sum(1 for r in runs if r == n) < 0.8 * len(runs):
+    same = np.array([bool(i) and k == keyed[i - 1] for i, k in enumerate(keyed)], dtype=bool)
+    by_order = _runs_as_ranks(same)
+    if by_order is not None:
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=int(by_order.max()) + 1))
+        return by_order.tolist()
+    # the counters as one orderable number (epoch, then step; an absent one as -1)
+    order = np.array([(-1 if e is None else e) * (1 << 31) + (-1 if s is None else s) for e, s in keyed], dtype=np.int64)
+    loss = np.array([next((v for t, _, v in f[3].values if t == "loss"), np.nan) for f in train], dtype=np.float64)
+    wall = np.array([np.nan if f[1] is None else f[1] for f in train], dtype=np.float64)
+    pos = np.array([f[0] for f in train], dtype=np.int64)
+    blocks = _blocks_as_ranks(order, pos, loss, wall, errors)
+    if blocks is None:
         return [None] * len(train)
-    out, i = [], 0
-    for r in runs:
-        out.extend(range(r))
-    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
-    return out
+    _say_blocks(blocks, keyed[0][1] if keyed[0][1] is not None else keyed[0][0], rel, diags)
+    return blocks.tolist()
+
+
+def _error_positions(rec: logparse.Records) -> np.ndarray:
+    return np.sort(np.array([e[0] for e in rec.errors], dtype=np.int64))
+
+
+def _runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
+    """Ranks 0..N-1 in order of appearance where nearly every record's counters are printed N times
+    in a row (``same[i]``: record i prints the counters of record i-1), else None. The first and the
+    last run may be cut short (an excerpt starts and ends anywhere); the runs between are N long."""
+    starts = np.flatnonzero(~same)
+    if len(starts) < 2 or starts[0] != 0:
+        return None
+    runs = np.diff(np.append(starts, len(same)))
+    n = int(runs.max())
+    inner = runs[1:-1]
+    if n < 2 or (runs >= 2).sum() < max(2, 0.8 * len(runs)) or (len(inner) and (inner == n).sum() < 0.8 * len(inner)):
+        return None
+    return np.arange(len(same)) - np.repeat(starts, runs)
+
+
+def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, loss: np.ndarray, wall: np.ndarray,
+                     errors: np.ndarray | None) -> np.ndarray | None:
+    """Ranks' outputs pasted one after another (``grep loss LOG*/log.txt``, or one file that several
+    ranks wrote in big chunks): the counters (``order``, one number per record in line order) start
+    again from the first record's value, and each block repeats the first one's counters. Block b is
+    rank b, or None where the bytes say a later launch instead: an error line between two blocks
+    (a crash, then a relaunch), a block that starts after the one before ended by the wall clock
+    (ranks run at the same time), or a block whose first loss is nearer the previous block's last
+    than the first block's first (a resumed launch carries the loss on; ranks all start alike)."""
+    back = np.flatnonzero((order[1:] < order[:-1]) & (order[1:] == order[0])) + 1
+    if not len(back):
+        return None
+    starts = np.concatenate([[0], back])
+    ends = np.append(back, len(order))
+    if (ends - starts).min() < 2:
+        return None
+    first = order[: ends[0]]
+    for b in range(1, len(starts)):
+        lo, hi = starts[b], ends[b]
+        block = order[lo:hi]
+        if (np.diff(block) < 0).any() or not np.array_equal(block[: len(first)], first[: len(block)]):
+            return None
+        prev_end = ends[b - 1] - 1
+        if errors is not None and len(errors) and np.searchsorted(errors, pos[lo]) > np.searchsorted(errors, pos[prev_end]):
+            return None
+        if wall[lo] == wall[lo] and wall[prev_end] == wall[prev_end] and wall[lo] > wall[prev_end]:
+            return None
+        here, start, before = loss[lo], loss[0], loss[prev_end]
+        if here == here and start == start and before == before and abs(here - before) < abs(here - start):
+            return None
+    if (np.diff(first) < 0).any():
+        return None
+    return np.repeat(np.arange(len(starts)), ends - starts)
+
+
+def _say_blocks(blocks: np.ndarray, first, rel: str, diags: list) -> None:
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-blocks", n=int(blocks.max()) + 1,
+                         first=-1 if first is None else int(first)))
 
 
 def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None:
@@ -498,7 +560,7 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
         diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
-    lines = _ranks_by_order(lines, steps, rel, diags)
+    lines = _ranks_by_order(lines, steps, rel, diags, values, scan.keys, _error_positions(rec))
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
@@ -600,11 +662,14 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
     return epoch
 
 
-def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list) -> dict[str, np.ndarray]:
+def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list, values: dict[str, np.ndarray],
+                    keys: dict[str, int], errors: np.ndarray) -> dict[str, np.ndarray]:
     """Ranks printed into one stream with no rank on the lines (a grep of 8 ranks' logs, ranks
     writing one file): where nearly every step of the main shape is printed N times in a row, the
-    lines are ranks 0..N-1 in order of appearance, said so. Lines that print their rank, and the
-    lines read by their fields (settled in _field_lines), are left as they are."""
+    lines are ranks 0..N-1 in order of appearance; where its steps start again from the first one's
+    in blocks (ranks' logs pasted one after another), each block's lines are the next rank (both
+    said so; _runs_as_ranks, _blocks_as_ranks). Lines that print their rank, and the lines read by
+    their fields (settled in _field_lines), are left as they are."""
     own = steps.own
     shape = lines["shape"]
     if not len(own) or not np.isnan(lines["rank"]).all():
@@ -615,17 +680,41 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
     main = np.bincount(shape[stepped]).argmax()
     idx = stepped[shape[stepped] == main]
     seq = own[idx]
-    starts = np.flatnonzero(np.concatenate([[True], seq[1:] != seq[:-1]]))
-    runs = np.diff(np.concatenate([starts, [len(seq)]]))
-    n = int(runs.max())
-    # nearly every step repeated (an excerpt may cut a step's lines short): not one resumed line or two
-    if n < 2 or (runs >= 2).sum() < 0.8 * len(runs) or len(runs) < 2:
-        return lines
-    within = np.arange(len(seq)) - np.repeat(starts, runs)
     rank = lines["rank"].copy()
-    rank[idx] = within.astype(np.float64)
-    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+    within = _runs_as_ranks(np.concatenate([[False], seq[1:] == seq[:-1]]))
+    if within is not None:
+        rank[idx] = within.astype(np.float64)
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=int(within.max()) + 1))
+        return {**lines, "rank": rank}
+    blocks = _blocks_as_ranks(seq, lines["pos"][idx], _line_loss(idx, values, keys), lines["wall"][idx], errors)
+    if blocks is None:
+        return lines
+    # every line from a block's first record on is that block's (its TimeMonitor lines too)
+    first = idx[np.flatnonzero(np.diff(blocks, prepend=-1))]
+    of = np.searchsorted(lines["pos"][first], lines["pos"], side="right") - 1
+    mine = shape != _FIELDS_SHAPE
+    rank[mine] = np.maximum(of[mine], 0).astype(np.float64)
+    _say_blocks(blocks, int(seq[0]), rel, diags)
     return {**lines, "rank": rank}
+
+
+def _line_loss(idx: np.ndarray, values: dict[str, np.ndarray], keys: dict[str, int]) -> np.ndarray:
+    """The loss each of the lines ``idx`` prints (NaN: none)."""
+    out = np.full(len(idx), np.nan)
+    names = list(keys)
+    field = values["field"]
+    codes = np.unique(field).tolist() if len(field) else []
+    is_loss = np.zeros(int(field.max()) + 1 if len(field) else 0, dtype=bool)
+    for code in codes:
+        is_loss[code] = g.field_label(code, names)[0] == "loss"
+    pick = is_loss[field] if len(field) else np.zeros(0, dtype=bool)
+    line, value = values["line"][pick].astype(np.int64), values["value"][pick]
+    # the first loss value of each line
+    line, first = np.unique(line, return_index=True)
+    at = np.searchsorted(line, idx)
+    ok = (at < len(line)) & (line[np.minimum(at, len(line) - 1)] == idx) if len(line) else np.zeros(len(idx), dtype=bool)
+    out[ok] = value[first][at[ok]]
+    return out
 
 
 def _global(epoch: np.ndarray, step_in: np.ndarray, per_epoch) -> np.ndarray:
