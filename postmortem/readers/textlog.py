@@ -277,7 +277,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
-        steps = _field_steps([f[3] for f in stream], rel, diags, rank)
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found))
         if steps is None:
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
@@ -431,9 +431,15 @@ def _say_blocks(blocks: np.ndarray, first, rel: str, diags: list) -> None:
                          first=-1 if first is None else int(first)))
 
 
-def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None:
+def _printed_per_epoch(found: list) -> list[int]:
+    """The steps per epoch any line read by its fields prints, in line order: an epoch's summary
+    ("Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ...") prints it for the step lines."""
+    return [f[3].per_epoch for f in found if f[3].per_epoch]
+
+
+def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = ()) -> list[int] | None:
     """Global steps of one rank's training records (None: not records, e.g. one loss line with
-    no counter)."""
+    no counter). ``elsewhere``: the steps per epoch other lines of the file print."""
     n = len(records)
     epochs = [r.epoch for r in records]
     steps = [r.step for r in records]
@@ -451,7 +457,7 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         base = 1
         diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
     epochs = [e + base if e is not None else None for e in epochs]
-    printed = [r.per_epoch for r in records if r.per_epoch]
+    printed = [r.per_epoch for r in records if r.per_epoch] or list(elsewhere)
     if not has_step:  # one line per epoch
         ratios = [round(t / st) for t, st in (_epoch_and_step_time(r) for r in records) if t and st and t > st]
         if printed:
@@ -492,6 +498,11 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         spe, how = max(s for s in steps if s is not None), "largest"
         if min(s for s in steps if s is not None) == 0:
             spe += 1
+        e_arr = np.array([MISSING if e is None else e for e in epochs], dtype=np.int64)
+        s_arr = np.array([MISSING if s is None else s for s in steps], dtype=np.int64)
+        parts = _epoch_parts(e_arr, s_arr, rel, diags) if min(s for s in steps if s is not None) > 0 else None
+        if parts is not None:
+            return np.where(s_arr == MISSING, MISSING, _global(e_arr, s_arr, parts)).tolist()
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
     # a line with the epoch but no step beside lines with both is the epoch's summary: no record
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
@@ -594,7 +605,8 @@ class _Steps:
         per_epoch = int(total[printed].max()) if printed.any() else None
         shape = g.SHAPES[int(lines["shape"][np.argmax(printed)])].name if per_epoch else None
         lm = rule == r["in_epoch"]
-        in_epoch = _in_epoch_steps(epoch[lm], step_in[lm], per_epoch, shape, rel, diags)
+        parts = None if per_epoch else _epoch_parts(epoch[lm], step_in[lm], rel, diags)
+        in_epoch = None if parts is not None else _in_epoch_steps(epoch[lm], step_in[lm], per_epoch, shape, rel, diags)
         ends = rule == r["epoch_end"]
         epoch_end = _epoch_end_steps(total[ends], per_epoch, rel, diags)
 
@@ -604,6 +616,8 @@ class _Steps:
         pick = rule == r["global"]
         own[pick] = lines["step"][pick]
         own[lm] = _global(epoch[lm], step_in[lm], in_epoch or MISSING) if in_epoch else step_in[lm]
+        if parts is not None:
+            own[lm] = _global(epoch[lm], step_in[lm], parts)
         if epoch_end:
             own[ends] = np.where(epoch[ends] != MISSING, epoch[ends] * epoch_end, MISSING)
         self.pos, self.own = lines["pos"], own
@@ -749,6 +763,32 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
     spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
     return spe
+
+
+def _epoch_parts(epoch: np.ndarray, step_in: np.ndarray, rel: str, diags: list) -> np.ndarray | None:
+    """Steps per epoch of each line (LossMonitor's in-epoch step), where the file holds parts with
+    different epoch lengths: the epochs jump (90..95, then 245..250: another run's lines pasted
+    after, or a run on another dataset size) and the largest step of each part's epochs differs
+    (12, then 129). Each part keeps its own length (said so); None: one length for the file."""
+    ok = (epoch != MISSING) & (step_in != MISSING)
+    e, s = epoch[ok], step_in[ok]
+    if len(e) < 4:
+        return None
+    starts = np.flatnonzero(np.diff(e, prepend=e[0] - 1) != 0)  # each epoch's first line (in line order)
+    ep, longest = e[starts], np.maximum.reduceat(s, starts)
+    if (np.diff(ep) <= 0).any():
+        return None  # the epochs go back: ranks' blocks or launches, not parts
+    cut = np.flatnonzero(np.diff(ep) > 1) + 1  # where the epochs jump
+    bounds = np.concatenate([[0], cut, [len(ep)]])
+    if not len(cut) or np.diff(bounds).min() < 2:
+        return None  # no jump, or a part of one epoch (its length unknown)
+    lengths = np.array([longest[a:b].max() for a, b in zip(bounds[:-1], bounds[1:])])
+    if (lengths == lengths[0]).all():
+        return None
+    part_of = np.searchsorted(ep[bounds[1:-1]], epoch, side="right")
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="parts", n=len(lengths),
+                         counts=", ".join(str(int(x)) for x in lengths), epoch=int(ep[cut[0]])))
+    return np.where(epoch != MISSING, lengths[part_of], MISSING)
 
 
 def _epoch_end_steps(ratios: np.ndarray, per_epoch: int | None, rel: str, diags: list) -> int | None:

@@ -588,3 +588,14 @@ TEMPLATES.update({
                                   "段与段之间没有报错，也没有一段在前一段结束之后才开始：按顺序读作 rank 0 到 {n:int}-1"
                                   "（多个 rank 的日志先后拼接）。若实为多次重新拉起的训练，则每段是一次启动。"),
 })
+
+TEMPLATES.update({
+    # lane ranks (issue 21): an epoch length that changes where the epochs jump (readers/textlog.py _epoch_parts)
+    "log-steps-per-epoch/parts": ("The file holds {n:int} parts with their own steps per epoch ({counts}, the largest step "
+                                  "of each part's epochs): the length changes at epoch {epoch:int}, where the epochs jump "
+                                  "(another run's lines pasted after, or a run on another dataset size); each part's "
+                                  "global steps use its own length.",
+                                  "文件中有 {n:int} 段记录，各有自己的每 epoch 步数（{counts}，取各段 epoch 内的最大 step）："
+                                  "在 epoch {epoch:int} 处 epoch 号跳变、每 epoch 步数随之改变（其后拼接的是另一次训练的日志，"
+                                  "或换了数据集大小）；每段的全局 step 按该段自己的步数计算。"),
+})
