@@ -187,6 +187,8 @@ _RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/
              "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
+# a line that only names the rank of the records after it: pix2pix's `Device ID : 3` (the rank family's spellings)
+RANK_HEADER_RE = re.compile(r"^\s*(?:device[ _\-.]?id|rank(?:[ _\-.]?id)?|local[ _\-.]?rank)\s*[:=]?\s*(\d{1,6})\s*$", re.IGNORECASE)
 # A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
 BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
 
@@ -262,8 +264,12 @@ def _total(text: str | None) -> int | None:
 
 
 def header(text: str) -> FieldRecord | None:
+    """A line that only names the epoch (or the rank) of the records after it."""
     m = HEADER_RE.search(text)
-    return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
+    if m:
+        return FieldRecord(epoch=int(m.group(1)), header=True)
+    m = RANK_HEADER_RE.match(text)
+    return FieldRecord(rank=int(m.group(1)), header=True) if m else None
 
 
 # A line is read once per form: the lines one writer prints differ in their digits, and what

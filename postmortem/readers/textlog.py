@@ -323,17 +323,23 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
 
 
 def _under_headers(found: list) -> list:
-    """Records without an epoch take the epoch of the header line ("Epoch 3") above them."""
+    """Records without an epoch take the epoch of the header line ("Epoch 3") above them; records
+    without a rank, the rank of the line above that names only one ("Device ID : 3")."""
     if not any(f[3].header for f in found):
         return found
-    out, epoch = [], None
+    out, epoch, rank = [], None, None
     for f in found:
         r = f[3]
         if r.header:
-            epoch = r.epoch
+            if r.rank is not None:
+                rank = r.rank
+            else:
+                epoch = r.epoch
             continue
         if r.epoch is None and epoch is not None:
             r.epoch = epoch
+        if r.rank is None and rank is not None:
+            r.rank = rank
         out.append(f)
     return out
 
