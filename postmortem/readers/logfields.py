@@ -269,7 +269,42 @@ def header(text: str) -> FieldRecord | None:
     if m:
         return FieldRecord(epoch=int(m.group(1)), header=True)
     m = RANK_HEADER_RE.match(text)
-    return FieldRecord(rank=int(m.group(1)), header=True) if m else None
+    if m:
+        return FieldRecord(rank=int(m.group(1)), header=True)
+    return counter_line(text)
+
+
+def counter_line(text: str) -> FieldRecord | None:
+    """A line that prints an epoch or step counter and no loss (U-GAT-IT's ``epoch 1:[ 1220/10200]
+    time per iter: 0.6664`` above its ``d_loss:`` and ``g_loss:`` lines; Orb's ``Epoch: 0/100, ``
+    above its metrics dict): a header holding the counters (and values) of the loss lines under it."""
+    r = read(normalise(text), counters=True)
+    if r is None or r.has_loss or r.loss_like or r.eval:
+        return None
+    # an epoch alone heads the lines after it; with more on its line ("Epoch (1): Training Accuracy
+    # is 0.8702") it is the epoch's summary, printed after them
+    if r.step is None and _WORDY.search(_EPOCH_KEY.sub("", text, count=1)):
+        return None
+    r.header = True
+    return r
+
+
+_EPOCH_KEY = re.compile(r"(?i)epoch\s*[:=]?\s*\d+(?:\s*/\s*\d+)?")
+_WORDY = re.compile(r"[^\W_]")  # a letter or digit
+
+
+# Two writers' lines glued on one physical line (ranks printing into one stream, no newline between
+# them): an epoch key right after a number or a dict's closing brace starts the other line
+# ("... 'loss': 0.40286505967378616}Epoch: 0/100, ", "loss is -16.564177epoch: 50 step: 1172, ...").
+_GLUED_RE = re.compile(r"(?<=[0-9}])(?=(?:epoch|Epoch|EPOCH)\s*[:=\[])")
+
+
+def segments(text: str) -> list[str]:
+    """A physical line's parts read one by one: tqdm's redraws (``\r``), lines glued by two writers."""
+    parts = text.split("\r")
+    if "poch" not in text and "POCH" not in text:
+        return parts
+    return [q for p in parts for q in _GLUED_RE.split(p)]
 
 
 # A line is read once per form: the lines one writer prints differ in their digits, and what
@@ -284,15 +319,15 @@ _FORMS: dict[tuple, tuple | None] = {}
 FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
 
 
-def read(text: str) -> FieldRecord | None:
+def read(text: str, counters: bool = False) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
-    loss-family key."""
+    loss-family key (``counters``: nor an epoch or step counter)."""
     m = RANK_PREFIX_RE.match(text)
     form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
-            tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
+            tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else (), counters)
     d = _FORMS.get(form, False)
     if d is False:
-        d = _plan(_decide(text, m))
+        d = _plan(_decide(text, m, counters))
         if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
             if len(_FORMS) > 20_000:
                 _FORMS.clear()
@@ -354,7 +389,7 @@ def _counted(m: re.Match, group: int) -> tuple | None:
     return None if _count(m.group(group)) is None else _taken(m, group, _count)
 
 
-def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+def _decide(text: str, m: re.Match | None, counters: bool = False) -> FieldRecord | None:
     """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
     them from (_taken: a span of the line and a conversion): the same for every line of its form.
     ``m``: RANK_PREFIX_RE's match."""
@@ -500,7 +535,7 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     if not rec.has_loss and not rec.loss_like:
-        return None
+        return rec if counters and (rec.epoch is not None or rec.step is not None) else None
     return rec
 
 

@@ -153,7 +153,7 @@ _LAST: list = [None, ()]  # the last line read by its fields and its records: a 
 
 def _fields_of(text: str) -> tuple:
     if _LAST[0] is not text:
-        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in text.split("\r"))]
+        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in logfields.segments(text))]
     return _LAST[1]
 
 
@@ -162,7 +162,7 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
-    for part, r in zip(text.split("\r"), _fields_of(text)):
+    for part, r in zip(logfields.segments(text), _fields_of(text)):
         if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
             r.rank = int(rec.line_rank)
         if r is None:

@@ -37,7 +37,7 @@ import polars as pl
 
 from .. import diagnostics as dg
 from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
-from . import logparse
+from . import logfields, logparse
 from .logparse import MISSING
 from . import logshapes as g
 from . import guard
@@ -254,7 +254,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
     whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
     in-epoch or global steps, ordinals, units of times printed without one."""
-    found = _under_headers(rec.fields)
+    found = _under_headers(_under_counter_lines(rec.fields))
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
     summary: list = []
@@ -320,6 +320,50 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _under_counter_lines(found: list) -> list:
+    """Records split over lines: a line that prints a step counter and no loss (U-GAT-IT's ``epoch
+    1:[ 1220/10200] time per iter: 0.6664``) and the loss lines after it that print no counter
+    (``d_loss: 3.2190554``, ``g_loss: 2914.113``) are one record: the counter line's counters and
+    values, the first loss line's loss as its loss, a later line's under its own name. Only where
+    no training line prints a step of its own: there, a loss line without one is a summary or an
+    evaluation between the records. (Counter lines with an epoch only are _under_headers'.)"""
+    if not any(f[3].header and f[3].step is not None for f in found):
+        return found
+    if any(not f[3].header and f[3].step is not None and f[3].has_loss and not f[3].eval for f in found):
+        return [f for f in found if not (f[3].header and f[3].step is not None)]
+    out: list = []
+    head = merged = None
+    for f in found:
+        r = f[3]
+        if r.header and r.step is not None:
+            head, merged = f, None
+            continue
+        if r.header:
+            out.append(f)
+            continue
+        if head is None or r.eval or r.epoch is not None or r.step is not None:
+            head = merged = None
+            out.append(f)
+            continue
+        h = head[3]
+        if merged is None:
+            r.epoch, r.epochs_total, r.step, r.steps_total = h.epoch, h.epochs_total, h.step, h.steps_total
+            r.global_step, r.per_epoch = h.global_step, r.per_epoch or h.per_epoch
+            r.unitless = list(h.unitless) + [i + len(h.values) for i in r.unitless]
+            r.values = list(h.values) + list(r.values)
+            merged = r
+            out.append((f[0], f[1] if f[1] is not None else head[1], f[2], r))
+            continue
+        merged.unitless += [i + len(merged.values) for i in r.unitless]
+        merged.values += [(_own_name(raw) if t == "loss" else t, raw, v) for t, raw, v in r.values]
+    return out
+
+
+def _own_name(raw: str) -> str:
+    name = logfields._part_name(raw)
+    return name if name != "loss" else "loss_more"
 
 
 def _under_headers(found: list) -> list:
