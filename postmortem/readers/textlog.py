@@ -412,10 +412,10 @@ def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None)
         return by_order.tolist()
     # the counters as one orderable number (epoch, then step; an absent one as -1)
     order = np.array([(-1 if e is None else e) * (1 << 31) + (-1 if s is None else s) for e, s in keyed], dtype=np.int64)
-    loss = np.array([next((v for t, _, v in f[3].values if t == "loss"), np.nan) for f in train], dtype=np.float64)
     wall = np.array([np.nan if f[1] is None else f[1] for f in train], dtype=np.float64)
     pos = np.array([f[0] for f in train], dtype=np.int64)
-    blocks = _blocks_as_ranks(order, pos, loss, wall, errors)
+    blocks = _blocks_as_ranks(order, pos, lambda: np.array([next((v for t, _, v in f[3].values if t == "loss"), np.nan)
+                                                            for f in train], dtype=np.float64), wall, errors)
     if blocks is None:
         return [None] * len(train)
     _say_blocks(blocks, keyed[0][1] if keyed[0][1] is not None else keyed[0][0], rel, diags)
@@ -441,7 +441,7 @@ def _runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
     return np.arange(len(same)) - np.repeat(starts, runs)
 
 
-def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, loss: np.ndarray, wall: np.ndarray,
+def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, losses, wall: np.ndarray,
                      errors: np.ndarray | None) -> np.ndarray | None:
     """Ranks' outputs pasted one after another (``grep loss LOG*/log.txt``, or one file that several
     ranks wrote in big chunks): the counters (``order``, one number per record in line order) start
@@ -449,7 +449,8 @@ def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, loss: np.ndarray, wall:
     rank b, or None where the bytes say a later launch instead: an error line between two blocks
     (a crash, then a relaunch), a block that starts after the one before ended by the wall clock
     (ranks run at the same time), or a block whose first loss is nearer the previous block's last
-    than the first block's first (a resumed launch carries the loss on; ranks all start alike)."""
+    than the first block's first (a resumed launch carries the loss on; ranks all start alike).
+    ``losses()``: each record's loss (NaN: none), asked for only when the counters start again."""
     back = np.flatnonzero((order[1:] < order[:-1]) & (order[1:] == order[0])) + 1
     if not len(back):
         return None
@@ -458,6 +459,7 @@ def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, loss: np.ndarray, wall:
     if (ends - starts).min() < 2:
         return None
     first = order[: ends[0]]
+    loss = losses()
     for b in range(1, len(starts)):
         lo, hi = starts[b], ends[b]
         block = order[lo:hi]
@@ -750,7 +752,7 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
         rank[idx] = within.astype(np.float64)
         diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=int(within.max()) + 1))
         return {**lines, "rank": rank}
-    blocks = _blocks_as_ranks(seq, lines["pos"][idx], _line_loss(idx, values, keys), lines["wall"][idx], errors)
+    blocks = _blocks_as_ranks(seq, lines["pos"][idx], lambda: _line_loss(idx, values, keys), lines["wall"][idx], errors)
     if blocks is None:
         return lines
     # every line from a block's first record on is that block's (its TimeMonitor lines too)
