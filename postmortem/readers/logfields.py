@@ -294,17 +294,28 @@ _WORDY = re.compile(r"[^\W_]")  # a letter or digit
 
 
 # Two writers' lines glued on one physical line (ranks printing into one stream, no newline between
-# them): an epoch key right after a number or a dict's closing brace starts the other line
-# ("... 'loss': 0.40286505967378616}Epoch: 0/100, ", "loss is -16.564177epoch: 50 step: 1172, ...").
-_GLUED_RE = re.compile(r"(?<=[0-9}])(?=(?:epoch|Epoch|EPOCH)\s*[:=\[])")
+# them): an epoch key (then ":", "=" or "[") right after a number or a dict's closing brace starts
+# the other line ("... 'loss': 0.40286505967378616}Epoch: 0/100, ", "loss is -16.564177epoch: 50 step: 1172, ...").
+_GLUED_AFTER = re.compile(r"\s*[:=\[]")
 
 
 def segments(text: str) -> list[str]:
     """A physical line's parts read one by one: tqdm's redraws (``\r``), lines glued by two writers."""
-    parts = text.split("\r")
+    parts = text.split("\r") if "\r" in text else [text]
     if "poch" not in text and "POCH" not in text:
         return parts
-    return [q for p in parts for q in _GLUED_RE.split(p)]
+    out = []
+    for p in parts:
+        at = 0
+        for word in ("poch", "POCH"):  # (str.find, not a regex over the line: this runs on every such line)
+            i = p.find(word, 2)
+            while i >= 2:
+                if p[i - 2] in "0123456789}" and p[i - 1] in "eE" and _GLUED_AFTER.match(p, i + 4):
+                    out.append(p[at:i - 1])
+                    at = i - 1
+                i = p.find(word, i + 4)
+        out.append(p[at:] if at else p)
+    return out
 
 
 # A line is read once per form: the lines one writer prints differ in their digits, and what

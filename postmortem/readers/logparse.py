@@ -148,12 +148,13 @@ def _fields_take(text: str, evaluation: bool = False) -> bool:
     return any(r is not None and r.has_loss and (r.eval if evaluation else not r.eval) for r in _fields_of(text))
 
 
-_LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
+_LAST: list = [None, (), []]  # the last line read by its fields, its records and parts: a line declined by a shape is read once
 
 
 def _fields_of(text: str) -> tuple:
     if _LAST[0] is not text:
-        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in logfields.segments(text))]
+        parts = logfields.segments(text)
+        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in parts), parts]
     return _LAST[1]
 
 
@@ -162,7 +163,8 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
-    for part, r in zip(logfields.segments(text), _fields_of(text)):
+    records = _fields_of(text)
+    for part, r in zip(_LAST[2], records):
         if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
             r.rank = int(rec.line_rank)
         if r is None:
