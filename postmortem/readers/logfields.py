@@ -279,8 +279,8 @@ def counter_line(text: str) -> FieldRecord | None:
     time per iter: 0.6664`` above its ``d_loss:`` and ``g_loss:`` lines; Orb's ``Epoch: 0/100, ``
     above its metrics dict): a header holding the counters (and values) of the loss lines under it."""
     r = read(normalise(text), counters=True)
-    if r is None or r.has_loss or r.loss_like or r.eval:
-        return None
+    if r is None or r.has_loss or r.loss_like or r.eval or any(t == "epoch_time" for t, _, _ in r.values):
+        return None  # (an epoch's time: the epoch's summary, a TimeMonitor copy's line)
     # an epoch alone heads the lines after it; with more on its line ("Epoch (1): Training Accuracy
     # is 0.8702") it is the epoch's summary, printed after them
     if r.step is None and _WORDY.search(_EPOCH_KEY.sub("", text, count=1)):

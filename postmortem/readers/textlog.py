@@ -819,27 +819,26 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
 
 def _epoch_parts(epoch: np.ndarray, step_in: np.ndarray, rel: str, diags: list) -> np.ndarray | None:
     """Steps per epoch of each line (LossMonitor's in-epoch step), where the file holds parts with
-    different epoch lengths: the epochs jump (90..95, then 245..250: another run's lines pasted
-    after, or a run on another dataset size) and the largest step of each part's epochs differs
-    (12, then 129). Each part keeps its own length (said so); None: one length for the file."""
+    different epoch lengths: one line per epoch, at its end (sink mode, or a print interval of an
+    epoch), so its step is the epoch's length; the epochs jump (90..95, then 245..250: another
+    run's lines pasted after, or a run on another dataset size) and the length is the same within
+    each part and differs between them (12, then 129). Each part keeps its own length (said so);
+    None: one length for the file. (Epochs printing several lines show only their largest step
+    seen, which an excerpt may cut: no parts from those.)"""
     ok = (epoch != MISSING) & (step_in != MISSING)
     e, s = epoch[ok], step_in[ok]
-    if len(e) < 4:
-        return None
-    starts = np.flatnonzero(np.diff(e, prepend=e[0] - 1) != 0)  # each epoch's first line (in line order)
-    ep, longest = e[starts], np.maximum.reduceat(s, starts)
-    if (np.diff(ep) <= 0).any():
-        return None  # the epochs go back: ranks' blocks or launches, not parts
-    cut = np.flatnonzero(np.diff(ep) > 1) + 1  # where the epochs jump
-    bounds = np.concatenate([[0], cut, [len(ep)]])
+    if len(e) < 4 or (np.diff(e) <= 0).any():
+        return None  # (an epoch printing two lines, or epochs going back: ranks' blocks or launches)
+    cut = np.flatnonzero(np.diff(e) > 1) + 1  # where the epochs jump
+    bounds = np.concatenate([[0], cut, [len(e)]])
     if not len(cut) or np.diff(bounds).min() < 2:
         return None  # no jump, or a part of one epoch (its length unknown)
-    lengths = np.array([longest[a:b].max() for a, b in zip(bounds[:-1], bounds[1:])])
-    if (lengths == lengths[0]).all():
+    lengths = s[bounds[:-1]]
+    if (lengths == lengths[0]).all() or (s != np.repeat(lengths, np.diff(bounds))).any():
         return None
-    part_of = np.searchsorted(ep[bounds[1:-1]], epoch, side="right")
+    part_of = np.searchsorted(e[bounds[1:-1]], epoch, side="right")
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="parts", n=len(lengths),
-                         counts=", ".join(str(int(x)) for x in lengths), epoch=int(ep[cut[0]])))
+                         counts=", ".join(str(int(x)) for x in lengths), epoch=int(e[cut[0]])))
     return np.where(epoch != MISSING, lengths[part_of], MISSING)
 
 

@@ -410,6 +410,11 @@ def test_steps_per_epoch_change_where_the_epochs_jump(tmp_path):
     # no jump: one length for the file (the longest epoch), as before
     r = read_text(tmp_path, "".join(f"epoch: {e} step: {s}, loss is 1.0\n" for e in (1, 2, 3) for s in (6, 12)), "one.log")
     assert "parts" not in variants(r) and [s for s, _ in loss(r)][-1] == 36
+    # epochs printing several lines show only their largest step seen (an excerpt may cut them): no parts
+    text = "".join(f"epoch: {e} step: {s}, loss is 1.0\n" for e in (1, 2) for s in (1, 2, 3)) + "......\n" + "".join(
+        f"epoch: {e} step: {s}, loss is 1.0\n" for e in (10, 11) for s in (1000, 1875))
+    r = read_text(tmp_path, text, "cut.log")
+    assert "parts" not in variants(r) and [s for s, _ in loss(r)][:4] == [1, 2, 3, 1876]
 
 
 def test_steps_per_epoch_printed_by_an_epoch_summary_place_the_step_lines(tmp_path):
@@ -437,6 +442,8 @@ def test_a_record_split_over_lines_is_one_record(tmp_path):
     # an epoch line with more on it is the epoch's summary, not the header of the lines after it
     assert logfields.header("Epoch (1):      Training Accuracy is 0.8702") is None
     assert logfields.header("....................Epoch: 0/100, ").epoch == 0
+    # a line with an epoch's time is the epoch's summary (TimeMonitor's copies read it), not a header
+    assert logfields.header("epoch: 3 step: 100, Epoch time: 247122.700, per step time: 633.648") is None
 
 
 def test_ranks_writing_one_file_in_chunks(tmp_path):
