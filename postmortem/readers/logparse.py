@@ -64,6 +64,7 @@ class Records:
         # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
+        self.rank_carried = 0  # candidate lines with no prefix, given the rank of the prefixed line above
 
 
 _SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
@@ -119,6 +120,8 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
             text = text[m.end():]
     if not is_candidate(text):
         return
+    if rec.grep and m is None and rec.line_rank == rec.line_rank:
+        rec.rank_carried += 1
     wall, zone = g.stamp(text)
     error = g.error_kind(text)
     if error is not None:

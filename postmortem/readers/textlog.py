@@ -254,7 +254,10 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     """The lines read by their fields as lines of the ``global`` rule, their steps settled from the
     whole file (each inference said in an info): tqdm redraws, ranks, epochs, steps per epoch,
     in-epoch or global steps, ordinals, units of times printed without one."""
-    found = _under_headers(_under_counter_lines(rec.fields))
+    said: dict[str, int] = {}
+    found = _under_headers(_under_counter_lines(rec.fields, said), said)
+    for variant, n in said.items():
+        diags.append(dg.info("log-inferred", path=rel, variant=variant, n=n))
     train = [f for f in found if any(t == "loss" for t, _, _ in f[3].values)]
     evals = [f for f in found if f[3].eval and not any(t == "loss" for t, _, _ in f[3].values)]
     summary: list = []
@@ -322,19 +325,21 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     return lines, values
 
 
-def _under_counter_lines(found: list) -> list:
+def _under_counter_lines(found: list, said: dict | None = None) -> list:
     """Records split over lines: a line that prints a step counter and no loss (U-GAT-IT's ``epoch
     1:[ 1220/10200] time per iter: 0.6664``) and the loss lines after it that print no counter
     (``d_loss: 3.2190554``, ``g_loss: 2914.113``) are one record: the counter line's counters and
     values, the first loss line's loss as its loss, a later line's under its own name. Only where
     no training line prints a step of its own: there, a loss line without one is a summary or an
-    evaluation between the records. (Counter lines with an epoch only are _under_headers'.)"""
+    evaluation between the records. (Counter lines with an epoch only are _under_headers'.)
+    ``said``: the count of such records, under "multi-line"."""
     if not any(f[3].header and f[3].step is not None for f in found):
         return found
     if any(not f[3].header and f[3].step is not None and f[3].has_loss and not f[3].eval for f in found):
         return [f for f in found if not (f[3].header and f[3].step is not None)]
     out: list = []
     head = merged = None
+    n = 0
     for f in found:
         r = f[3]
         if r.header and r.step is not None:
@@ -355,9 +360,12 @@ def _under_counter_lines(found: list) -> list:
             r.values = list(h.values) + list(r.values)
             merged = r
             out.append((f[0], f[1] if f[1] is not None else head[1], f[2], r))
+            n += 1
             continue
         merged.unitless += [i + len(merged.values) for i in r.unitless]
         merged.values += [(_own_name(raw) if t == "loss" else t, raw, v) for t, raw, v in r.values]
+    if said is not None and n:
+        said["multi-line"] = n
     return out
 
 
@@ -366,9 +374,10 @@ def _own_name(raw: str) -> str:
     return name if name != "loss" else "loss_more"
 
 
-def _under_headers(found: list) -> list:
+def _under_headers(found: list, said: dict | None = None) -> list:
     """Records without an epoch take the epoch of the header line ("Epoch 3") above them; records
-    without a rank, the rank of the line above that names only one ("Device ID : 3")."""
+    without a rank, the rank of the line above that names only one ("Device ID : 3": their count
+    in ``said``, under "ranks-carried")."""
     if not any(f[3].header for f in found):
         return found
     out, epoch, rank = [], None, None
@@ -384,6 +393,8 @@ def _under_headers(found: list) -> list:
             r.epoch = epoch
         if r.rank is None and rank is not None:
             r.rank = rank
+            if said is not None:
+                said["ranks-carried"] = said.get("ranks-carried", 0) + 1
         out.append(f)
     return out
 
@@ -627,6 +638,8 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
+    if rec.rank_carried:
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-carried", n=rec.rank_carried))
     diags.extend(inferred or ())
     if rec.loss_unread[0]:
         n, first, text = rec.loss_unread

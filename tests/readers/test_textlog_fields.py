@@ -384,6 +384,7 @@ def test_a_grep_line_without_the_prefix_continues_the_file_above(tmp_path):
     r = read_text(tmp_path, text)
     assert ranks_of(r) == [(0, 1, 0.6930392980575562), (0, 15, 0.06458353996276855),
                            (1, 1, 0.6925740242004395), (1, 15, 0.03458353996276855)]
+    assert next(d for d in r.diagnostics if d.variant == "ranks-carried").params == {"n": 2}
 
 
 def test_a_device_id_line_names_the_rank_of_the_record_after_it(tmp_path):
@@ -393,7 +394,7 @@ def test_a_device_id_line_names_the_rank_of_the_record_after_it(tmp_path):
             "Device ID : 3\nms per step : 12.217 epoch:  1 / 200 step:  200 / 400 Dloss:  0.028766029 Gloss:  42.01359\n")
     r = read_text(tmp_path, text)
     assert ranks_of(r) == [(3, 100, 0.227907), (0, 0, 0.8247761), (3, 200, 0.028766029)]
-    assert "ranks-printed" in variants(r)
+    assert {"ranks-printed", "ranks-carried"} <= variants(r)
     assert logfields.header("Device ID : 3").rank == 3 and logfields.header("Device_id: 3. Finish sync data") is None
 
 
@@ -435,7 +436,7 @@ def test_a_record_split_over_lines_is_one_record(tmp_path):
     r = read_text(tmp_path, "  ...\n" + text + "  ...\n   [*] Training finished!\n")
     assert loss(r) == [(1220, 3.2190554), (1221, 3.6988006)]
     assert ranks_of(r, "g_loss") == [(None, 1220, 2914.113), (None, 1221, 115.64786)]
-    assert len(ranks_of(r, "step_time")) == 2
+    assert len(ranks_of(r, "step_time")) == 2 and "multi-line" in variants(r)
     # where the loss lines print their own step, a counter line gives nothing to the lines after it
     r = read_text(tmp_path, "epoch 1:[ 5/10] time per iter: 0.6\nstep: 5 loss: 2.0\nstep: 6 loss: 1.9\nAvg loss: 1.95\n", "own.log")
     assert loss(r) == [(5, 2.0), (6, 1.9)]
