@@ -65,6 +65,7 @@ class Records:
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
         self.rank_carried = 0  # candidate lines with no prefix, given the rank of the prefixed line above
+        self.path = ""  # the file read (textlog looks again at a few of its lines: _quiet_between)
 
 
 _SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
@@ -164,7 +165,7 @@ def _fields_of(text: str) -> tuple:
 def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, rec: Records) -> bool:
     """A line no shape took, read by its fields: each tqdm redraw (``\r``) on its own. False: it
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
-    taken = False
+    taken = counters = False  # (a counter line alone is no recognised line: it counts with the records it heads)
     loss_like = False
     records = _fields_of(text)
     for part, r in zip(_LAST[2], records):
@@ -173,7 +174,10 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
         if r is None:
             if (h := logfields.header(part)) is not None:
                 rec.fields.append((pos, wall, zone, h))
-                taken = True
+                if h.step is None and not h.values:
+                    taken = True
+                else:
+                    counters = True
             continue
         loss_like |= r.loss_like
         if r.has_loss:
@@ -185,7 +189,7 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     elif loss_like:
         _loss_unread(rec, pos, text)
         return True
-    return taken
+    return taken or counters
 
 
 def _loss_unread(rec: Records, pos: int, text: str) -> None:

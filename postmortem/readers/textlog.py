@@ -128,6 +128,7 @@ def _scan(path: str) -> _Scan:
     grep = _grepped(path)
     scan = _Scan(_logscan is not None and not grep)
     scan.rec.grep = grep
+    scan.rec.path = path
     buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
@@ -276,7 +277,7 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
-    ranks = _ranks(train, rel, diags, _error_positions(rec))
+    ranks = _ranks(train, rel, diags, _error_positions(rec), rec.path)
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
@@ -403,11 +404,11 @@ def _counters(r) -> tuple:
     return r.epoch, r.step
 
 
-def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None) -> list[int | None]:
+def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None, path: str = "") -> list[int | None]:
     """Each record's rank: as the line prints it (a prefix, a rank key, a ``Device ID : 3`` line
     above it), else, where every counter is printed N times in a row, ranks 0..N-1 in order of
     appearance, else, where the counters start again from the first record's, the blocks in order
-    (each said so). ``errors``: the positions of the file's error lines."""
+    (each said so). ``errors``: the positions of the file's error lines; ``path``: the file."""
     if any(f[3].rank is not None for f in train):
         printed = sorted({f[3].rank for f in train if f[3].rank is not None})
         if len(printed) > 1:
@@ -426,7 +427,7 @@ def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None)
     wall = np.array([np.nan if f[1] is None else f[1] for f in train], dtype=np.float64)
     pos = np.array([f[0] for f in train], dtype=np.int64)
     blocks = _blocks_as_ranks(order, pos, lambda: np.array([next((v for t, _, v in f[3].values if t == "loss"), np.nan)
-                                                            for f in train], dtype=np.float64), wall, errors)
+                                                            for f in train], dtype=np.float64), wall, errors, path)
     if blocks is None:
         return [None] * len(train)
     _say_blocks(blocks, keyed[0][1] if keyed[0][1] is not None else keyed[0][0], rel, diags)
@@ -453,12 +454,14 @@ def _runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
 
 
 def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, losses, wall: np.ndarray,
-                     errors: np.ndarray | None) -> np.ndarray | None:
+                     errors: np.ndarray | None, path: str = "") -> np.ndarray | None:
     """Ranks' outputs pasted one after another (``grep loss LOG*/log.txt``, or one file that several
     ranks wrote in big chunks): the counters (``order``, one number per record in line order) start
     again from the first record's value, and each block repeats the first one's counters. Block b is
     rank b, or None where the bytes say a later launch instead: an error line between two blocks
-    (a crash, then a relaunch), a block that starts after the one before ended by the wall clock
+    (a crash, then a relaunch), a line between them that is no log line of the grammar (a launch's
+    banner or settings: ``num_parallel_workers: 16``; "..." elisions and blank lines are quiet,
+    _quiet_between), a block that starts after the one before ended by the wall clock
     (ranks run at the same time), or a block whose first loss is nearer the previous block's last
     than the first block's first (a resumed launch carries the loss on; ranks all start alike).
     ``losses()``: each record's loss (NaN: none), asked for only when the counters start again."""
@@ -486,7 +489,35 @@ def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, losses, wall: np.ndarra
             return None
     if (np.diff(first) < 0).any():
         return None
+    if path and not _quiet_between(path, [(int(pos[e - 1]), int(pos[s])) for s, e in zip(starts[1:], ends[:-1])]):
+        return None
     return np.repeat(np.arange(len(starts)), ends - starts)
+
+
+_ELISION = re.compile(r"^[\s.…·]*$")
+
+
+def _quiet_between(path: str, gaps: list[tuple[int, int]]) -> bool:
+    """Whether every line strictly between the line numbers of each gap is blank, an elision
+    ("...") or a line of the grammar (a TimeMonitor line, an epoch summary). Read again from the
+    file, once, up to the last gap (only where the counters start again: rare)."""
+    if all(b - a <= 1 for a, b in gaps):
+        return True
+    gaps = sorted(gaps)
+    last = gaps[-1][1]
+    k = 0
+    with guard.open_file(path, "rb") as fh:
+        for no, raw in enumerate(fh, 1):
+            if no >= last:
+                break
+            while k < len(gaps) and no >= gaps[k][1]:
+                k += 1
+            if k == len(gaps) or no <= gaps[k][0]:
+                continue
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if _ELISION.match(text) is None and not logparse.is_candidate(text):
+                return False
+    return True
 
 
 def _say_blocks(blocks: np.ndarray, first, rel: str, diags: list) -> None:
@@ -634,7 +665,7 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
         diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
-    lines = _ranks_by_order(lines, steps, rel, diags, values, scan.keys, _error_positions(rec))
+    lines = _ranks_by_order(lines, steps, rel, diags, values, scan.keys, _error_positions(rec), rec.path)
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
@@ -742,7 +773,7 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
 
 
 def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list, values: dict[str, np.ndarray],
-                    keys: dict[str, int], errors: np.ndarray) -> dict[str, np.ndarray]:
+                    keys: dict[str, int], errors: np.ndarray, path: str) -> dict[str, np.ndarray]:
     """Ranks printed into one stream with no rank on the lines (a grep of 8 ranks' logs, ranks
     writing one file): where nearly every step of the main shape is printed N times in a row, the
     lines are ranks 0..N-1 in order of appearance; where its steps start again from the first one's
@@ -765,7 +796,7 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
         rank[idx] = within.astype(np.float64)
         diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=int(within.max()) + 1))
         return {**lines, "rank": rank}
-    blocks = _blocks_as_ranks(seq, lines["pos"][idx], lambda: _line_loss(idx, values, keys), lines["wall"][idx], errors)
+    blocks = _blocks_as_ranks(seq, lines["pos"][idx], lambda: _line_loss(idx, values, keys), lines["wall"][idx], errors, path)
     if blocks is None:
         return lines
     # every line from a block's first record on is that block's (its TimeMonitor lines too)

@@ -359,6 +359,12 @@ def test_a_block_after_a_crash_or_carrying_the_loss_on_is_a_later_launch(tmp_pat
     r = read_text(tmp_path, BERT.format(a="1.08209e+01", b="1.07566e+01") + crash
                   + BERT.format(a="1.08218e+01", b="1.07770e+01"))
     assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)
+    # two runs one after the other, a setting printed before each (b-mindediting-readme-workers-1)
+    runs = "num_parallel_workers: {w}\n" + "".join(f"epoch 1/100 step {s}/133, loss = {{v{s}}}, step_time_avg = 6.66 secs\n"
+                                                    for s in (1, 2, 3))
+    r = read_text(tmp_path, runs.format(w=8, v1=0.045729052, v2=0.027709303, v3=0.027135072) + "\n"
+                  + runs.format(w=16, v1=0.04535071, v2=0.032363698, v3=0.02718924), "workers.log")
+    assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)
     # a resumed launch whose counter restarted: its first loss goes on from where the first block ended
     r = read_text(tmp_path, BERT.format(a="1.08209e+01", b="7.5") + BERT.format(a="7.4", b="7.3"), "resumed.log")
     assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)

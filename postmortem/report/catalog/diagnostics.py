@@ -581,12 +581,14 @@ TEMPLATES.update({
 TEMPLATES.update({
     # lane ranks (issue 21): ranks pasted one after another, steps per epoch that change (readers/textlog.py)
     "log-inferred/ranks-blocks": ("The records come in {n:int} blocks, each starting again from the first block's counter "
-                                  "({first:int}), with no rank on the lines, no error between the blocks and no block "
-                                  "starting after the one before ended: read as ranks 0 to {n:int}-1 in order (ranks' logs "
-                                  "pasted one after another). If they are relaunches instead, each block is a launch.",
+                                  "({first:int}), with no rank on the lines, nothing but log lines between the blocks (no "
+                                  "error, no launch's banner) and no block starting after the one before ended: read as "
+                                  "ranks 0 to {n:int}-1 in order (ranks' logs pasted one after another). If they are "
+                                  "relaunches instead, each block is a launch.",
                                   "记录分为 {n:int} 段，每段的计数都从第一段的起始值（{first:int}）重新开始；行内没有 rank，"
-                                  "段与段之间没有报错，也没有一段在前一段结束之后才开始：按顺序读作 rank 0 到 {n:int}-1"
-                                  "（多个 rank 的日志先后拼接）。若实为多次重新拉起的训练，则每段是一次启动。"),
+                                  "段与段之间只有日志行（没有报错，也没有启动时的打印），也没有一段在前一段结束之后才开始："
+                                  "按顺序读作 rank 0 到 {n:int}-1（多个 rank 的日志先后拼接）。若实为多次重新拉起的训练，"
+                                  "则每段是一次启动。"),
 })
 
 TEMPLATES.update({
