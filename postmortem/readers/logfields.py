@@ -213,6 +213,8 @@ _RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/
              "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
+# a line that only names the rank of the records after it: pix2pix's `Device ID : 3` (the rank family's spellings)
+RANK_HEADER_RE = re.compile(r"^\s*(?:device[ _\-.]?id|rank(?:[ _\-.]?id)?|local[ _\-.]?rank)\s*[:=]?\s*(\d{1,6})\s*$", re.IGNORECASE)
 # A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
 BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
 
@@ -300,8 +302,39 @@ def _total(text: str | None) -> int | None:
 
 
 def header(text: str) -> FieldRecord | None:
+    """A line that only names the epoch (or the rank) of the records after it."""
     m = HEADER_RE.search(text)
-    return FieldRecord(epoch=int(m.group(1)), header=True) if m else None
+    if m:
+        return FieldRecord(epoch=int(m.group(1)), header=True)
+    m = RANK_HEADER_RE.match(text)
+    if m:
+        return FieldRecord(rank=int(m.group(1)), header=True)
+    return None
+
+
+# Two writers' lines glued on one physical line (ranks printing into one stream, no newline between
+# them): an epoch key (then ":", "=" or "[") right after a number or a dict's closing brace starts
+# the other line ("... 'loss': 0.40286505967378616}Epoch: 0/100, ", "loss is -16.564177epoch: 50 step: 1172, ...").
+_GLUED_AFTER = re.compile(r"\s*[:=\[]")
+
+
+def segments(text: str) -> list[str]:
+    """A physical line's parts read one by one: tqdm's redraws (``\r``), lines glued by two writers."""
+    parts = text.split("\r") if "\r" in text else [text]
+    if "poch" not in text and "POCH" not in text:
+        return parts
+    out = []
+    for p in parts:
+        at = 0
+        for word in ("poch", "POCH"):  # (str.find, not a regex over the line: this runs on every such line)
+            i = p.find(word, 2)
+            while i >= 2:
+                if p[i - 2] in "0123456789}" and p[i - 1] in "eE" and _GLUED_AFTER.match(p, i + 4):
+                    out.append(p[at:i - 1])
+                    at = i - 1
+                i = p.find(word, i + 4)
+        out.append(p[at:] if at else p)
+    return out
 
 
 # A line is read once per form: the lines one writer prints differ in their digits, and what

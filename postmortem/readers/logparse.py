@@ -70,6 +70,8 @@ class Records:
         # ``grep -r`` output of several ranks' logs: each line starts with its file's path, which names the rank
         self.grep = False
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
+        self.rank_carried = 0  # candidate lines with no prefix, given the rank of the prefixed line above
+        self.path = ""  # the file read (textlog looks again at a few of its lines: _quiet_between)
 
 
 _SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
@@ -120,11 +122,13 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
     extended here (shared with the C scanner)."""
     if rec.grep:
         m = GREP_PREFIX.match(text)
-        rec.line_rank = float(m.group(1)) if m else float("nan")
-        if m:
+        if m:  # (a line without the prefix continues the file named above it: a pasted excerpt indents it so)
+            rec.line_rank = float(m.group(1))
             text = text[m.end():]
     if not is_candidate(text):
         return
+    if rec.grep and m is None and rec.line_rank == rec.line_rank:
+        rec.rank_carried += 1
     wall, zone = g.stamp(text)
     error = g.error_kind(text)
     if error is not None:
@@ -176,12 +180,13 @@ def _fields_time(text: str) -> bool:
 
 
 TIME_SHAPE = "fields-time"
-_LAST: list = [None, ()]  # the last line read by its fields and its records: a line declined by a shape is read once
+_LAST: list = [None, (), []]  # the last line read by its fields, its records and parts: a line declined by a shape is read once
 
 
 def _fields_of(text: str) -> tuple:
     if _LAST[0] is not text:
-        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in text.split("\r"))]
+        parts = logfields.segments(text)
+        _LAST[:] = [text, tuple(logfields.read(logfields.normalise(p)) for p in parts), parts]
     return _LAST[1]
 
 
@@ -207,15 +212,16 @@ def _read_fields(name: str, text: str, pos: int, wall: float | None, zone: int, 
     is no record (later shapes may read it; a loss-like line is counted as unread)."""
     taken = False
     loss_like = False
-    parts = text.split("\r")
-    for part, r in zip(parts, _fields_of(text)):
+    records = _fields_of(text)
+    parts = _LAST[2]
+    for part, r in zip(parts, records):
         if r is not None and r.rank is None and rec.line_rank == rec.line_rank:
             r.rank = int(rec.line_rank)
         if r is None or r.counters_only():
             if (h := logfields.header(part)) is not None:
                 rec.fields.append((pos, wall, zone, h))
                 taken = True
-            elif r is not None and len(parts) == 1:  # (a tqdm bar's redraws are never half a record)
+            elif r is not None and "\r" not in text:  # (a tqdm bar's redraws are never half a record; glued lines may be)
                 r.text = part.strip(_ASCII_SPACES)
                 _counters_line(rec, (pos, wall, zone, r))
             if r is None or not r.time_line:  # (counters and a step's time: also offered as a time line below)

@@ -76,6 +76,11 @@ FIELD_EXAMPLES = (
     ("损失", "  进度: 12.5% | 迭代: 125/1000 | 损失: 0.693147 | 已用时: 3.2s | 预计剩余: 22.4s",
      "rebuilt from a user's print format string in public GitHub code: f\"\\r  进度: {progress:.1f}% | 迭代: "
      "{iteration+1}/{total_iterations} | 损失: {loss:.6f} | 已用时: {elapsed:.1f}s | 预计剩余: {eta:.1f}s\""),
+    # a line naming the rank of the records after it (pix2pix's train.py prints `print("Device ID :", str(rank))`
+    # before each record: several devices' prints interleaved in one log)
+    ("Device ID", "Device ID : 3", "https://github.com/mindspore-courses/applications/blob/a95393b9106d4e88d7cf6d6826d5f437a0acf7ce/"
+     "pix2pix/readme.md#L131-L146 (corpus b-apps-pix2pix-readme-2: the line above `ms per step : 11.199 epoch:  1 / 200 "
+     "step:  100 / 400 Dloss:  0.227907 Gloss:  27.540344`; the writer: pix2pix/src/train.py#L112)"),
 )
 FIELD_WORDS = tuple(word for word, _, _ in FIELD_EXAMPLES)
 STEP_RULES = ("none", "epoch_step", "global", "in_epoch", "epoch_end", "before", "next", "before_or_epoch")

@@ -38,7 +38,7 @@ import polars as pl
 
 from .. import diagnostics as dg
 from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
-from . import logparse
+from . import logfields, logparse
 from .logparse import MISSING
 from . import logshapes as g
 from . import guard
@@ -129,6 +129,7 @@ def _scan(path: str) -> _Scan:
     grep = _grepped(path)
     scan = _Scan(_logscan is not None and not grep)
     scan.rec.grep = grep
+    scan.rec.path = path
     buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
@@ -319,7 +320,10 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     in-epoch or global steps, ordinals, units of times printed without one. ``stepped``: lines of
     the shapes print steps (the loss lines read here beside them are summaries or evaluations)."""
     own_epoch = {id(f[3]) for f in rec.fields if f[3].epoch is not None}  # (not one an "Epoch 3" header above gave)
-    found = _shapes_settled(_under_headers(rec.fields), rec, rel, diags)
+    said: dict[str, int] = {}
+    found = _shapes_settled(_under_headers(rec.fields, said), rec, rel, diags)
+    for variant, n in said.items():
+        diags.append(dg.info("log-inferred", path=rel, variant=variant, n=n))
     # a run's summary by its writer's words (a Trainer's train_runtime beside train_loss): no record
     summary = [f for f in found if f[3].summary]
     if summary:
@@ -349,11 +353,11 @@ def _field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: l
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
-    ranks = _ranks(train, rel, diags)
+    ranks = _ranks(train, rel, diags, _error_positions(rec), rec.path)
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
-        steps = _field_steps([f[3] for f in stream], rel, diags, rank)
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found))
         if steps is None:
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
@@ -424,18 +428,27 @@ def _shapes_settled(found: list, rec: logparse.Records, rel: str, diags: list) -
     return found
 
 
-def _under_headers(found: list) -> list:
-    """Records without an epoch take the epoch of the header line ("Epoch 3") above them."""
+def _under_headers(found: list, said: dict | None = None) -> list:
+    """Records without an epoch take the epoch of the header line ("Epoch 3") above them; records
+    without a rank, the rank of the line above that names only one ("Device ID : 3": their count
+    in ``said``, under "ranks-carried")."""
     if not any(f[3].header for f in found):
         return found
-    out, epoch = [], None
+    out, epoch, rank = [], None, None
     for f in found:
         r = f[3]
         if r.header:
-            epoch = r.epoch
+            if r.rank is not None:
+                rank = r.rank
+            else:
+                epoch = r.epoch
             continue
         if r.epoch is None and epoch is not None:
             r.epoch = epoch
+        if r.rank is None and rank is not None:
+            r.rank = rank
+            if said is not None:
+                said["ranks-carried"] = said.get("ranks-carried", 0) + 1
         out.append(f)
     return out
 
@@ -444,9 +457,11 @@ def _counters(r) -> tuple:
     return r.epoch, r.step
 
 
-def _ranks(train: list, rel: str, diags: list) -> list[int | None]:
-    """Each record's rank: as the line prints it (a prefix or a rank key), else, where every
-    counter is printed N times in a row, ranks 0..N-1 in order of appearance (said so)."""
+def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None, path: str = "") -> list[int | None]:
+    """Each record's rank: as the line prints it (a prefix, a rank key, a ``Device ID : 3`` line
+    above it), else, where every counter is printed N times in a row, ranks 0..N-1 in order of
+    appearance, else, where the counters start again from the first record's, the blocks in order
+    (each said so). ``errors``: the positions of the file's error lines; ``path``: the file."""
     if any(f[3].rank is not None for f in train):
         printed = sorted({f[3].rank for f in train if f[3].rank is not None})
         if len(printed) > 1:
@@ -455,25 +470,123 @@ def _ranks(train: list, rel: str, diags: list) -> list[int | None]:
     keyed = [_counters(f[3]) for f in train]
     if not train or all(k == (None, None) for k in keyed):
         return [None] * len(train)
-    runs: list[int] = []
-    for i, k in enumerate(keyed):
-        if i and k == keyed[i - 1]:
-            runs[-1] += 1
-        else:
-            runs.append(1)
-    n = max(runs)
-    if n < 2 or sum(1 for r in runs if r == n) < 0.8 * len(runs):
+    same = np.array([bool(i) and k == keyed[i - 1] for i, k in enumerate(keyed)], dtype=bool)
+    by_order = _runs_as_ranks(same)
+    if by_order is not None:
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=int(by_order.max()) + 1))
+        return by_order.tolist()
+    # the counters as one orderable number (epoch, then step; an absent one as -1)
+    order = np.array([(-1 if e is None else e) * (1 << 31) + (-1 if s is None else s) for e, s in keyed], dtype=np.int64)
+    wall = np.array([np.nan if f[1] is None else f[1] for f in train], dtype=np.float64)
+    pos = np.array([f[0] for f in train], dtype=np.int64)
+    blocks = _blocks_as_ranks(order, pos, lambda: np.array([next((v for t, _, v in f[3].values if t == "loss"), np.nan)
+                                                            for f in train], dtype=np.float64), wall, errors, path)
+    if blocks is None:
         return [None] * len(train)
-    out, i = [], 0
-    for r in runs:
-        out.extend(range(r))
-    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
-    return out
+    _say_blocks(blocks, keyed[0][1] if keyed[0][1] is not None else keyed[0][0], rel, diags)
+    return blocks.tolist()
 
 
-def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None:
+def _error_positions(rec: logparse.Records) -> np.ndarray:
+    return np.sort(np.array([e[0] for e in rec.errors], dtype=np.int64))
+
+
+def _runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
+    """Ranks 0..N-1 in order of appearance where nearly every record's counters are printed N times
+    in a row (``same[i]``: record i prints the counters of record i-1), else None. The first and the
+    last run may be cut short (an excerpt starts and ends anywhere); the runs between are N long."""
+    starts = np.flatnonzero(~same)
+    if len(starts) < 2 or starts[0] != 0:
+        return None
+    runs = np.diff(np.append(starts, len(same)))
+    n = int(runs.max())
+    inner = runs[1:-1]
+    if n < 2 or (runs >= 2).sum() < max(2, 0.8 * len(runs)) or (len(inner) and (inner == n).sum() < 0.8 * len(inner)):
+        return None
+    return np.arange(len(same)) - np.repeat(starts, runs)
+
+
+def _blocks_as_ranks(order: np.ndarray, pos: np.ndarray, losses, wall: np.ndarray,
+                     errors: np.ndarray | None, path: str = "") -> np.ndarray | None:
+    """Ranks' outputs pasted one after another (``grep loss LOG*/log.txt``, or one file that several
+    ranks wrote in big chunks): the counters (``order``, one number per record in line order) start
+    again from the first record's value, and each block repeats the first one's counters. Block b is
+    rank b, or None where the bytes say a later launch instead: an error line between two blocks
+    (a crash, then a relaunch), a line between them that is no log line of the grammar (a launch's
+    banner or settings: ``num_parallel_workers: 16``; "..." elisions and blank lines are quiet,
+    _quiet_between), a block that starts after the one before ended by the wall clock
+    (ranks run at the same time), or a block whose first loss is nearer the previous block's last
+    than the first block's first (a resumed launch carries the loss on; ranks all start alike).
+    ``losses()``: each record's loss (NaN: none), asked for only when the counters start again."""
+    back = np.flatnonzero((order[1:] < order[:-1]) & (order[1:] == order[0])) + 1
+    if not len(back):
+        return None
+    starts = np.concatenate([[0], back])
+    ends = np.append(back, len(order))
+    if (ends - starts).min() < 2:
+        return None
+    first = order[: ends[0]]
+    loss = losses()
+    for b in range(1, len(starts)):
+        lo, hi = starts[b], ends[b]
+        block = order[lo:hi]
+        if (np.diff(block) < 0).any() or not np.array_equal(block[: len(first)], first[: len(block)]):
+            return None
+        prev_end = ends[b - 1] - 1
+        if errors is not None and len(errors) and np.searchsorted(errors, pos[lo]) > np.searchsorted(errors, pos[prev_end]):
+            return None
+        if wall[lo] == wall[lo] and wall[prev_end] == wall[prev_end] and wall[lo] > wall[prev_end]:
+            return None
+        here, start, before = loss[lo], loss[0], loss[prev_end]
+        if here == here and start == start and before == before and abs(here - before) < abs(here - start):
+            return None
+    if (np.diff(first) < 0).any():
+        return None
+    if path and not _quiet_between(path, [(int(pos[e - 1]), int(pos[s])) for s, e in zip(starts[1:], ends[:-1])]):
+        return None
+    return np.repeat(np.arange(len(starts)), ends - starts)
+
+
+_ELISION = re.compile(r"^[\s.…·]*$")
+
+
+def _quiet_between(path: str, gaps: list[tuple[int, int]]) -> bool:
+    """Whether every line strictly between the line numbers of each gap is blank, an elision
+    ("...") or a line of the grammar (a TimeMonitor line, an epoch summary). Read again from the
+    file, once, up to the last gap (only where the counters start again: rare)."""
+    if all(b - a <= 1 for a, b in gaps):
+        return True
+    gaps = sorted(gaps)
+    last = gaps[-1][1]
+    k = 0
+    with guard.open_file(path, "rb") as fh:
+        for no, raw in enumerate(fh, 1):
+            if no >= last:
+                break
+            while k < len(gaps) and no >= gaps[k][1]:
+                k += 1
+            if k == len(gaps) or no <= gaps[k][0]:
+                continue
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if _ELISION.match(text) is None and not logparse.is_candidate(text):
+                return False
+    return True
+
+
+def _say_blocks(blocks: np.ndarray, first, rel: str, diags: list) -> None:
+    diags.append(dg.info("log-inferred", path=rel, variant="ranks-blocks", n=int(blocks.max()) + 1,
+                         first=-1 if first is None else int(first)))
+
+
+def _printed_per_epoch(found: list) -> list[int]:
+    """The steps per epoch any line read by its fields prints, in line order: an epoch's summary
+    ("Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ...") prints it for the step lines."""
+    return [f[3].per_epoch for f in found if f[3].per_epoch]
+
+
+def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = ()) -> list[int] | None:
     """Global steps of one rank's training records (None: not records, e.g. one loss line with
-    no counter)."""
+    no counter). ``elsewhere``: the steps per epoch other lines of the file print."""
     n = len(records)
     epochs = [r.epoch for r in records]
     steps = [r.step for r in records]
@@ -491,7 +604,7 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         base = 1
         diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
     epochs = [e + base if e is not None else None for e in epochs]
-    printed = [r.per_epoch for r in records if r.per_epoch]
+    printed = [r.per_epoch for r in records if r.per_epoch] or list(elsewhere)
     if not has_step:  # one line per epoch
         ratios = [round(t / st) for t, st in (_epoch_and_step_time(r) for r in records) if t and st and t > st]
         if printed:
@@ -532,6 +645,11 @@ def _field_steps(records: list, rel: str, diags: list, rank) -> list[int] | None
         spe, how = max(s for s in steps if s is not None), "largest"
         if min(s for s in steps if s is not None) == 0:
             spe += 1
+        e_arr = np.array([MISSING if e is None else e for e in epochs], dtype=np.int64)
+        s_arr = np.array([MISSING if s is None else s for s in steps], dtype=np.int64)
+        parts = _epoch_parts(e_arr, s_arr, rel, diags) if min(s for s in steps if s is not None) > 0 else None
+        if parts is not None:
+            return np.where(s_arr == MISSING, MISSING, _global(e_arr, s_arr, parts)).tolist()
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
     # a line with the epoch but no step beside lines with both is the epoch's summary: no record
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
@@ -689,10 +807,12 @@ def _assemble(scan: _Scan, lines: dict[str, np.ndarray], values: dict[str, np.nd
         diags.append(dg.warning("log-line-too-long", path=rel, offset=long_line, limit=MAX_LINE_BYTES))
 
     steps = _Steps(lines, rel, diags)
-    lines = _ranks_by_order(lines, steps, rel, diags)
+    lines = _ranks_by_order(lines, steps, rel, diags, values, scan.keys, _error_positions(rec), rec.path)
     if rec.json_invalid is not None:
         diags.append(dg.warning("log-json-invalid", path=rel, offset=rec.json_invalid))
     _unreadable(rec, rel, diags)
+    if rec.rank_carried:
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-carried", n=rec.rank_carried))
     diags.extend(inferred or ())
     if rec.loss_unread[0]:
         n, first, text = rec.loss_unread
@@ -723,7 +843,8 @@ class _Steps:
         per_epoch = int(total[printed].max()) if printed.any() else None
         shape = g.SHAPES[int(lines["shape"][np.argmax(printed)])].name if per_epoch else None
         lm = rule == r["in_epoch"]
-        in_epoch = _in_epoch_steps(epoch[lm], step_in[lm], per_epoch, shape, rel, diags)
+        parts = None if per_epoch else _epoch_parts(epoch[lm], step_in[lm], rel, diags)
+        in_epoch = None if parts is not None else _in_epoch_steps(epoch[lm], step_in[lm], per_epoch, shape, rel, diags)
         ends = rule == r["epoch_end"]
         epoch_end = _epoch_end_steps(total[ends], per_epoch, rel, diags)
 
@@ -733,6 +854,8 @@ class _Steps:
         pick = rule == r["global"]
         own[pick] = lines["step"][pick]
         own[lm] = _global(epoch[lm], step_in[lm], in_epoch or MISSING) if in_epoch else step_in[lm]
+        if parts is not None:
+            own[lm] = _global(epoch[lm], step_in[lm], parts)
         if epoch_end:
             own[ends] = np.where(epoch[ends] != MISSING, epoch[ends] * epoch_end, MISSING)
         self.pos, self.own = lines["pos"], own
@@ -791,11 +914,14 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
     return epoch
 
 
-def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list) -> dict[str, np.ndarray]:
+def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, diags: list, values: dict[str, np.ndarray],
+                    keys: dict[str, int], errors: np.ndarray, path: str) -> dict[str, np.ndarray]:
     """Ranks printed into one stream with no rank on the lines (a grep of 8 ranks' logs, ranks
     writing one file): where nearly every step of the main shape is printed N times in a row, the
-    lines are ranks 0..N-1 in order of appearance, said so. Lines that print their rank, and the
-    lines read by their fields (settled in _field_lines), are left as they are."""
+    lines are ranks 0..N-1 in order of appearance; where its steps start again from the first one's
+    in blocks (ranks' logs pasted one after another), each block's lines are the next rank (both
+    said so; _runs_as_ranks, _blocks_as_ranks). Lines that print their rank, and the lines read by
+    their fields (settled in _field_lines), are left as they are."""
     own = steps.own
     shape = lines["shape"]
     if not len(own) or not np.isnan(lines["rank"]).all():
@@ -806,18 +932,43 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
     main = np.bincount(shape[stepped]).argmax()
     idx = stepped[shape[stepped] == main]
     seq = own[idx]
-    starts = np.flatnonzero(np.concatenate([[True], seq[1:] != seq[:-1]]))
-    runs = np.diff(np.concatenate([starts, [len(seq)]]))
-    n = int(runs.max())
-    # nearly every step repeated (an excerpt may cut a step's lines short): not one resumed line or two
-    if n < 2 or (runs >= 2).sum() < 0.8 * len(runs) or len(runs) < 2:
-        return lines
-    within = np.arange(len(seq)) - np.repeat(starts, runs)
     rank = lines["rank"].copy()
-    rank[idx] = within.astype(np.float64)
-    diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
-    _time_ranks_by_order(rank, lines, steps, lines["pos"][idx[starts]], n, rel, diags)
+    within = _runs_as_ranks(np.concatenate([[False], seq[1:] == seq[:-1]]))
+    if within is not None:
+        rank[idx] = within.astype(np.float64)
+        n = int(within.max()) + 1
+        diags.append(dg.info("log-inferred", path=rel, variant="ranks-order", n=n))
+        _time_ranks_by_order(rank, lines, steps, lines["pos"][idx[within == 0]], n, rel, diags)
+        return {**lines, "rank": rank}
+    blocks = _blocks_as_ranks(seq, lines["pos"][idx], lambda: _line_loss(idx, values, keys), lines["wall"][idx], errors, path)
+    if blocks is None:
+        return lines
+    # every line from a block's first record on is that block's (its TimeMonitor lines too)
+    first = idx[np.flatnonzero(np.diff(blocks, prepend=-1))]
+    of = np.searchsorted(lines["pos"][first], lines["pos"], side="right") - 1
+    mine = shape != _FIELDS_SHAPE
+    rank[mine] = np.maximum(of[mine], 0).astype(np.float64)
+    _say_blocks(blocks, int(seq[0]), rel, diags)
     return {**lines, "rank": rank}
+
+
+def _line_loss(idx: np.ndarray, values: dict[str, np.ndarray], keys: dict[str, int]) -> np.ndarray:
+    """The loss each of the lines ``idx`` prints (NaN: none)."""
+    out = np.full(len(idx), np.nan)
+    names = list(keys)
+    field = values["field"]
+    codes = np.unique(field).tolist() if len(field) else []
+    is_loss = np.zeros(int(field.max()) + 1 if len(field) else 0, dtype=bool)
+    for code in codes:
+        is_loss[code] = g.field_label(code, names)[0] == "loss"
+    pick = is_loss[field] if len(field) else np.zeros(0, dtype=bool)
+    line, value = values["line"][pick].astype(np.int64), values["value"][pick]
+    # the first loss value of each line
+    line, first = np.unique(line, return_index=True)
+    at = np.searchsorted(line, idx)
+    ok = (at < len(line)) & (line[np.minimum(at, len(line) - 1)] == idx) if len(line) else np.zeros(len(idx), dtype=bool)
+    out[ok] = value[first][at[ok]]
+    return out
 
 
 def _time_ranks_by_order(rank: np.ndarray, lines: dict[str, np.ndarray], steps: "_Steps", group_at: np.ndarray, n: int,
@@ -874,6 +1025,31 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
     spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
     return spe
+
+
+def _epoch_parts(epoch: np.ndarray, step_in: np.ndarray, rel: str, diags: list) -> np.ndarray | None:
+    """Steps per epoch of each line (LossMonitor's in-epoch step), where the file holds parts with
+    different epoch lengths: one line per epoch, at its end (sink mode, or a print interval of an
+    epoch), so its step is the epoch's length; the epochs jump (90..95, then 245..250: another
+    run's lines pasted after, or a run on another dataset size) and the length is the same within
+    each part and differs between them (12, then 129). Each part keeps its own length (said so);
+    None: one length for the file. (Epochs printing several lines show only their largest step
+    seen, which an excerpt may cut: no parts from those.)"""
+    ok = (epoch != MISSING) & (step_in != MISSING)
+    e, s = epoch[ok], step_in[ok]
+    if len(e) < 4 or (np.diff(e) <= 0).any():
+        return None  # (an epoch printing two lines, or epochs going back: ranks' blocks or launches)
+    cut = np.flatnonzero(np.diff(e) > 1) + 1  # where the epochs jump
+    bounds = np.concatenate([[0], cut, [len(e)]])
+    if not len(cut) or np.diff(bounds).min() < 2:
+        return None  # no jump, or a part of one epoch (its length unknown)
+    lengths = s[bounds[:-1]]
+    if (lengths == lengths[0]).all() or (s != np.repeat(lengths, np.diff(bounds))).any():
+        return None
+    part_of = np.searchsorted(e[bounds[1:-1]], epoch, side="right")
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="parts", n=len(lengths),
+                         counts=", ".join(str(int(x)) for x in lengths), epoch=int(e[cut[0]])))
+    return np.where(epoch != MISSING, lengths[part_of], MISSING)
 
 
 def _epoch_end_steps(ratios: np.ndarray, per_epoch: int | None, rel: str, diags: list) -> int | None:

@@ -287,7 +287,7 @@ def test_anchor_search_without_the_byte_shuffle_finds_the_same(seed: int):
         scanner = textlog._logscan.Scanner({}, *args, shuffle=shuffle)
         out = scanner.scan(body, 1)
         outs.append((out["claimed"], out["back"], out["back_lines"], scanner.tables()))
-    assert outs[0] == outs[1] and outs[0][0] > 300
+    assert outs[0] == outs[1] and outs[0][0] > 250  # (a few hundred lines claimed: the comparison is not vacuous)
 
 
 def test_the_bench_log_reads_the_same(tmp_path: Path, monkeypatch, same_result):

@@ -694,3 +694,156 @@ def test_a_time_line_with_no_rank_is_given_once_among_ranks(tmp_path):
     assert "ranks-order" in variants(r)
     assert step_times(r, 0) == [(3853, pytest.approx(0.19707393646240234)), (3854, pytest.approx(0.1978461742401123))]
     assert step_times(r, 1) == [(3853, pytest.approx(0.19710779190063477)), (3854, pytest.approx(0.19820117950439453))]
+
+
+# --------------------------------------------------------------------------- ranks and steps per file (issue 21, lane ranks)
+
+
+def ranks_of(r, tag: str = "loss") -> list[tuple[int, int, float]]:
+    df = r.tables["scalars"].filter(pl.col("tag") == tag)
+    return list(zip(df["rank"].to_list(), df["step"].to_list(), df["value"].to_list()))
+
+
+def test_ranks_by_order_allow_an_excerpt_to_cut_the_first_run_short(tmp_path):
+    """a-models-dam-1: 8 devices print each global step in a row; the excerpt starts inside step
+    3853 (6 of its lines), then 3854 has all 8."""
+    line = "epoch: 1 step: {s} global_step: {s}, loss is {v}\n"
+    text = "".join(line.format(s=3853, v=0.2 + i / 100) for i in range(6)) + "".join(
+        line.format(s=3854, v=0.3 + i / 100) for i in range(8))
+    r = read_text(tmp_path, text)
+    got = ranks_of(r)
+    assert [x[0] for x in got] == list(range(6)) + list(range(8))
+    assert [x for x in got if x[0] == 0] == [(0, 3853, 0.2), (0, 3854, 0.3)]
+    assert "ranks-order" in variants(r)
+    # one line a step (no run): one rank, nothing inferred
+    r = read_text(tmp_path, "".join(line.format(s=s, v=0.2) for s in (1, 2, 3, 4)), "one.log")
+    assert {x[0] for x in ranks_of(r)} == {None} and "ranks-order" not in variants(r)
+
+
+BERT = ("epoch: 0.0, current epoch percent: 0.001, step: 100, outputs are (Tensor(shape=[1], dtype=Float32, [ {a}]), "
+        "Tensor(shape=[], dtype=Bool, False), Tensor(shape=[], dtype=Float32, 65536))\n"
+        "epoch: 0.0, current epoch percent: 0.002, step: 200, outputs are (Tensor(shape=[1], dtype=Float32, [ {b}]), "
+        "Tensor(shape=[], dtype=Bool, False), Tensor(shape=[], dtype=Float32, 65536))\n...\n")
+
+
+def test_ranks_pasted_one_after_another_are_read_in_order(tmp_path):
+    """a-models-bert-2: `grep "epoch" LOG*/pretraining_log.txt` of two ranks: the steps start again."""
+    r = read_text(tmp_path, BERT.format(a="1.08209e+01", b="1.07566e+01") + BERT.format(a="1.08218e+01", b="1.07770e+01"))
+    assert ranks_of(r) == [(0, 100, 10.8209), (0, 200, 10.7566), (1, 100, 10.8218), (1, 200, 10.777)]
+    assert "ranks-blocks" in variants(r)
+
+
+def test_a_block_after_a_crash_or_carrying_the_loss_on_is_a_later_launch(tmp_path):
+    crash = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nRuntimeError: device lost\n"
+    r = read_text(tmp_path, BERT.format(a="1.08209e+01", b="1.07566e+01") + crash
+                  + BERT.format(a="1.08218e+01", b="1.07770e+01"))
+    assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)
+    # two runs one after the other, a setting printed before each (b-mindediting-readme-workers-1)
+    runs = "num_parallel_workers: {w}\n" + "".join(f"epoch 1/100 step {s}/133, loss = {{v{s}}}, step_time_avg = 6.66 secs\n"
+                                                    for s in (1, 2, 3))
+    r = read_text(tmp_path, runs.format(w=8, v1=0.045729052, v2=0.027709303, v3=0.027135072) + "\n"
+                  + runs.format(w=16, v1=0.04535071, v2=0.032363698, v3=0.02718924), "workers.log")
+    assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)
+    # a resumed launch whose counter restarted: its first loss goes on from where the first block ended
+    r = read_text(tmp_path, BERT.format(a="1.08209e+01", b="7.5") + BERT.format(a="7.4", b="7.3"), "resumed.log")
+    assert {x[0] for x in ranks_of(r)} == {None} and "ranks-blocks" not in variants(r)
+
+
+def test_pasted_ranks_keep_their_timemonitor_lines(tmp_path):
+    """b-papercode-vehiclenet-2dev-1: two devices' LossMonitor + TimeMonitor logs, one after the other."""
+    block = ("  epoch: 1 step: 2337, loss is {a}\n  epoch time: 1249107.232 ms, per step time: {t} ms\n"
+             "  epoch: 2 step: 2337, loss is {b}\n  epoch time: 1151065.230 ms, per step time: 492.540 ms\n  ...\n")
+    r = read_text(tmp_path, block.format(a=6.6500106, b=6.67811, t=534.492) + block.format(a=6.639152, b=6.4480543, t=534.466))
+    assert ranks_of(r) == [(0, 2337, 6.6500106), (0, 4674, 6.67811), (1, 2337, 6.639152), (1, 4674, 6.4480543)]
+    st = ranks_of(r, "step_time")
+    assert (st[0][0], st[0][1]) == (0, 2337) and st[0][2] == pytest.approx(0.534492)
+    assert (st[2][0], st[2][1]) == (1, 2337) and st[2][2] == pytest.approx(0.534466)
+
+
+def test_a_grep_line_without_the_prefix_continues_the_file_above(tmp_path):
+    """b-papercode-swenet-8p-1: each rank's later line is indented under its prefixed line."""
+    text = ("  train_parallel0/log:epoch: 1 step: 1, loss is 0.6930392980575562\n                      ...\n"
+            "                      epoch: 15 step: 1, loss is 0.06458353996276855\n"
+            "  train_parallel1/log:epoch:1, step: 1, loss is 0.6925740242004395\n                      ...\n"
+            "                      epoch: 15 step: 1, loss is 0.03458353996276855\n")
+    r = read_text(tmp_path, text)
+    assert ranks_of(r) == [(0, 1, 0.6930392980575562), (0, 15, 0.06458353996276855),
+                           (1, 1, 0.6925740242004395), (1, 15, 0.03458353996276855)]
+    assert next(d for d in r.diagnostics if d.variant == "ranks-carried").params == {"n": 2}
+
+
+def test_a_device_id_line_names_the_rank_of_the_record_after_it(tmp_path):
+    """b-apps-pix2pix-readme-2: pix2pix's train.py prints `Device ID : <rank>` before each record."""
+    text = ("Device ID : 3\nms per step : 11.199 epoch:  1 / 200 step:  100 / 400 Dloss:  0.227907 Gloss:  27.540344\n"
+            "Device ID : 0\nms per step : 739.631 epoch:  1 / 200 step:  0 / 400 Dloss:  0.8247761 Gloss:  41.588917\n"
+            "Device ID : 3\nms per step : 12.217 epoch:  1 / 200 step:  200 / 400 Dloss:  0.028766029 Gloss:  42.01359\n")
+    r = read_text(tmp_path, text)
+    assert ranks_of(r) == [(3, 100, 0.227907), (0, 0, 0.8247761), (3, 200, 0.028766029)]
+    assert {"ranks-printed", "ranks-carried"} <= variants(r)
+    assert logfields.header("Device ID : 3").rank == 3 and logfields.header("Device_id: 3. Finish sync data") is None
+
+
+def test_steps_per_epoch_change_where_the_epochs_jump(tmp_path):
+    """b-dmcv-osnet-8p1p-1: an 8-device run's epochs 90-92 (12 steps each), then a 1-device run's
+    epochs 245-247 (129 steps each)."""
+    text = ("(8p)\n...\n" + "".join(f"epoch: {e} step: 12, loss is 1.05\nepoch time: 1779.959 ms, per step time: 148.330 ms\n"
+                                    for e in (90, 91, 92))
+            + "...\n(1p)\n...\n" + "".join(f"epoch: {e} step: 129, loss is 1.02\n" for e in (245, 246, 247)))
+    r = read_text(tmp_path, text)
+    assert [s for s, _ in loss(r)] == [90 * 12, 91 * 12, 92 * 12, 245 * 129, 246 * 129, 247 * 129]
+    d = next(d for d in r.diagnostics if d.variant == "parts")
+    assert d.params == {"n": 2, "counts": "12, 129", "epoch": 245}
+    # no jump: one length for the file (the longest epoch), as before
+    r = read_text(tmp_path, "".join(f"epoch: {e} step: {s}, loss is 1.0\n" for e in (1, 2, 3) for s in (6, 12)), "one.log")
+    assert "parts" not in variants(r) and [s for s, _ in loss(r)][-1] == 36
+    # epochs printing several lines show only their largest step seen (an excerpt may cut them): no parts
+    text = "".join(f"epoch: {e} step: {s}, loss is 1.0\n" for e in (1, 2) for s in (1, 2, 3)) + "......\n" + "".join(
+        f"epoch: {e} step: {s}, loss is 1.0\n" for e in (10, 11) for s in (1000, 1875))
+    r = read_text(tmp_path, text, "cut.log")
+    assert "parts" not in variants(r) and [s for s, _ in loss(r)][:4] == [1, 2, 3, 1876]
+
+
+def test_steps_per_epoch_printed_by_an_epoch_summary_place_the_step_lines(tmp_path):
+    """b-comp-modelrain-informer-2: `Steps: 3741` is printed by the epoch's summary only."""
+    text = ("\titers: 3650, epoch: 1 | loss: 0.0191090\n\tspeed: 0.2703s/iter; left time: 19238.6926s\n"
+            "\titers: 3700, epoch: 1 | loss: 0.0711959\n"
+            "Epoch: 1, Steps: 3741 | Train Loss: 0.1204433 Vali Loss: 0.0595001 Test Loss: 0.0681965\n"
+            "\titers: 50, epoch: 2 | loss: 0.0064192\n\titers: 100, epoch: 2 | loss: 0.0674745\n")
+    r = read_text(tmp_path, text)
+    assert [s for s, _ in loss(r)] == [3650, 3700, 3741 + 50, 3741 + 100]
+    assert "fields-printed" in variants(r)
+
+
+def test_a_record_split_over_lines_is_one_record(tmp_path):
+    """a-models-ugatit-1: the counter and time on one line, d_loss and g_loss on the next two."""
+    text = "".join(f"  epoch 1:[ {s}/10200] time per iter: 0.6664\n  d_loss: {d}\n  g_loss: {g_}\n"
+                   for s, d, g_ in ((1220, 3.2190554, 2914.113), (1221, 3.6988006, 115.64786)))
+    r = read_text(tmp_path, "  ...\n" + text + "  ...\n   [*] Training finished!\n")
+    assert loss(r) == [(1220, 3.2190554), (1221, 3.6988006)]
+    assert ranks_of(r, "g_loss") == [(None, 1220, 2914.113), (None, 1221, 115.64786)]
+    assert len(ranks_of(r, "step_time")) == 2 and "two-line" in variants(r)
+    # where the loss lines print their own step, a counter line gives nothing to the lines after it
+    r = read_text(tmp_path, "epoch 1:[ 5/10] time per iter: 0.6\nstep: 5 loss: 2.0\nstep: 6 loss: 1.9\nAvg loss: 1.95\n", "own.log")
+    assert loss(r) == [(5, 2.0), (6, 1.9)]
+    # an epoch line with more on it is the epoch's summary, not the header of the lines after it
+    assert logfields.header("Epoch (1):      Training Accuracy is 0.8702") is None
+    r = fields("....................Epoch: 0/100, ")  # (a line of counters only: half of a record, logparse.pair_halves)
+    assert r.counters_only() and r.epoch == 0
+    # a line with an epoch's time is the epoch's summary (TimeMonitor's copies read it), not a header
+    assert logfields.header("epoch: 3 step: 100, Epoch time: 247122.700, per step time: 633.648") is None
+
+
+def test_ranks_writing_one_file_in_chunks(tmp_path):
+    """b-comp-mindmomaorb-4p-1: two-line records of one process (epochs 0..2), then another's
+    epoch 0, its Epoch line glued to the end of the first process's last line."""
+    rec = " train_metrics: {{'data_time': 3.0e-05, 'train_time': {t}, 'energy_mae': 1.44, 'loss': {v}}}"
+    text = ("Epoch: 0/100, \n" + rec.format(t=316.9, v=2.146209955215454) + "\nEpoch: 1/100, \n"
+            + rec.format(t=13.8, v=2.025391608476639) + "\nEpoch: 2/100, \n" + rec.format(t=13.2, v=1.8204253315925598)
+            + "Epoch: 0/100, \n" + rec.format(t=318.6, v=2.221798300743103) + "\nEpoch: 1/100, \n"
+            + rec.format(t=13.8, v=2.0859665274620056) + "\n")
+    r = read_text(tmp_path, text)
+    assert ranks_of(r) == [(0, 1, 2.146209955215454), (0, 2, 2.025391608476639), (0, 3, 1.8204253315925598),
+                           (1, 1, 2.221798300743103), (1, 2, 2.0859665274620056)]
+    assert {"ranks-blocks", "epoch-0-based"} <= variants(r)
+    assert logfields.segments("loss is -16.564177epoch: 50 step: 1172, loss is -11.598206") == [
+        "loss is -16.564177", "epoch: 50 step: 1172, loss is -11.598206"]

@@ -620,3 +620,40 @@ TEMPLATES.update({
                         "an exception or exit reaching it (killed, out of memory, a hard crash).",
                         "回调没有记录到训练结束：进程在 step {step:step} 之后停止，且没有异常或正常退出被回调捕获（被杀死、内存不足或硬崩溃）。"),
 })
+
+TEMPLATES.update({
+    # lane ranks (issue 21): ranks pasted one after another, steps per epoch that change (readers/textlog.py)
+    "log-inferred/ranks-blocks": ("The records come in {n:int} blocks, each starting again from the first block's counter "
+                                  "({first:int}), with no rank on the lines, nothing but log lines between the blocks (no "
+                                  "error, no launch's banner) and no block starting after the one before ended: read as "
+                                  "ranks 0 to {n:int}-1 in order (ranks' logs pasted one after another). If they are "
+                                  "relaunches instead, each block is a launch.",
+                                  "记录分为 {n:int} 段，每段的计数都从第一段的起始值（{first:int}）重新开始；行内没有 rank，"
+                                  "段与段之间只有日志行（没有报错，也没有启动时的打印），也没有一段在前一段结束之后才开始："
+                                  "按顺序读作 rank 0 到 {n:int}-1（多个 rank 的日志先后拼接）。若实为多次重新拉起的训练，"
+                                  "则每段是一次启动。"),
+})
+
+TEMPLATES.update({
+    # lane ranks (issue 21): an epoch length that changes where the epochs jump (readers/textlog.py _epoch_parts)
+    "log-steps-per-epoch/parts": ("The file holds {n:int} parts with their own steps per epoch ({counts}, the largest step "
+                                  "of each part's epochs): the length changes at epoch {epoch:int}, where the epochs jump "
+                                  "(another run's lines pasted after, or a run on another dataset size); each part's "
+                                  "global steps use its own length.",
+                                  "文件中有 {n:int} 段记录，各有自己的每 epoch 步数（{counts}，取各段 epoch 内的最大 step）："
+                                  "在 epoch {epoch:int} 处 epoch 号跳变、每 epoch 步数随之改变（其后拼接的是另一次训练的日志，"
+                                  "或换了数据集大小）；每段的全局 step 按该段自己的步数计算。"),
+})
+
+TEMPLATES.update({
+    # lane ranks (issue 21): a rank or a counter given by the line above (readers/textlog.py)
+    "log-inferred/ranks-carried": ("{n:int} lines print no rank of their own: each takes the rank named by the line above it "
+                                   "(a `Device ID : 3` line before the records, or the grep prefix of the line it continues).",
+                                   "{n:int} 行没有打印自己的 rank：每行取上方那一行给出的 rank（记录之前的 `Device ID : 3` 行，"
+                                   "或其所接续那一行的 grep 前缀）。"),
+    "log-inferred/multi-line": ("{n:int} records are split over lines: a line with the step counter and no loss, then the loss "
+                                "lines under it with no counter, are read as one record (the first line's loss is the loss, "
+                                "the others keep their own names).",
+                                "{n:int} 条记录分布在多行：一行只有 step 计数而没有 loss，其下几行只有 loss 而没有计数，"
+                                "合起来读作一条记录（第一行的 loss 为 loss，其余保留各自的名称）。"),
+})
