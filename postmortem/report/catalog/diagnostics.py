@@ -651,9 +651,4 @@ TEMPLATES.update({
                                    "(a `Device ID : 3` line before the records, or the grep prefix of the line it continues).",
                                    "{n:int} 行没有打印自己的 rank：每行取上方那一行给出的 rank（记录之前的 `Device ID : 3` 行，"
                                    "或其所接续那一行的 grep 前缀）。"),
-    "log-inferred/multi-line": ("{n:int} records are split over lines: a line with the step counter and no loss, then the loss "
-                                "lines under it with no counter, are read as one record (the first line's loss is the loss, "
-                                "the others keep their own names).",
-                                "{n:int} 条记录分布在多行：一行只有 step 计数而没有 loss，其下几行只有 loss 而没有计数，"
-                                "合起来读作一条记录（第一行的 loss 为 loss，其余保留各自的名称）。"),
 })
