@@ -15,6 +15,8 @@ from . import logfields
 from . import logshapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
+LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")  # the lines' columns (Records)
+LINE_FLOAT = ("wall", "rank")
 
 _ASCII_SPACES = " \t\n\r\f\v"
 _CANDIDATE: dict[int, tuple[tuple, re.Pattern]] = {}
