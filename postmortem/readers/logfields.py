@@ -625,9 +625,15 @@ def _summary_or_eval(text: str, rec: FieldRecord) -> None:
 
 def _weak_after_strong(rec: FieldRecord) -> None:
     """A time with no "step" in its key is not the step's time where a step-time key is on the line:
-    "iter[56] cost: 8033.059, per step time: 143.447" (the cost is the epoch's)."""
+    "iter[56] cost: 8033.059, per step time: 143.447" (the cost is the epoch's). On a line of one
+    epoch with no step it is the epoch's time: the model zoo's GAN Reporter prints "Epoch [1] total
+    cost: 220538.81 ms, per step: 22053.88 ms, G_loss: 18.95" (its steps per epoch: their ratio)."""
     kinds = [t == "step_time" and (r == "time") for t, r, _ in rec.values]
     if not any(kinds) or not any(t == "step_time" and r != "time" for t, r, _ in rec.values):
+        return
+    if rec.epoch is not None and rec.step is None:
+        rec.values = [("epoch_time", r, v) if weak else (t, r, v) for (t, r, v), weak in zip(rec.values, kinds)]
+        rec.unitless = [j for j in rec.unitless if not kinds[j]]  # (the unit settled for step times only)
         return
     keep = [i for i, weak in enumerate(kinds) if not weak]
     rec.unitless = [keep.index(i) for i in rec.unitless if i in keep]

@@ -847,3 +847,16 @@ def test_ranks_writing_one_file_in_chunks(tmp_path):
     assert {"ranks-blocks", "epoch-0-based"} <= variants(r)
     assert logfields.segments("loss is -16.564177epoch: 50 step: 1172, loss is -11.598206") == [
         "loss is -16.564177", "epoch: 50 step: 1172, loss is -11.598206"]
+
+
+def test_a_total_time_beside_a_per_step_time_on_an_epoch_line_is_the_epochs(tmp_path):
+    # b-dmcv-singan-cyclegan-2 (the model zoo's GAN Reporter): one line per epoch, its total cost and
+    # per-step time; their ratio is the steps per epoch (10), so epoch e ends at step 10e
+    text = "".join(f"Epoch [{e}] total cost: {t:.2f} ms, per step: {t / 10:.2f} ms, G_loss: {g_:.2f}, D_loss: 5.37\n"
+                   for e, t, g_ in ((1, 220538.81, 18.95), (2, 220474.24, 10.69), (3, 203885.92, 7.83)))
+    r = read_text(tmp_path, text)
+    assert loss(r) == [(10, 18.95), (20, 10.69), (30, 7.83)]
+    assert [round(v, 5) for _, v in step_times(r)] == [22.05388, 22.04742, 20.38859]
+    # with a step on the line, the other time is still no step time and no epoch's (a-course-finetune-1)
+    r = fields("epoch[1], iter[56] cost: 8033.059, per step time: 143.447, loss: 1.276")
+    assert [t for t, _, _ in r.values if t.endswith("time")] == ["step_time"]
