@@ -719,12 +719,19 @@ _SHAPE = re.compile(r'<(?:path|rect|circle) [^>]*/>')
 _OPACITY = re.compile(r' opacity="(0?\.\d+)"')
 
 
+# vl-convert numbers clip paths on from its process's earlier charts: clip1, clip2, ... per SVG.
+_CLIP_ID = re.compile(r'(?<=id="clip)\d+(?=")|(?<=url\(#clip)\d+(?=\))')
+
+
 def for_weasyprint(svg: str) -> str:
     """The SVG without the elements vega hides, which weasyprint would still lay out and paint
     (into a transparent group), and with a shape's opacity as its fill's where it has a fill and
     no stroke: the same paint, which weasyprint draws directly instead of through a transparency
     group of its own (the 250 excluded-step points of a long run: a quarter of the charts'
-    drawing time)."""
+    drawing time). Its clip paths are numbered from 1, so that a chart's SVG does not depend on
+    the process that drew it (pipeline: half of a report's charts are drawn by a helper)."""
+    numbers: dict[str, str] = {}
+    svg = _CLIP_ID.sub(lambda m: numbers.setdefault(m.group(0), str(len(numbers) + 1)), svg)
     return _SHAPE.sub(_fill_opacity, _HIDDEN.sub("", svg))
 
 
