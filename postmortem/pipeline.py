@@ -68,34 +68,18 @@ def build_report(run_dir: str, settings: BuildSettings, progress=None, session: 
     run_id = archive.validate_name(settings.run_id or archive.safe_name(run.name), "run id")
     experiment = archive.validate_name(settings.experiment or default_experiment(run, run_dir), "experiment name")
     _refuse_inside_run(archive_root, Path(run_dir))
-    charts_here = False
     with _status(progress, "loading baseline"):
         if baseline_job is not None:
-            # While the helper finishes the baseline: the renderers' imports, and vl-convert's engine
-            # (a second) if it will draw half of the PDF's charts here (_render); not if the
-            # baseline is there already (the engine's start would then wait for nothing).
-            charts_here = "pdf" in settings.formats and not baseline_job.done()
-            _import_renderers(charts=charts_here)
+            _import_renderers()  # while the helper finishes the baseline
             baseline, baseline_id = baseline_job.result(), archive.safe_name(baseline_folder.resolve().name)
         else:
             baseline, baseline_id = resolve_baseline(settings.baseline, archive_root, experiment, run_id)
-    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, session,
-                              charts_here=charts_here)
+    return render_and_archive(run, baseline, baseline_id, settings, run_id, experiment, progress, session)
 
 
-def _import_renderers(charts: bool = False) -> None:
+def _import_renderers() -> None:
     from .report import metrics_json  # noqa: F401
     from .report import html, viewmodel  # noqa: F401  (altair: a quarter second)
-
-    if charts:
-        _start_charts()
-
-
-def _start_charts() -> None:
-    """Import the renderer of the charts and start vl-convert's JavaScript engine (about a second)."""
-    from .report import charts
-
-    charts.to_svg({"mark": "point"})
 
 
 def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalysis:
@@ -108,48 +92,21 @@ def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalys
 def _prepare_pdf() -> None:
     """In a helper, while this process analyses: import weasyprint and start vl-convert's
     JavaScript engine (about a second) before the PDF is asked for."""
-    from .report import pdf  # noqa: F401
+    from .report import charts, pdf  # noqa: F401
 
-    _start_charts()
-
-
-def _paper_svgs(specs: list[dict]) -> list[str]:
-    from .report.charts import paper_svg
-
-    return [paper_svg(spec) for spec in specs]
+    charts.to_svg({"mark": "point"})
 
 
-def _render_pdf(view, svgs: list[str] | None = None) -> bytes:
+def _render_pdf(view) -> bytes:
     from .report.pdf import render_pdf  # imported here: weasyprint takes half a second
 
-    return render_pdf(view, svgs)
-
-
-def _start_pdf(view, session: Session, charts_here: bool) -> Future[bytes]:
-    """The PDF, laid out by a helper. Its charts' SVGs (vl-convert: a fifth of the PDF's time)
-    come first: with `charts_here` (this process's vl-convert started) half are drawn here while
-    the helper draws the other half, and the PDF is then asked for with all of them."""
-    return session.submit(_render_pdf, view, shared_svgs(view, session) if charts_here else None)
-
-
-def shared_svgs(view, session: Session) -> list[str] | None:
-    """The report's charts as drawn on paper (pdf.chart_svgs), the even ones by a helper and the
-    odd ones here at the same time; None for fewer than two."""
-    specs = [c.spec for c in view.charts]
-    if len(specs) < 2:
-        return None
-    theirs = session.submit(_paper_svgs, specs[0::2])
-    ours = _paper_svgs(specs[1::2])
-    svgs = [""] * len(specs)
-    svgs[0::2], svgs[1::2] = theirs.result(), ours
-    return svgs
+    return render_pdf(view)
 
 
 def render_and_archive(
     run: Run, baseline: Run | BaselineAnalysis | None, baseline_id: str | None, settings: BuildSettings, run_id: str,
-    experiment: str, progress=None, session: Session | None = None, charts_here: bool = False,
+    experiment: str, progress=None, session: Session | None = None,
 ) -> BuildResult:
-    """charts_here: this process has vl-convert started, and draws half of the PDF's charts."""
     from .analysis import analyze
     from .report.metrics_json import dumps, to_metrics
     from .report.verdict import verdict_lines
@@ -167,7 +124,7 @@ def render_and_archive(
     files: dict[str, bytes | str] = {}
     with _status(progress, "rendering"):
         try:
-            rendered = _render(analysis, run, settings, generated_at, session, charts_here)
+            rendered = _render(analysis, run, settings, generated_at, session)
             data = archive.run_data(run, meta)  # while a helper may still lay out the PDF
             files.update({name: part.result() if isinstance(part, Future) else part for name, part in rendered.items()})
         except OSError as exc:  # disk full / no space for a renderer's temp files: nothing was written yet
@@ -189,8 +146,7 @@ def render_and_archive(
     )
 
 
-def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime, session: Session,
-            charts_here: bool = False) -> dict[str, bytes | str | Future]:
+def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime, session: Session) -> dict[str, bytes | str | Future]:
     """The report's files; the PDF as a Future while a helper lays it out."""
     from .report.viewmodel import build_view
 
@@ -198,7 +154,7 @@ def _render(analysis, run: Run, settings: BuildSettings, generated_at: datetime,
         analysis, lang=settings.lang, generated_at=generated_at, version=__version__, inventory=run.inventory
     )
     # The PDF (seconds of weasyprint layout) is laid out in a helper while the rest is rendered here.
-    pdf = _start_pdf(view, session, charts_here) if "pdf" in settings.formats else None
+    pdf = session.submit(_render_pdf, view) if "pdf" in settings.formats else None
     out: dict[str, bytes | str | Future] = {}
     if "html" in settings.formats:
         from .report.html import render_html

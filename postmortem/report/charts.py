@@ -729,7 +729,7 @@ def for_weasyprint(svg: str) -> str:
     no stroke: the same paint, which weasyprint draws directly instead of through a transparency
     group of its own (the 250 excluded-step points of a long run: a quarter of the charts'
     drawing time). Its clip paths are numbered from 1, so that a chart's SVG does not depend on
-    the process that drew it (pipeline: half of a report's charts are drawn by a helper)."""
+    what its process drew before."""
     numbers: dict[str, str] = {}
     svg = _CLIP_ID.sub(lambda m: numbers.setdefault(m.group(0), str(len(numbers) + 1)), svg)
     return _SHAPE.sub(_fill_opacity, _HIDDEN.sub("", svg))

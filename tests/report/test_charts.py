@@ -140,7 +140,7 @@ def test_paper_svg_is_the_static_picture_of_the_chart():
     assert ' opacity="0"' in plain and ' opacity="0"' not in paper  # labels vega hid are left out
     assert paper.count("<text") == plain.count("<text") - len(re.findall(r'<text [^>]* opacity="0"', plain))
     # vl-convert numbers clip paths on from the charts its process drew before; on paper each
-    # chart's own from 1, so the SVG depends on the chart only (half are drawn by a helper)
+    # chart's own from 1, so the SVG depends on the chart only
     assert charts.paper_svg(spec) == paper and "clip1" in paper
     clips = sorted(set(re.findall(r'id="(clip\d+)"', paper)))
     assert clips == sorted(f"clip{i + 1}" for i in range(len(clips)))

@@ -174,16 +174,3 @@ def test_real_runs_fit_the_page(run, base, lang):
     view = build_view(a, lang=lang, generated_at=datetime(2026, 1, 1, tzinfo=UTC), version="test", inventory=loaded.inventory)
     found = problems(layout(render_pdf_html(view)))
     assert found == [], found[:10]
-
-
-def test_charts_drawn_half_here_half_by_a_helper_are_the_charts_in_order():
-    from postmortem.parallel import Session
-    from postmortem.pipeline import shared_svgs
-    from postmortem.report.pdf import chart_svgs
-
-    view = view_of(600)
-    assert len(view.charts) >= 3
-    with Session(workers=1) as session:  # one helper where the machine has two cores, else none
-        shared = shared_svgs(view, session)
-    assert shared == chart_svgs(view)
-    assert render_pdf_html(view, shared) == render_pdf_html(view)
