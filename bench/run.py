@@ -462,14 +462,14 @@ def _run_cold(name: str, repeat: int) -> dict:
             "children_peak_rss_kb": max(r["children_peak_rss_kb"] for r in runs)}
 
 
-def build_measure(repeat: int, keep: Path | None = None) -> dict:
-    """postmortem build of the 250k run against a 250k baseline, HTML + PDF + JSON, /usr/bin/time -v."""
+def build_measure(repeat: int, keep: Path | None = None, formats: str = "html,pdf,json") -> dict:
+    """postmortem build of the 250k run against a 250k baseline, HTML + PDF + JSON (or `formats`), /usr/bin/time -v."""
     times, rss, html_sizes, pdf_sizes, errors = [], [], [], [], []
     use_time = Path("/usr/bin/time").exists()
     for i in range(repeat):
         out = Path(tempfile.mkdtemp(prefix="pm-bench-build-"))
         cmd = [sys.executable, "-m", "postmortem", "build", str(B_RUN), "--baseline", str(B_BASE), "--out", str(out),
-               "--experiment", "bench", "--format", "html,pdf,json"]
+               "--experiment", "bench", "--format", formats]
         if use_time:
             cmd = ["/usr/bin/time", "-v", *cmd]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -494,7 +494,7 @@ def build_measure(repeat: int, keep: Path | None = None) -> dict:
         shutil.rmtree(out, ignore_errors=True)
     res = {"name": "build-250k", "times": times, "best_s": min(times) if times else None,
            "peak_rss_kb": max(rss) if rss else None, "html_bytes": max(html_sizes) if html_sizes else None,
-           "pdf_bytes": max(pdf_sizes) if pdf_sizes else None, "rows": 2 * 250_000 * 6}
+           "pdf_bytes": max(pdf_sizes) if pdf_sizes else None, "rows": 2 * 250_000 * 6, "formats": formats}
     if errors:
         res["error"] = errors[0]
         res["stderr"] = errors[1] if len(errors) > 1 else ""
@@ -556,6 +556,8 @@ def summarize(results: dict[str, dict]) -> tuple[list[dict], list[dict]]:
         row = {"name": name, "input": MEASUREMENTS[name][1] if name in MEASUREMENTS else OTHER_ROWS[name][0],
                "approach": _approach(name) if name in MEASUREMENTS else OTHER_ROWS[name][1],
                "bytes": size, "error": r.get("error")}
+        if r.get("formats"):
+            row["approach"] = f"postmortem build ({r['formats']})"
         if r.get("best_s"):
             s = r["best_s"]
             row.update(seconds=s, mb_per_s=size / s / 1e6, rows=r.get("rows"),
@@ -596,11 +598,14 @@ def summarize(results: dict[str, dict]) -> tuple[list[dict], list[dict]]:
         target("10 GB checkpoint inventory", f"{best('ckpt-10G') * 1000:.1f} ms", best("ckpt-10G") < 0.5, "< 0.5 s")
     b = results.get("build-250k", {})
     if b.get("best_s"):
-        target("build 250k + baseline: wall", f"{b['best_s']:.1f} s", b["best_s"] < 6, "< 6 s, HTML + PDF + JSON")
+        # the owner's aims (the PDF stays synchronous): 9 s with the PDF, 5 s without
+        aim = 9 if "pdf" in b.get("formats", "pdf") else 5
+        target(f"build 250k + baseline ({b.get('formats', 'html,pdf,json')}): wall", f"{b['best_s']:.1f} s",
+               b["best_s"] < aim, f"< {aim} s")
         target("build 250k + baseline: peak RSS", f"{b['peak_rss_kb'] / 1024 ** 2:.2f} GB", b["peak_rss_kb"] < 1.5 * 1024 ** 2, "< 1.5 GB")
         target("build 250k + baseline: HTML size", f"{b['html_bytes'] / 1e6:.2f} MB", b["html_bytes"] < 5e6, "< 5 MB")
     elif b.get("error"):
-        target("build 250k + baseline", "FAILED: " + b["error"], False, "< 6 s, < 1.5 GB, HTML < 5 MB")
+        target("build 250k + baseline", "FAILED: " + b["error"], False, "< 9 s (5 s without the PDF), < 1.5 GB, HTML < 5 MB")
     if best("ranks64-w1") and best("ranks64-w2"):
         sp = best("ranks64-w1") / best("ranks64-w2")
         target("64 ranks: 2 cores vs 1", f"{sp:.2f}x", sp >= 1.7, ">= 1.7x")
@@ -652,6 +657,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="groups: summary,tb,log,ckpt,ranks,build (or measurement names)")
     ap.add_argument("--measure", help=argparse.SUPPRESS)
     ap.add_argument("--keep-build", help="copy the first build's archive here")
+    ap.add_argument("--build-formats", default="html,pdf,json",
+                    help="the formats build-250k makes (e.g. html,json: the build without its PDF)")
     ap.add_argument("--code", help="measure another checkout of postmortem (e.g. an earlier commit's, with its C extensions built)")
     args = ap.parse_args(argv)
     if args.code:
@@ -704,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f" {r.get('best_s', float('nan')):.3f} s" if r.get("best_s") else f" ERROR {r.get('error')}", flush=True)
     if selected("build-250k", "build"):
         print("  build-250k ...", end="", flush=True)
-        r = build_measure(args.repeat, Path(args.keep_build) if args.keep_build else None)
+        r = build_measure(args.repeat, Path(args.keep_build) if args.keep_build else None, args.build_formats)
         r["load_after"] = loadavg()
         results["build-250k"] = r
         print(f" {r['best_s']:.2f} s" if r.get("best_s") else f" ERROR {r.get('error')}", flush=True)

@@ -1,11 +1,13 @@
 """ReportView -> PDF bytes with weasyprint: A4, page numbers, contents with page numbers.
 
-Charts are static SVG (vl-convert, lines thinned to the printed pixels: charts.for_paper) passed
+Charts are static SVG (vl-convert, lines thinned to the printed pixels: charts.paper_svg) passed
 as data: URIs; the URL fetcher refuses everything else,
 so rendering never touches the network or the file system.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import weasyprint
 from weasyprint.urls import URLFetcher
@@ -36,16 +38,23 @@ def offline_fetcher() -> OfflineFetcher:
     return fetcher
 
 
-def render_pdf_html(view: ReportView) -> str:
-    """The HTML weasyprint lays out (exposed for debugging and tests)."""
+def render_pdf_html(view: ReportView, svgs: Sequence[str] | None = None) -> str:
+    """The HTML weasyprint lays out (exposed for debugging and tests). `svgs`: the charts as
+    chart_svgs(view) draws them, if they were drawn already."""
+    svgs = chart_svgs(view) if svgs is None else svgs
     return render(
         "report.html.j2", lang=view.lang, paper=True, version=view.version, view=view,
-        specs={}, images={c.id: charts.svg_uri(charts.for_paper(c.spec)) for c in view.charts},
+        specs={}, images={c.id: charts.svg_data_uri(svg) for c, svg in zip(view.charts, svgs, strict=True)},
     )
 
 
-def render_pdf(view: ReportView) -> bytes:
-    return html_to_pdf(render_pdf_html(view))
+def chart_svgs(view: ReportView) -> list[str]:
+    """The report's charts as drawn on paper, in view.charts order."""
+    return [charts.paper_svg(c.spec) for c in view.charts]
+
+
+def render_pdf(view: ReportView, svgs: Sequence[str] | None = None) -> bytes:
+    return html_to_pdf(render_pdf_html(view, svgs))
 
 
 def html_to_pdf(html: str) -> bytes:

@@ -111,3 +111,37 @@ def test_paper_keeps_data_any_other_mark_draws_and_gaps():
     alone = charts.for_paper({**shared, "layer": shared["layer"][:1]})
     assert {"step": 5000, "v": None} in alone["data"]["values"]  # a gap in the line stays a gap
     assert len(alone["data"]["values"]) < len(rows)
+
+
+def test_weasyprint_svg_drops_hidden_elements_and_fades_fills_only():
+    svg = ('<svg><text x="1" opacity="0">10,000</text><text x="2" opacity="1">20,000</text>'
+           '<path class="foreground" d="" display="none"/>'
+           '<path d="M0,0h1v1Z" fill="#878787" stroke-width="2" opacity="0.85"/>'
+           '<path d="M0,0L5,5" stroke="#1f5fa8" opacity="0.25"/>'
+           '<path d="M0,0h1v1Z" fill="#2ca02c" stroke="#2ca02c" opacity="0.08"/>'
+           '<rect width="3" height="3" fill="#e4dcf0" opacity="0.5"/></svg>')
+    out = charts.for_weasyprint(svg)
+    assert "10,000" not in out and '<text x="2" opacity="1">20,000</text>' in out and "display" not in out
+    assert '<path d="M0,0h1v1Z" fill="#878787" stroke-width="2" fill-opacity="0.85"/>' in out  # fill only: same paint
+    assert '<path d="M0,0L5,5" stroke="#1f5fa8" opacity="0.25"/>' in out  # a stroke may overlap itself: kept a group
+    assert 'stroke="#2ca02c" opacity="0.08"' in out  # fill and stroke overlap: kept a group
+    assert '<rect width="3" height="3" fill="#e4dcf0" fill-opacity="0.5"/>' in out
+
+
+def test_paper_svg_is_the_static_picture_of_the_chart():
+    spec = charts.step_time_chart(_steps(5000), (6, 5000), labels("en"), [("startup", 1, 5), ("main", 6, 5000)])
+    plain = charts.to_svg(charts.for_paper(spec))
+    paper = charts.paper_svg(spec)
+    size = r'<svg [^>]*width="(\d+)" height="(\d+)"'
+    import re
+
+    assert re.search(size, paper).groups() == re.search(size, plain).groups()  # laid out alike
+    assert 'aria-roledescription="point"' in plain and 'aria-roledescription="point"' not in paper  # no label per point
+    assert ' opacity="0"' in plain and ' opacity="0"' not in paper  # labels vega hid are left out
+    assert paper.count("<text") == plain.count("<text") - len(re.findall(r'<text [^>]* opacity="0"', plain))
+    # vl-convert numbers clip paths on from the charts its process drew before; on paper each
+    # chart's own from 1, so the SVG depends on the chart only
+    assert charts.paper_svg(spec) == paper and "clip1" in paper
+    clips = sorted(set(re.findall(r'id="(clip\d+)"', paper)))
+    assert clips == sorted(f"clip{i + 1}" for i in range(len(clips)))
+    assert set(re.findall(r"url\(#(clip\d+)\)", paper)) <= set(clips)
