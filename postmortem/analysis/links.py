@@ -27,7 +27,7 @@ import polars as pl
 
 from ..text import Text
 from . import thresholds as th
-from .operators import LINK_SOURCES, preferred
+from .operators import LINK_SOURCES, preferred, with_transfer_time
 from .types import LinkBandwidth, LinkGap, LinkUnit, SlowLinks
 
 # Per-link layouts, best first (a rank's rows come from one of them).
@@ -58,12 +58,7 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
     """PROFILE_COMM rows -> the judged links and the slow ones; None without communication records."""
     if comm.is_empty():
         return None
-    # the transport's own transfer time: bytes / its bandwidth where the record gives one (a per-op
-    # record's bandwidth and bytes are its transport's, its transit time the whole op's, 0 in some
-    # writers), else the record's transit time
-    bw = pl.col("bandwidth_gbps")
-    own = pl.when((bw > 0) & bw.is_finite()).then(pl.col("bytes") / (bw * 1e9)).otherwise(pl.col("transit_s"))
-    comm = comm.with_columns(own.alias("transit_s"))
+    comm = with_transfer_time(comm)
     moved = comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("bytes").is_finite()
                         & pl.col("transit_s").is_finite() & pl.col("transport").is_not_null()
                         & ~pl.col("transport").is_in(NOT_LINKS) & (pl.col("src_rank") != pl.col("dst_rank")).fill_null(True))

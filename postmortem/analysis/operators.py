@@ -34,6 +34,16 @@ COMM_CORES = ("HCCL", "COMMUNICATION")
 _COMM_TYPES = r"(?i)^(hcom|hccl|allreduce|allgather|reducescatter|broadcast|alltoall|send|receive|recv|batchsendrecv)"
 
 
+def with_transfer_time(comm: pl.DataFrame) -> pl.DataFrame:
+    """PROFILE_COMM rows with ``transit_s`` the transport's own transfer time: bytes / the record's
+    bandwidth where it gives one (a per-op record's bandwidth and bytes are its transport's, its
+    transit time the whole op's, 0 for HCCS ops in some writers: torch_npu 2023), else the
+    record's transit time. The one definition for the per-transport and the per-link bandwidths."""
+    bw = pl.col("bandwidth_gbps")
+    own = pl.when((bw > 0) & bw.is_finite()).then(pl.col("bytes") / (bw * 1e9)).otherwise(pl.col("transit_s"))
+    return comm.with_columns(own.alias("transit_s"))
+
+
 def preferred(df: pl.DataFrame, order: tuple[str, ...]) -> pl.DataFrame:
     """Per rank, the rows of the first layout of ``order`` the rank has (a layout not in the list
     comes after it, by name, so two unknown layouts are never summed together)."""
@@ -170,7 +180,7 @@ def communication(comm: pl.DataFrame, timed: pl.DataFrame, steps: pl.DataFrame) 
                        transit_s=r["transit"] / ranks if r["has_transit"] else None)
             for r in g.iter_rows(named=True)
         )
-    moved = preferred(comm.filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("transport").is_not_null()),
+    moved = preferred(with_transfer_time(comm).filter((pl.col("bytes") > 0) & (pl.col("transit_s") > 0) & pl.col("transport").is_not_null()),
                       LINK_SOURCES)
     links: tuple[LinkStat, ...] = ()
     if not moved.is_empty():

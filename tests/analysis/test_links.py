@@ -181,3 +181,12 @@ def test_without_link_records_a_rank_slow_over_one_transport_is_named():
     assert "rank 2 的 HCCS 传输带宽 7.53 GB/s，仅为同类 4 张卡中位数 18.8 GB/s 的 40%" in line_zh
     finding = next(f for f in a.findings if f.kind == FindingKind.SLOW_LINKS)
     assert finding.variant == "rank" and "rank 2 over HCCS" in render(finding.text, "en")
+
+
+def test_the_per_transport_bandwidth_uses_the_links_transfer_time():
+    # real torch_npu output: the per-op HCCS transit time is the whole op's (or 0), its bandwidth the
+    # transport's; bytes / op time gave 113 GB/s beside links of 15.1-16.0 GB/s (one definition now)
+    a = analyze(load_run(str(CONF / "msinsight-torchnpu-imagenet-2025" / "level1")))
+    hccs = [x for x in a.profile.communication.links if x.transport == "HCCS"]
+    link_bw = [x.bandwidth_gbps for x in a.profile.links.links if x.transport == "HCCS"]
+    assert len(hccs) == 1 and min(link_bw) * 0.95 <= hccs[0].bandwidth_gbps <= max(link_bw) * 1.05
