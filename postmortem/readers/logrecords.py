@@ -70,6 +70,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
     ranks = _ranks(train, rel, diags, error_positions(rec), rec.path)
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
+    totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
         steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found))
@@ -79,15 +80,19 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
             continue
         _neighbour_times(stream, rec.times, rank, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
-        for (pos, wall, zone, _), step, vals in zip(stream, steps, values):
+        for (pos, wall, zone, r), step, vals in zip(stream, steps, values):
             if step == MISSING:
                 continue
             out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
+            if r.steps_total is not None:
+                totals[pos] = r.steps_total
     # Epoch summaries: their times at the step of the line with a step before them (the mean loss
     # dropped); evaluations likewise, kept apart as eval_* (the step rule of the shapes they stand
     # beside: TimeMonitor's and Eval result's).
+    summary_s = _summary_seconds(summary, out, rel, diags)
     for pos, wall, zone, r in summary:
-        vals = [v for v in r.values if v[0] not in ("loss", "loss_avg")]
+        vals = [(t, raw, v * 1e3) if (id(r), i) in summary_s else (t, raw, v)
+                for i, (t, raw, v) in enumerate(r.values) if t not in ("loss", "loss_avg")]
         if vals:
             out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, SUMMARY_SHAPE))
     out.extend(_times_beside_shapes(rec.times, bool(train), rel, diags))
@@ -106,6 +111,8 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     lines["step"] = np.array([o[3] for o in out], dtype=np.int64)
     lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
     lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
+    if totals:  # (the N of "step:[s/N]": what a sink or an epoch can hold, textlog._sink_step_times)
+        lines["steps_total"] = np.array([totals.get(o[0], MISSING) if len(o) == 6 else MISSING for o in out], dtype=np.int64)
     v_line, v_field, v_value = [], [], []
     codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
@@ -119,6 +126,25 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tuple[int, int]]:
+    """The per step times that summaries print without a unit and that are seconds: read as
+    seconds (not as ms) they agree with the records' own step times, within 0.3-3x of their
+    median (the CycleGAN tutorial's "epoch time:923.28s, per step time:0.91" beside records of
+    "time:0.784652s"). (id of the record, index of the value) of each, said in an info."""
+    mine = [(id(r), i, r.values[i][2]) for _, _, _, r in summary for i in r.unitless if r.values[i][0] == "step_time"]
+    if not mine:
+        return set()
+    own = [v for o in out for t, _, v in o[5] if t == "step_time" and v > 0]
+    if not own:
+        return set()
+    ref = float(np.median(own))
+    printed = float(np.median([v for _, _, v in mine]))  # (as ms, in s)
+    if not (0.3 <= printed * 1e3 / ref <= 3.0) or 0.3 <= printed / ref <= 3.0:
+        return set()
+    diags.append(dg.info("log-inferred", path=rel, variant="unit-s-summary", n=len(mine), median=ref))
+    return {(k, i) for k, i, _ in mine}
 
 
 def _eval_values(values: list) -> list:

@@ -253,6 +253,12 @@ def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray]
     ends, r = ends[ok], rows[before[ok]]
     t, p, big = seconds[r], per_step[ends], sink[ends]
     fix = (t >= 2 * p) & (t <= 1.1 * big) & (p > 0)
+    # a sink or an epoch holds at most the steps an epoch has where the lines print it ([4/125]): a
+    # summary's per step time printed without a unit (CycleGAN's "per step time:0.91", seconds) read
+    # as ms would make an epoch of a million steps
+    totals = lines["steps_total"][lines["steps_total"] != MISSING]
+    if len(totals):
+        fix &= big <= 1.1 * float(totals.max()) * p
     if not fix.any():
         return values
     value = values["value"].copy()

@@ -301,7 +301,8 @@ def loss_chart(
             x=x_enc,
             y=alt.Y("v:Q", title=labels["loss"], scale=alt.Scale(zero=False)),
             color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"), scale=alt.Scale(domain=domain, range=[CURRENT, CURRENT, BASELINE][: len(domain)])),
-            opacity=alt.Opacity("series:N", legend=None, scale=alt.Scale(domain=domain, range=[0.25, 1.0, 0.9][: len(domain)])),
+            opacity=alt.Opacity("series:N", legend=None,  # (ordinal: a nominal opacity is a point scale, spread over its range)
+                                scale=alt.Scale(type="ordinal", domain=domain, range=[0.25, 1.0, 0.9][: len(domain)])),
             strokeDash=alt.StrokeDash(
                 "series:N", legend=None, scale=alt.Scale(domain=domain, range=[[1, 0], [1, 0], [5, 3]][: len(domain)])
             ),

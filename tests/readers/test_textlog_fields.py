@@ -860,3 +860,15 @@ def test_a_total_time_beside_a_per_step_time_on_an_epoch_line_is_the_epochs(tmp_
     # with a step on the line, the other time is still no step time and no epoch's (a-course-finetune-1)
     r = fields("epoch[1], iter[56] cost: 8033.059, per step time: 143.447, loss: 1.276")
     assert [t for t, _, _ in r.values if t.endswith("time")] == ["step_time"]
+
+
+def test_an_epoch_summary_with_a_unitless_per_step_time_leaves_the_records_times(tmp_path):
+    # a-ms-tut-cyclegan-1: "Epoch:[  7/ 7], epoch time:911.41s, per step time:0.89, ..." prints its per step
+    # time in seconds without a unit; read as ms it would make a sink of a million steps in a 1019-step
+    # epoch, so the record before it keeps its own time (0.936919 s), no sink-time
+    text = (CORPUS / "a" / "logs" / "a-ms-tut-cyclegan-1.log").read_text(encoding="utf-8")
+    r = read_text(tmp_path, text)
+    assert "sink-time" not in variants(r) and "unit-s-summary" in variants(r)
+    last = [v for s, v in step_times(r) if s == 6 * 1019 + 960]  # the record's own time, and the epoch's mean
+    assert last == [pytest.approx(0.936919), pytest.approx(0.89)]
+    assert all(0.5 < v < 7 for _, v in step_times(r))  # (no per step time of 0.89 ms)

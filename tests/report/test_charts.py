@@ -145,3 +145,15 @@ def test_paper_svg_is_the_static_picture_of_the_chart():
     clips = sorted(set(re.findall(r'id="(clip\d+)"', paper)))
     assert clips == sorted(f"clip{i + 1}" for i in range(len(clips)))
     assert set(re.findall(r"url\(#(clip\d+)\)", paper)) <= set(clips)
+
+
+def test_the_loss_lines_are_drawn_at_their_own_opacities():
+    # raw 0.25, smoothed 1.0, baseline 0.9: a nominal opacity on vega-lite's default point scale spread
+    # them over [0.25, 1.0] instead (the smoothed line at 0.625)
+    import re
+
+    steps = _steps(3000)
+    base = steps.with_columns(pl.col("loss_smoothed") * 1.03)
+    svg = charts.to_svg(charts.for_paper(charts.loss_chart(steps, base, labels("en"))))
+    opacities = set(re.findall(r' opacity="([\d.]+)"', svg))
+    assert {"0.25", "1", "0.9"} <= opacities and "0.625" not in opacities

@@ -173,6 +173,10 @@ TEMPLATES.update({
                                  "epoch 变化时 step 继续累加：读作全局 step。"),
     "log-inferred/unit-s": ("Per-step times printed without a unit are seconds: the wall clock between lines gives "
                             "{gap:num} s a step.", "未注明单位的单步耗时为秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
+    "log-inferred/unit-s-summary": ("{n:int} epoch summaries print their per step time without a unit: it is seconds, as read "
+                                    "so it agrees with the records' own step times (median {median:num} s).",
+                                    "{n:int} 行 epoch 汇总的单步耗时未注明单位：按秒读取才与各条记录自身的单步耗时一致"
+                                    "（中位数 {median:num} 秒），故为秒。"),
     "log-inferred/unit-ms-clock": ("Per-step times printed without a unit are milliseconds: the wall clock between lines "
                                    "gives {gap:num} s a step.", "未注明单位的单步耗时为毫秒：日志行之间的墙钟间隔为每步 {gap:num} 秒。"),
     "log-inferred/unit-s-small": ("Per-step times printed without a unit are read as seconds: their median {median:num} "
