@@ -175,10 +175,14 @@ def _untimed(shape: g.Shape, text: str) -> bool:
     return not timed and any(w in text for w in _TIME_WORDS)
 
 
+def _training(text: str):
+    """The training records (a loss, no evaluation's) of the line read by its fields."""
+    return (r for r in _fields_of(text) if r is not None and r.has_loss and not r.eval)
+
+
 def _fields_time(text: str) -> bool:
     """Does the line read by its fields give a training record with a step's time?"""
-    return any(r is not None and r.has_loss and not r.eval and any(t == "step_time" for t, _, _ in r.values)
-               for r in _fields_of(text))
+    return any(any(t == "step_time" for t, _, _ in r.values) for r in _training(text))
 
 
 TIME_SHAPE = "fields-time"
@@ -200,8 +204,7 @@ def _loss_beside(shape: g.Shape, text: str) -> bool:
     not parse or parses whole lines of (which print no loss), so both read such a line alike."""
     if shape.loss_field or shape.pairs or shape.fast not in _WHOLE_LINE_FAST or not any(w in text for w in _LOSS_WORDS):
         return False
-    return any(r is not None and r.has_loss and not r.eval and (r.epoch is not None or r.step is not None)
-               for r in _fields_of(text))
+    return any(r.epoch is not None or r.step is not None for r in _training(text))
 
 
 _LOSS_WORDS = ("loss", "Loss", "LOSS", "损失")

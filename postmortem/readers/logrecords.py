@@ -141,7 +141,7 @@ def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tup
         return set()
     ref = float(np.median(own))
     printed = float(np.median([v for _, _, v in mine]))  # (as ms, in s)
-    if not (0.3 <= printed * 1e3 / ref <= 3.0) or 0.3 <= printed / ref <= 3.0:
+    if not _near(printed * 1e3, ref) or _near(printed, ref):
         return set()
     diags.append(dg.info("log-inferred", path=rel, variant="unit-s-summary", n=len(mine), median=ref))
     return {(k, i) for k, i, _ in mine}
@@ -470,6 +470,11 @@ def _epoch_and_step_time(r) -> tuple[float | None, float | None]:
     return vals.get("epoch_time"), vals.get("step_time")
 
 
+def _near(x: float, ref: float) -> bool:
+    """Two measures of one step time agree: within 0.3-3x (a unit's factor of 1000 never is)."""
+    return 0.3 <= x / ref <= 3.0
+
+
 def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) -> list[list]:
     """Times printed without a unit were read as ms (MindSpore's callbacks print ms); the wall
     clock between records says whether they are seconds instead."""
@@ -487,12 +492,12 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
         if good.any():
             gap = float(np.median(dw[good] / ds[good]))
     printed = float(np.median([values[i][j][2] for i, j in unitless]))  # as ms, in s
-    if gap is not None and 0.3 <= (printed * 1e3) / gap <= 3.0 and not 0.3 <= printed / gap <= 3.0:
+    if gap is not None and _near(printed * 1e3, gap) and not _near(printed, gap):
         for i, j in unitless:
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
         diags.append(dg.info("log-inferred", path=rel, variant="unit-s", gap=gap))
-    elif gap is not None and 0.3 <= printed / gap <= 3.0:
+    elif gap is not None and _near(printed, gap):
         diags.append(dg.info("log-inferred", path=rel, variant="unit-ms-clock", gap=gap))
     elif gap is None and printed * 1e3 < 1.0:
         for i, j in unitless:

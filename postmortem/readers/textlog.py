@@ -231,13 +231,8 @@ def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray]
     summ = shape[line] == logrecords.SUMMARY_SHAPE
     if not summ.any():
         return values
-    names = list(keys)
-    tag_st, tag_et = np.zeros(int(field.max()) + 1, dtype=bool), np.zeros(int(field.max()) + 1, dtype=bool)
-    scale_of = np.ones(len(tag_st), dtype=np.float64)
-    for code in np.flatnonzero(np.bincount(field)).tolist():  # (a file has few field codes)
-        tag, _, _, scale_of[code] = g.field_label(code, names)
-        tag_st[code], tag_et[code] = tag == "step_time", tag == "epoch_time"
-    st, et, scale = tag_st[field], tag_et[field], scale_of[field]
+    tag, scale = _field_tags(field, keys)
+    st, et = tag == "step_time", tag == "epoch_time"
     seconds = values["value"] * scale
     n_lines = len(shape)
     per_step, sink = np.full(n_lines, np.nan), np.full(n_lines, np.nan)
@@ -266,6 +261,16 @@ def _sink_step_times(lines: dict[str, np.ndarray], values: dict[str, np.ndarray]
     diags.append(dg.info("log-inferred", path=rel, variant="sink-time", n=int(fix.sum()),
                          steps=int(np.median(np.round(big[fix] / p[fix])))))
     return {**values, "value": value}
+
+
+def _field_tags(field: np.ndarray, keys: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's tag and the factor to its SI unit, by its field code (a file has few codes)."""
+    tags = np.empty(int(field.max()) + 1 if len(field) else 0, dtype=object)
+    scale = np.ones(len(tags), dtype=np.float64)
+    names = list(keys)  # codes number the keys in insertion order
+    for code in np.flatnonzero(np.bincount(field)).tolist() if len(field) else ():
+        tags[code], _, _, scale[code] = g.field_label(code, names)
+    return tags[field], scale[field]
 
 
 def _merge(c_lines: dict, c_values: dict, py_lines: dict, py_values: dict) -> tuple[dict, dict]:
@@ -479,13 +484,7 @@ def _ranks_by_order(lines: dict[str, np.ndarray], steps: "_Steps", rel: str, dia
 def _line_loss(idx: np.ndarray, values: dict[str, np.ndarray], keys: dict[str, int]) -> np.ndarray:
     """The loss each of the lines ``idx`` prints (NaN: none)."""
     out = np.full(len(idx), np.nan)
-    names = list(keys)
-    field = values["field"]
-    codes = np.unique(field).tolist() if len(field) else []
-    is_loss = np.zeros(int(field.max()) + 1 if len(field) else 0, dtype=bool)
-    for code in codes:
-        is_loss[code] = g.field_label(code, names)[0] == "loss"
-    pick = is_loss[field] if len(field) else np.zeros(0, dtype=bool)
+    pick = _field_tags(values["field"], keys)[0] == "loss"
     line, value = values["line"][pick].astype(np.int64), values["value"][pick]
     # the first loss value of each line
     line, first = np.unique(line, return_index=True)
