@@ -27,7 +27,7 @@ import polars as pl
 
 from ..text import Text
 from . import thresholds as th
-from .operators import LINK_SOURCES, preferred, with_transfer_time
+from .operators import LINK_SOURCES, preferred, source_label, with_transfer_time
 from .types import LinkBandwidth, LinkGap, LinkUnit, SlowLinks
 
 # Per-link layouts, best first (a rank's rows come from one of them).
@@ -41,10 +41,6 @@ MB = 1e6  # the writers' and msprof-analyze's MB (readers/profiler/ascend_comm.p
 def _rule() -> Text:
     return Text("rule.slow-links", sdma=th.LINK_MIN_BYTES / MB, rdma=th.LINK_MIN_BYTES_RDMA / MB, ratio=th.SLOW_LINK_RATIO,
                 peers=th.SLOW_LINK_PEERS)
-
-
-def _sources(df: pl.DataFrame) -> str:
-    return "+".join(sorted(df["source"].unique().drop_nulls().to_list()))
 
 
 def link_params(x: LinkBandwidth) -> dict:
@@ -63,7 +59,7 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
                         & pl.col("transit_s").is_finite() & pl.col("transport").is_not_null()
                         & ~pl.col("transport").is_in(NOT_LINKS) & (pl.col("src_rank") != pl.col("dst_rank")).fill_null(True))
     if moved.is_empty():  # operator times only (step_trace_raw, kernels), or on-chip copies only
-        return SlowLinks(None, _sources(comm), (), (), 0, 0, LinkGap.NO_RECORDS, _rule(), Text("links.no-records"))
+        return SlowLinks(None, source_label(comm), (), (), 0, 0, LinkGap.NO_RECORDS, _rule(), Text("links.no-records"))
     per_link = moved.filter(pl.col("src_rank").is_not_null() & pl.col("dst_rank").is_not_null())
     if not per_link.is_empty():
         unit, rows = LinkUnit.LINK, preferred(per_link, LINK_LAYOUTS)
@@ -80,7 +76,7 @@ def slow_links(comm: pl.DataFrame) -> SlowLinks | None:
     least = pl.when(pl.col("transport") == "RDMA").then(th.LINK_MIN_BYTES_RDMA).otherwise(th.LINK_MIN_BYTES)
     rows = rows.with_columns((pl.col("bytes") / calls).alias("_size"), least.alias("_least"), calls.alias("_calls"))
     big = rows.filter(pl.col("_size") >= pl.col("_least"))
-    source = _sources(rows)
+    source = source_label(rows)
     small = rows.height - big.height
 
     def empty(gap: LinkGap, reason: Text) -> SlowLinks:

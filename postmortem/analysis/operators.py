@@ -74,7 +74,8 @@ def with_comm_type(comm: pl.DataFrame) -> pl.DataFrame:
     return comm.join(names.with_columns(comm_type(pl.col("op")).alias("type")), on="op", how="left", nulls_equal=True)
 
 
-def _sources(df: pl.DataFrame) -> str:
+def source_label(df: pl.DataFrame) -> str:
+    """The layouts the rows come from, as one label ("a+b")."""
     return "+".join(sorted(df["source"].unique().drop_nulls().to_list()))
 
 
@@ -117,7 +118,7 @@ def operators(ops: pl.DataFrame) -> tuple[Operators, ...]:
         named = rows.filter(pl.col("name").is_not_null())
         comm = float(rows.filter(pl.col("comm"))["total_s"].sum()) / total if scope == OpScope.KERNELS and total > 0 else None
         out.append(Operators(
-            scope=scope, source=_sources(rows), ranks=ranks, total_s=total / ranks,
+            scope=scope, source=source_label(rows), ranks=ranks, total_s=total / ranks,
             by_type=_stats(rows, ["type"], ranks, total), by_name=_stats(named, ["type", "name"], ranks, total),
             types=rows["type"].n_unique(), names=named.filter(pl.col("name") != "(other)")["name"].n_unique(),
             comm_share=comm,
@@ -192,6 +193,6 @@ def communication(comm: pl.DataFrame, timed: pl.DataFrame, steps: pl.DataFrame) 
     if not ops and not links:
         return None
     return Communication(
-        source=_sources(timed) if not timed.is_empty() else None, ranks=ranks,
-        ops=ops, links=links, link_source=_sources(moved) if not moved.is_empty() else None,
+        source=source_label(timed) if not timed.is_empty() else None, ranks=ranks,
+        ops=ops, links=links, link_source=source_label(moved) if not moved.is_empty() else None,
     )

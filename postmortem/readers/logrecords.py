@@ -112,7 +112,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
     lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
     if totals:  # (the N of "step:[s/N]": what a sink or an epoch can hold, textlog._sink_step_times)
-        lines["steps_total"] = np.array([totals.get(o[0], MISSING) if len(o) == 6 else MISSING for o in out], dtype=np.int64)
+        lines["steps_total"] = np.array([totals.get(o[0], MISSING) for o in out], dtype=np.int64)
     v_line, v_field, v_value = [], [], []
     codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
