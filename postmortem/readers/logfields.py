@@ -426,7 +426,6 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
     rec = FieldRecord()
     if m:
         rec.rank = _taken(m, 1 if m.group(1) else 2, int)
-    first_loss_at = None
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
     eval_kind = None  # the same for the evaluation's loss: one per line, the others its parts
@@ -505,28 +504,14 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if fam == "loss":
             if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
                 fam = "eval_loss"
-            elif loss_kind is None or kind < loss_kind:
-                if loss_kind is not None:  # a better spelling of the loss: the other is a part
-                    rec.values = [(t if t != "loss" else "loss_avg", r, v) for t, r, v in rec.values]
-                loss_kind = kind
-                rec.has_loss = True
-                if first_loss_at is None:
-                    first_loss_at = k_start
-                rec.values.append(("loss", kspec, value))
-                continue
             else:
-                rec.values.append(("loss_avg", kspec, value))
+                rec.has_loss = True
+                loss_kind = _best_loss(rec, "loss", kind, loss_kind, kspec, value)
                 continue
-        if fam == "eval_loss":
+        if fam == "eval_loss":  # ("rating loss | text loss | total loss on valid": one record, the total)
             rec.eval = True
             rec.has_loss = True
-            if eval_kind is None or kind < eval_kind:  # ("rating loss | text loss | total loss on valid": one record, the total)
-                if eval_kind is not None:
-                    rec.values = [(t if t != "eval_loss" else "eval_loss_avg", r, v) for t, r, v in rec.values]
-                eval_kind = kind
-                rec.values.append(("eval_loss", kspec, value))
-            else:
-                rec.values.append(("eval_loss_avg", kspec, value))
+            eval_kind = _best_loss(rec, "eval_loss", kind, eval_kind, kspec, value)
             continue
         if fam == "loss_part":
             rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
@@ -598,6 +583,18 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             return rec
         return rec if rec.counters_only() else None
     return rec
+
+
+def _best_loss(rec: FieldRecord, tag: str, kind: int, best: int | None, kspec, value) -> int:
+    """One ``tag`` a line: the best spelling's (_loss_kind: total, else the first plain one); the
+    others are kept as ``tag``_avg, parts of it. The best kind so far, after this value."""
+    if best is not None and kind >= best:
+        rec.values.append((tag + "_avg", kspec, value))
+        return best
+    if best is not None:  # a better spelling of the loss: the one before is a part
+        rec.values = [(t if t != tag else tag + "_avg", r, v) for t, r, v in rec.values]
+    rec.values.append((tag, kspec, value))
+    return kind
 
 
 def _loss_kind(key: str) -> int:
