@@ -492,28 +492,26 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
         if good.any():
             gap = float(np.median(dw[good] / ds[good]))
     printed = float(np.median([values[i][j][2] for i, j in unitless]))  # as ms, in s
+    seconds = True
     if gap is not None and _near(printed * 1e3, gap) and not _near(printed, gap):
-        for i, j in unitless:
-            t, raw, v = values[i][j]
-            values[i][j] = (t, raw, v * 1e3)
         diags.append(dg.info("log-inferred", path=rel, variant="unit-s", gap=gap))
     elif gap is not None and _near(printed, gap):
+        seconds = False
         diags.append(dg.info("log-inferred", path=rel, variant="unit-ms-clock", gap=gap))
     elif gap is None and printed * 1e3 < 1.0:
-        for i, j in unitless:
-            t, raw, v = values[i][j]
-            values[i][j] = (t, raw, v * 1e3)
         diags.append(dg.info("log-inferred", path=rel, variant="unit-s-small", median=printed * 1e3))
     elif gap is None and _compile_step_in_seconds(values, unitless, printed):
         # MindSpore compiles the graph in the first step (seconds to minutes): a first step many times
         # the others that would, as ms, be a compile under a second is printed in seconds
         first = values[unitless[0][0]][unitless[0][1]][2] * 1e3  # (as printed)
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first, median=printed * 1e3))
+    else:
+        seconds = False
+        diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
+    if seconds:  # (read as ms: a thousand times more)
         for i, j in unitless:
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
-        diags.append(dg.info("log-inferred", path=rel, variant="unit-s-compile", first=first, median=printed * 1e3))
-    else:
-        diags.append(dg.info("log-inferred", path=rel, variant="unit-ms"))
     return values
 
 
