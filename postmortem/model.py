@@ -167,7 +167,46 @@ PROFILE_COMM = {
     "synchronization_s": pl.Float64,
     "bytes": pl.Float64,
     "bandwidth_gbps": pl.Float64,  # GB/s as the source writes it
+    "exposed_s": pl.Float64,  # the part of elapse_s no compute task covers, where the op's interval is known (DB exports)
     "source": pl.Utf8,  # layout: "communication.json", "hccl_raw", ...
+    "file": pl.Utf8,
+}
+
+# Communication groups as the framework named them: one row per group a rank's capture lists
+# (profiler_metadata.json / META_DATA ``parallel_group_info``, msprof-analyze's
+# CommunicationGroupMapping). ``group`` is the name the operator records carry: the HCCL comm name
+# in profiler DBs, its double hash (msprof-analyze ``double_hash``) in communication.json.
+COMM_GROUPS = {
+    "rank": pl.Int32,  # the rank whose capture lists the group (null: a cluster-wide table)
+    "group": pl.Utf8,  # HCCL comm name (the parallel_group_info key) or its hash
+    "hashed": pl.Utf8,  # double_hash(group) as text: the name communication.json and analysis.db use
+    "pg_name": pl.Utf8,  # the framework's own name: dp, tp, pp, cp, exp, dp_cp, mp, embd, default_group, hccl_world_group, ...
+    "global_ranks": pl.List(pl.Int32),  # the group's ranks, global numbering
+    "source": pl.Utf8,  # "profiler_metadata", "profiler_db_meta", "cluster_group_map"
+    "file": pl.Utf8,
+}
+
+# AI Core frequency samples (profiler DB ``AICORE_FREQ``): the device changes it under power or
+# thermal limits, and drops it to idle levels between tasks.
+PROFILE_FREQ = {
+    "rank": pl.Int32,
+    "time_s": pl.Float64,  # seconds from the capture's first record
+    "freq_mhz": pl.Float64,
+    "source": pl.Utf8,
+    "file": pl.Utf8,
+}
+
+# The longest idle gaps of a rank's device (no compute task and no communication op running),
+# with what the host was doing (profiler DB: TASK <- CANN_API <- PYTORCH_API by connectionId).
+PROFILE_FREE = {
+    "rank": pl.Int32,
+    "step": pl.Int64,
+    "start_s": pl.Float64,  # seconds from the capture's first record
+    "duration_s": pl.Float64,
+    "reason": pl.Utf8,  # host-idle | launch-gap | slow-launch | device-task | no-dispatch-record
+    "host_idle_s": pl.Float64,  # time between the framework's two dispatches around the gap
+    "launch_s": pl.Float64,  # the longest CANN launch (or the gap between launches) around it
+    "source": pl.Utf8,
     "file": pl.Utf8,
 }
 
@@ -220,6 +259,9 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "profile_data": PROFILE_DATA,
     "profile_summary": PROFILE_SUMMARY,
     "memory": MEMORY,
+    "comm_groups": COMM_GROUPS,
+    "profile_freq": PROFILE_FREQ,
+    "profile_free": PROFILE_FREE,
 }
 
 

@@ -34,6 +34,7 @@ import polars as pl
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
+from . import db_device
 from .comm_info import MB, op_figures
 from .common import MS, NS, Format
 from .dbopen import columns as _columns, with_database
@@ -219,10 +220,11 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             result.tables["profile_ops"] = _keep_names(per.select("rank", "step", "type", "name", "core", "calls", "total_s",
                                                                   "max_s"), artifact.rel)
             read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
-            if not has_overlap:  # the step split is computed from the tasks themselves
-                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
-                                     (base, base), 2)
-                compute = _union(start.astype(float), end.astype(float))
+            # the tasks' union: the step split where msprof wrote no OVERLAP_ANALYSIS, and always each
+            # communication op's exposed part and the idle gaps (db_device.py)
+            start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
+                                 (base, base), 2)
+            compute = _union(start.astype(float), end.astype(float))
     else:
         missing += gone
 
@@ -241,6 +243,8 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
                 "group": [strings.get(v, None if v is None else str(v)) for v in grp],
                 "kind": ["p2p" if re.match(r"(?i)hcom_(send|receive|batchsendrecv)", o) else "collective" for o in ops],
                 "elapse_s": ((end_a - start_a) * NS).tolist(),
+                "exposed_s": ((end_a - start_a - db_device.covered_each(*compute, start_a, end_a)) * NS).tolist()
+                if compute[0].size else None,
                 "source": "profiler_db", "file": artifact.rel}, PROFILE_COMM)
             comm = _union(start_a, end_a)
             recv = np.array([o.lower().startswith("hcom_receive") for o in ops])
@@ -248,6 +252,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             read.append(f"COMMUNICATION_OP ({len(rows)})")
     else:
         missing += gone
+
+    if db_device.read_groups(con, schema, rank, artifact, result):
+        read.append("META_DATA parallel_group_info")
+    if n := db_device.read_frequency(con, schema, rank, base, artifact, result):
+        read.append(f"AICORE_FREQ ({n})")
+    if compute[0].size or comm[0].size:
+        busy = _union(np.concatenate([compute[0], comm[0]]), np.concatenate([compute[1], comm[1]]))
+        if n := db_device.free_gaps(con, schema, busy, base, rank, lambda x: _step_of(x, steps), artifact, result):
+            read.append(f"idle gaps ({n})")
 
     overlap = None
     if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
