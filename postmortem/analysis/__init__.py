@@ -18,6 +18,7 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
+from .domains import comm_domains
 from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
@@ -168,6 +169,10 @@ def analyze(
 
     device = options.device or run.setting("device")
     prof, rank_profiles, stragglers = profile(run, str(device) if device else None)
+    if prof is not None:
+        t = run.tables
+        prof = dataclasses.replace(prof, domains=comm_domains(t["profile_comm"], t["comm_groups"], t["profile_steps"],
+                                                              run.settings, t["profile_freq"], t["profile_free"]))
     # per-phase communication shares only where the run's steps are the profile's own
     phase_profile = prof.steps if prof is not None and profile_notes else pl.DataFrame(schema=PROFILE_STEP_SERIES)
     # each step's wait for data / host: the gap between steps or a logged data time (the larger)

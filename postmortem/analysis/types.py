@@ -552,6 +552,7 @@ class Profile:
     memory: MemoryBreakdown | None
     tool: dict[str, float]  # a profiler's own whole-run figures (mean over ranks): flops_utilization, ...
     links: SlowLinks | None = None  # per-link bandwidth against its peers; None without transfer records
+    domains: Any = None  # analysis.domains.CommDomains: communication by parallel domain, device frequency, idle gaps
 
 
 class RankRole(StrEnum):

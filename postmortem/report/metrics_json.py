@@ -42,9 +42,10 @@ from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..text import Text
 from .catalog import english, jsonable
+from .domains_view import metrics_block as domains_block
 from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -167,6 +168,7 @@ def _profile(p: Profile | None) -> dict | None:
     out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
                           "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
     out["slow_links"] = _links(p.links)
+    out["domains"] = domains_block(p.domains)  # 1.5: communication by parallel domain (report/domains_view.py)
     d = p.data
     out["data_pipeline"] = None if d is None else {
         "rank": d.rank, "queue_empty_share": _num(d.queue_empty_share), "queue_samples": d.queue_samples,

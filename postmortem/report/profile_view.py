@@ -18,6 +18,7 @@ from .catalog import render
 from . import charts, format as fmt
 from .format import MISSING, Labels
 from .messages import action_text, dash, evidence_text, part_text, ranks_text, reason_text, verdict_text
+from .domains_view import domain_blocks
 from .viewmodel import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, _table, cell
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
@@ -240,7 +241,7 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
         blocks.append(_table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
                              lrows, caption=L["links_note"].format(source=c.link_source)))
-    return blocks + _slow_links(p.links, L)
+    return blocks + _slow_links(p.links, L) + domain_blocks(p, L)
 
 
 LINKS_SHOWN = 20  # the slowest against their peers; every slow one is shown

@@ -223,6 +223,11 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
             actions=tuple(L.text(Text(f"action.{x}")) for x in p.actions[:MAX_ACTIONS]),
             evidence=evidence,
         ))
+    from .domains_view import verdict_item  # communication by parallel domain: an item of its own
+
+    domain = verdict_item(a, L)
+    if domain is not None:
+        items.append(domain)
     note = (L.text(Text("verdict.note.baseline", baseline=d.baseline_id)) if d.baseline_id
             else L.text(Text("verdict.note.run")))
     empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
