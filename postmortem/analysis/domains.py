@@ -71,6 +71,8 @@ class DomainStep:
     slowest_wait_s: float | None
     slowest_transit_s: float | None
     others_wait_s: float | None  # the other ranks of that group, mean wait
+    wait_stage_s: float | None  # per rank: Σ over ops of (its time − the group's shortest), msprof-analyze's wait stage
+    transmit_stage_s: float | None  # per rank: Σ over ops of the group's shortest time (the transfer itself)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class DomainCost:
     slowest_wait_s: float | None
     slowest_transit_s: float | None
     others_wait_s: float | None
+    wait_stage_s: float | None  # mean per step and rank (cluster_time_summary's communicationWaitStageTime)
+    transmit_stage_s: float | None  # (its communicationTransmitStageTime)
 
 
 @dataclass(frozen=True)
@@ -305,24 +309,34 @@ def comm_domains(comm: pl.DataFrame, groups: pl.DataFrame, steps: pl.DataFrame, 
     dom = {g.group: g.domain for g in assigned}
     timed = timed.with_columns(pl.col("group").replace_strict(dom, default="unknown").alias("domain"))
     timed = _exposure(timed, comm, steps)
+    # cluster_time_summary's split: an op's transfer is the shortest time any rank of its group took
+    # for it, the rest of each rank's time is waiting (only ops seen on at least two ranks)
+    same = ["group", "op", "step"]
+    seen = pl.col("rank").n_unique().over(same, mapping_strategy="group_to_rows") >= 2
+    shortest = pl.col("time_s").min().over(same)
+    timed = timed.with_columns(pl.when(seen).then(pl.col("time_s") - shortest).alias("_wait_stage"),
+                               pl.when(seen).then(shortest).alias("_transmit_stage"))
     moved = with_transfer_time(timed).with_columns(
         pl.when((pl.col("bytes") > 0) & (pl.col("transit_s") > 0)).then(pl.col("bytes")).alias("_b"),
         pl.when((pl.col("bytes") > 0) & (pl.col("transit_s") > 0)).then(pl.col("transit_s")).alias("_t"))
     per_rank = moved.group_by("domain", "step", "group", "rank").agg(
         pl.col("time_s").sum(), pl.col("exposed_s").sum(), pl.col("exposed_s").is_null().any().alias("_gap"),
         pl.col("exposed_basis").drop_nulls().unique().alias("bases"),
-        *(pl.when(pl.col(c).is_not_null().any()).then(pl.col(c).sum()).alias(c) for c in ("wait_s", "transit_s")),
+        *(pl.when(pl.col(c).is_not_null().any()).then(pl.col(c).sum()).alias(c)
+          for c in ("wait_s", "transit_s", "_wait_stage", "_transmit_stage")),
         pl.col("_b").sum(), pl.col("_t").sum())
     per_rank = per_rank.with_columns(pl.len().over("domain", "step", "group").alias("ranks_in_group"),
                                      pl.when(pl.col("_gap")).then(None).otherwise(pl.col("exposed_s")).alias("exposed_s"))
     step_total = steps.group_by("rank", "step").agg(pl.col("total_s").sum())
     by_rank_step = (per_rank.group_by("domain", "step", "rank").agg(
         pl.col("time_s").sum(), pl.col("exposed_s").sum(), pl.col("exposed_s").is_null().any().alias("_gap"),
-        pl.col("bases").list.explode(keep_nulls=False, empty_as_null=False).unique(), pl.col("_b").sum(), pl.col("_t").sum())
+        pl.col("bases").list.explode(keep_nulls=False, empty_as_null=False).unique(), pl.col("_b").sum(), pl.col("_t").sum(),
+        *(pl.when(pl.col(c).is_not_null().any()).then(pl.col(c).sum()).alias(c) for c in ("_wait_stage", "_transmit_stage")))
         .join(step_total, on=["rank", "step"], how="left", nulls_equal=True))
     per_step = by_rank_step.group_by("domain", "step").agg(
         pl.len().alias("ranks"), pl.col("time_s").mean(), pl.col("exposed_s").mean(), pl.col("_gap").any(),
-        pl.col("bases").list.explode(keep_nulls=False, empty_as_null=False).unique(), pl.col("total_s").mean().alias("step_s"), pl.col("_b").sum(), pl.col("_t").sum())
+        pl.col("bases").list.explode(keep_nulls=False, empty_as_null=False).unique(), pl.col("total_s").mean().alias("step_s"),
+        pl.col("_b").sum(), pl.col("_t").sum(), pl.col("_wait_stage").mean(), pl.col("_transmit_stage").mean())
     slow = _slowest(per_rank)
     worst = slow.sort("group_time", descending=True).group_by("domain", "step", maintain_order=True).first()
     per_step = per_step.join(worst, on=["domain", "step"], how="left", nulls_equal=True).sort("domain", "step")
@@ -331,7 +345,8 @@ def comm_domains(comm: pl.DataFrame, groups: pl.DataFrame, steps: pl.DataFrame, 
         exposed_s=None if r["_gap"] else r["exposed_s"], step_s=r["step_s"],
         bytes=r["_b"] or None, bandwidth_gbps=r["_b"] / r["_t"] / 1e9 if r["_t"] else None,
         slowest_rank=r["slowest_rank"], slowest_wait_s=r["slowest_wait_s"], slowest_transit_s=r["slowest_transit_s"],
-        others_wait_s=r["others_wait_s"]) for r in per_step.iter_rows(named=True))
+        others_wait_s=r["others_wait_s"], wait_stage_s=r["_wait_stage"], transmit_stage_s=r["_transmit_stage"])
+        for r in per_step.iter_rows(named=True))
     types = (timed.group_by("domain", "type").agg(pl.col("time_s").sum()).sort("time_s", descending=True)
              .group_by("domain", maintain_order=True).agg(pl.col("type")))
     types = dict(types.iter_rows())
@@ -373,7 +388,8 @@ def _cost(domain: str, rows: list[DomainStep], frame: pl.DataFrame, groups: tupl
         exposed_basis=bases[0] if len(bases) == 1 else ("mixed" if bases else ""),
         bandwidth_gbps=b / t / 1e9 if t > 0 and b else None, slowest_rank=top, slowest_steps=counts.get(top, 0),
         judged_steps=len(judged), slowest_wait_s=mean([r.slowest_wait_s for r in mine]),
-        slowest_transit_s=mean([r.slowest_transit_s for r in mine]), others_wait_s=mean([r.others_wait_s for r in mine]))
+        slowest_transit_s=mean([r.slowest_transit_s for r in mine]), others_wait_s=mean([r.others_wait_s for r in mine]),
+        wait_stage_s=mean([r.wait_stage_s for r in rows]), transmit_stage_s=mean([r.transmit_stage_s for r in rows]))
 
 
 # --------------------------------------------------------------------------- device: frequency, idle

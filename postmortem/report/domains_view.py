@@ -108,8 +108,8 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
         for c in d.domains:
             slow = (tr("domains.slowest", rank=c.slowest_rank, n=c.slowest_steps, of=c.judged_steps)
                     if c.slowest_rank is not None else fmt.MISSING)
-            waits = " / ".join(fmt.duration(x) if x is not None else fmt.MISSING
-                               for x in (c.others_wait_s, c.slowest_wait_s, c.slowest_transit_s)) if c.slowest_rank is not None else fmt.MISSING
+            waits = (f"{fmt.duration(c.wait_stage_s)} / {fmt.duration(c.transmit_stage_s)}"
+                     if c.wait_stage_s is not None and c.transmit_stage_s is not None else fmt.MISSING)
             heavy = (_share(c) or 0) >= COMM_ATTENTION
             rows.append([Cell(_domain(c.domain, lang), tone="bad" if heavy and c is d.costliest else ""),
                          Cell(", ".join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.integer(c.groups)), Cell(fmt.duration(c.total_s)),
@@ -170,13 +170,15 @@ def metrics_block(d: Any) -> dict | None:
                      "bandwidth_gbps": _num(c.bandwidth_gbps), "slowest_rank": c.slowest_rank,
                      "slowest_steps": c.slowest_steps, "judged_steps": c.judged_steps,
                      "slowest_wait_s": _num(c.slowest_wait_s), "slowest_transit_s": _num(c.slowest_transit_s),
-                     "others_wait_s": _num(c.others_wait_s)} for c in d.domains],
+                     "others_wait_s": _num(c.others_wait_s), "wait_stage_s": _num(c.wait_stage_s),
+                     "transmit_stage_s": _num(c.transmit_stage_s)} for c in d.domains],
         "groups": [{"group": g.group, "name": g.name, "domain": g.domain, "basis": g.basis or None, "reason": g.reason or None,
                     "ranks": list(g.ranks)} for g in d.groups],
         "steps": [{"domain": s.domain, "step": s.step, "ranks": s.ranks, "total_s": _num(s.total_s), "exposed_s": _num(s.exposed_s),
                    "step_s": _num(s.step_s), "bytes": _num(s.bytes), "bandwidth_gbps": _num(s.bandwidth_gbps),
                    "slowest_rank": s.slowest_rank, "slowest_wait_s": _num(s.slowest_wait_s),
-                   "slowest_transit_s": _num(s.slowest_transit_s), "others_wait_s": _num(s.others_wait_s)} for s in d.steps],
+                   "slowest_transit_s": _num(s.slowest_transit_s), "others_wait_s": _num(s.others_wait_s),
+                   "wait_stage_s": _num(s.wait_stage_s), "transmit_stage_s": _num(s.transmit_stage_s)} for s in d.steps],
         "frequency": None if d.frequency is None else {
             "nominal_mhz": d.frequency.nominal_mhz, "dropped": list(d.frequency.dropped),
             "ranks": [{"rank": r.rank, "samples": r.samples, "min_mhz": r.min_mhz, "max_mhz": r.max_mhz, "state": r.state}

@@ -98,6 +98,9 @@ def test_exposed_and_idle_match_msprof_analyze_on_a_db_export():
     assert c.domain == "unknown" and {g.reason for g in d.groups} == {"no-layout"}  # no layout in a 2-of-8 capture
     assert c.exposed_s == pytest.approx((98071.947e-6 + 94556.05e-6) / 2, abs=2e-9) and c.exposed_basis == "intervals"
     assert c.slowest_rank is None  # communication_bottleneck: "No slow NPU detected" on all four operators
+    # cluster_time_summary: communicationWaitStageTime 3522.991 / 5.081 µs, TransmitStageTime 98585.109 µs on both ranks
+    assert c.wait_stage_s == pytest.approx((3522.991e-6 + 5.081e-6) / 2, abs=2e-9)
+    assert c.transmit_stage_s == pytest.approx(98585.109e-6, abs=2e-9)
     free = run.tables["profile_free"].sort("duration_s", descending=True)
     top = free.row(0, named=True)
     assert top["rank"] == 0 and top["duration_s"] == pytest.approx(2338.607e-6, abs=2e-9) and top["reason"] == "launch-gap"

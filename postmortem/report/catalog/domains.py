@@ -88,9 +88,12 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "domains.title": ("Communication by parallel domain", "按并行域的通信"),
     "domains.note": ("Each group placed by {basis}; means per rank and step over {steps:int|step|steps}. Exposed: the part no "
                      "compute hides. Slowest: the rank whose operators take least in its group — the one the others wait "
-                     "for (msprof-analyze communication_bottleneck's rule, spread at least 5 %). Layout: {layout}.",
+                     "for (msprof-analyze communication_bottleneck's rule, spread at least 5 %). Wait / transfer: per rank, an operator's transfer is the "
+                     "shortest time any rank of its group took for it, the rest is waiting (cluster_time_summary's split). "
+                     "Layout: {layout}.",
                      "各通信组依据{basis}归入并行域；为每卡每 step 的平均值，共 {steps:int} 个 step。未掩盖：没有计算与之重叠的部分。"
                      "最慢：组内通信算子耗时最短的卡——其他卡在等它（msprof-analyze communication_bottleneck 的规则，差异不少于 5%）。"
+                     "等待 / 传输：按卡统计，每个通信算子的传输时间取组内各卡耗时的最小值，其余为等待（cluster_time_summary 的拆分）。"
                      "并行切分：{layout}。"),
     "domains.layout.none": ("none found", "未找到"),
     "domains.col.domain": ("Domain", "并行域"),
@@ -101,7 +104,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "domains.col.exposed": ("Exposed", "未掩盖"),
     "domains.col.bandwidth": ("Bandwidth", "带宽"),
     "domains.col.slowest": ("Slowest rank", "最慢卡"),
-    "domains.col.wait": ("Others wait / own wait / transfer", "他卡等待 / 自身等待 / 传输"),
+    "domains.col.wait": ("Wait / transfer", "等待 / 传输"),
     "domains.slowest": ("{rank:int} ({n:int}/{of:int} steps)", "{rank:int}（{n:int}/{of:int} 个 step）"),
     "domains.ranks": ("{ranks:rankranges}", "{ranks:rankranges}"),
     "domains.groups.title": ("Groups and their domains", "通信组与所属并行域"),
