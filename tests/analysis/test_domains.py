@@ -150,3 +150,26 @@ def test_verdict_names_the_domain_with_the_articles_moves(st4, lang):
     else:
         assert first.startswith("PP（流水线并行）") and "34.1%" in first and "卡 3 最后进入" in first
         assert "micro_batch_num" in item.actions[0] and "流水线" in item.actions[0]
+
+
+def test_meta_data_group_names_place_a_db_export(tmp_path):
+    """A copy of the real DB export whose META_DATA gains the parallel_group_info row torch_npu
+    writes for a Megatron job (its one group named "dp"). msprof-analyze 26.2.0 on the same copy:
+    CommunicationGroupMapping pg_name dp; computational_op_masking parallelType dp:
+    totalCommunicationOperatorTime 102108100 / 98590190 ns, totalTimeWithoutCommunicationBlackout
+    98071947 / 94556050 ns (ranks 0 / 1)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(DB1, run_dir)
+    for r in (0, 1):
+        db = run_dir / f"rank{r}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / f"ascend_pytorch_profiler_{r}.db"
+        db.chmod(0o644)
+        info = {"90.91.105.46%enp189s0f0_60000_0_1736410538306028": {"group_name": "dp", "group_rank": r, "global_ranks": [0, 1]}}
+        with sqlite3.connect(db) as con:
+            con.execute("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?)", (json.dumps(info),))
+    run = load_run(run_dir)
+    d = _domains(run)
+    (g,) = d.groups
+    assert (g.domain, g.basis, g.name, g.group) == ("DP", "pg-name", "dp", "17148521525495523210")
+    assert d.costliest is not None and d.costliest.domain == "DP"
+    assert d.costliest.total_s == pytest.approx((102108100 + 98590190) / 2 * 1e-9, abs=2e-9)
+    assert d.costliest.exposed_s == pytest.approx((98071947 + 94556050) / 2 * 1e-9, abs=2e-9)
