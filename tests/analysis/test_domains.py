@@ -26,6 +26,19 @@ ST4 = CORPUS / "msinsight-st-level2-4rank"  # Megatron pp 2 × dp 2, parallel_gr
 DB1 = CORPUS / "msinsight-pt-db-level1"  # torch_npu DB export, 2 ranks, no layout
 
 
+def _edit(db: Path, *statements: tuple) -> None:
+    """Change a copy of a real DB and close it: these exports are in WAL mode, and closing the last
+    connection checkpoints the change into the file, which the reader opens immutable."""
+    db.chmod(0o644)
+    con = sqlite3.connect(db)
+    try:
+        for sql, *args in statements:
+            con.execute(sql, *args)
+        con.commit()
+    finally:
+        con.close()
+
+
 def _domains(run):
     t = run.tables
     return comm_domains(t["profile_comm"], t["comm_groups"], t["profile_steps"], run.settings, t["profile_freq"],
@@ -119,9 +132,7 @@ def test_a_frequency_drop_is_flagged_with_its_rank(tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(DB1, run_dir)
     db = run_dir / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_1.db"
-    db.chmod(0o644)
-    with sqlite3.connect(db) as con:
-        con.execute("UPDATE AICORE_FREQ SET freq = 1300 WHERE rowid = (SELECT MAX(rowid) FROM AICORE_FREQ)")
+    _edit(db, ("UPDATE AICORE_FREQ SET freq = 1300 WHERE rowid = (SELECT MAX(rowid) FROM AICORE_FREQ)",))
     a = analyze(load_run(run_dir))
     f = a.profile.domains.frequency
     assert f.nominal_mhz == 1800 and f.dropped == (1,) and f.ranks[1].min_mhz == 1300
@@ -162,10 +173,8 @@ def test_meta_data_group_names_place_a_db_export(tmp_path):
     shutil.copytree(DB1, run_dir)
     for r in (0, 1):
         db = run_dir / f"rank{r}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / f"ascend_pytorch_profiler_{r}.db"
-        db.chmod(0o644)
         info = {"90.91.105.46%enp189s0f0_60000_0_1736410538306028": {"group_name": "dp", "group_rank": r, "global_ranks": [0, 1]}}
-        with sqlite3.connect(db) as con:
-            con.execute("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?)", (json.dumps(info),))
+        _edit(db, ("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?)", (json.dumps(info),)))
     run = load_run(run_dir)
     d = _domains(run)
     (g,) = d.groups
@@ -173,3 +182,18 @@ def test_meta_data_group_names_place_a_db_export(tmp_path):
     assert d.costliest is not None and d.costliest.domain == "DP"
     assert d.costliest.total_s == pytest.approx((102108100 + 98590190) / 2 * 1e-9, abs=2e-9)
     assert d.costliest.exposed_s == pytest.approx((98071947 + 94556050) / 2 * 1e-9, abs=2e-9)
+
+
+def test_damaged_group_and_frequency_records_are_skipped_not_fatal(tmp_path):
+    """A real DB export whose parallel_group_info is not JSON and whose frequency samples are text:
+    the rest is read, the groups stay unplaced (no-layout), no sample is invented."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(DB1, run_dir)
+    db = run_dir / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db"
+    _edit(db, ("INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', '{\"broken')",),
+          ("UPDATE AICORE_FREQ SET freq = 'fast'",))
+    run = load_run(run_dir)
+    assert run.tables["comm_groups"].is_empty()
+    assert set(run.tables["profile_freq"]["rank"].to_list()) == {1}  # rank 0's samples were text
+    d = _domains(run)
+    assert {g.reason for g in d.groups} == {"no-layout"} and d.frequency.dropped == ()

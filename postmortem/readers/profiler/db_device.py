@@ -45,8 +45,8 @@ def read_frequency(con: sqlite3.Connection, schema: dict[str, set[str]], rank: i
                    artifact: Artifact, result: ReadResult) -> int:
     if not {"timestampNs", "freq"} <= schema.get("AICORE_FREQ", set()):
         return 0
-    rows = con.execute("SELECT timestampNs - ?, freq FROM AICORE_FREQ WHERE freq IS NOT NULL ORDER BY timestampNs",
-                       (base,)).fetchall()
+    rows = con.execute("SELECT timestampNs - ?, freq FROM AICORE_FREQ WHERE typeof(freq) IN ('integer', 'real') "
+                       "AND typeof(timestampNs) IN ('integer', 'real') ORDER BY timestampNs", (base,)).fetchall()
     if rows:
         t, f = zip(*rows)
         result.tables["profile_freq"] = frame({"rank": rank, "time_s": [float(x) * NS for x in t],
@@ -102,11 +102,14 @@ def _tasks(con: sqlite3.Connection, schema: dict[str, set[str]], base: int) -> t
     """Every device task's (start, end, connectionId), sorted by start."""
     if not {"startNs", "endNs", "connectionId"} <= schema.get("TASK", set()):
         return (np.empty(0),) * 3
-    rows = con.execute("SELECT startNs - ?, endNs - ?, IFNULL(connectionId, -1) FROM TASK "
-                       "WHERE startNs IS NOT NULL AND endNs IS NOT NULL ORDER BY startNs", (base, base)).fetchall()
-    if not rows:
+    cur = con.execute("SELECT startNs - ?, endNs - ?, IFNULL(connectionId, -1) FROM TASK "
+                      "WHERE startNs IS NOT NULL AND endNs IS NOT NULL ORDER BY startNs", (base, base))
+    parts = []
+    while rows := cur.fetchmany(1 << 18):  # millions of tasks: chunks of arrays, never one list of tuples
+        parts.append(np.array(rows, dtype=np.float64).reshape(-1, 3))
+    if not parts:
         return (np.empty(0),) * 3
-    a = np.array(rows, dtype=np.float64)
+    a = np.concatenate(parts)
     return a[:, 0], a[:, 1], a[:, 2].astype(np.int64)
 
 
