@@ -56,7 +56,8 @@ def domain_line(c: DomainCost, lang: str) -> str:
     if c.slowest_rank is not None and c.judged_steps:
         slowest = Text("verdict.domain.slowest", rank=c.slowest_rank, n=c.slowest_steps, of=c.judged_steps,
                        wait=c.others_wait_s, own=c.slowest_wait_s, transit=c.slowest_transit_s)
-    return render(Text("verdict.domain", domain=_domain(c.domain, lang), types=", ".join(c.types) or "—", share=c.share,
+    sep = fmt.labels(lang)["list_sep"]
+    return render(Text("verdict.domain", domain=_domain(c.domain, lang), types=sep.join(c.types) or "—", share=c.share,
                        total=c.total_s, exposed=exposed, slowest=slowest), lang)
 
 
@@ -112,18 +113,20 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
                      if c.wait_stage_s is not None and c.transmit_stage_s is not None else fmt.MISSING)
             heavy = (_share(c) or 0) >= COMM_ATTENTION
             rows.append([Cell(_domain(c.domain, lang), tone="bad" if heavy and c is d.costliest else ""),
-                         Cell(", ".join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.integer(c.groups)), Cell(fmt.duration(c.total_s)),
+                         Cell(L["list_sep"].join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.integer(c.groups)), Cell(fmt.duration(c.total_s)),
                          cell(c.share, fmt.percent), cell(c.exposed_share, fmt.percent, title=tr(f"domain.exposed.{c.exposed_basis}")
                                                           if c.exposed_basis else ""),
                          cell(c.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(slow), Cell(waits)])
         bases = sorted({g.basis for g in d.groups if g.basis})
-        basis = L["list_sep"].join(tr(f"domain.basis.{b}", name="pg_name") for b in bases) or tr("domain.reason.no-layout")
+        placed = (tr("domains.placed", basis=L["list_sep"].join(tr(f"domain.basis.{b}", name="pg_name") for b in bases)) if bases
+                  else tr("domains.unplaced", reasons=L["list_sep"].join(
+                      tr(f"domain.reason.{r}") for r in sorted({g.reason for g in d.groups if g.reason}))))
         layout = (" × ".join(f"{k} {v}" for k, v in d.layout.items() if k != "world") + f" = {d.layout.get('world', '?')}"
                   + (f" ({d.layout_source})" if d.layout_source else "")) if d.layout else tr("domains.layout.none")
         cols = [tr(f"domains.col.{k}") for k in ("domain", "types", "groups", "time", "share", "exposed", "bandwidth", "slowest", "wait")]
         steps = max((c.steps for c in d.domains), default=0)
         blocks.append(_table("comm-domains", cols, "wlrrrrrrr", rows,
-                             caption=f"{tr('domains.title')} · {tr('domains.note', basis=basis, steps=steps, layout=layout)}"))
+                             caption=f"{tr('domains.title')} · {tr('domains.note', placed=placed, steps=steps, layout=layout)}"))
         grows = [[Cell(g.group if len(g.group) <= 24 else g.group[:23] + "…", title=g.group), Cell(g.name or fmt.MISSING),
                   Cell(_domain(g.domain, lang), tone="muted" if g.domain == "unknown" else ""),
                   Cell(tr("domains.ranks", ranks=list(g.ranks)) if g.ranks else fmt.MISSING),

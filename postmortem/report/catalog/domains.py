@@ -86,12 +86,14 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                         "减少通信频率、增大两次通信间的计算量（更大的 micro batch、梯度累积），让计算掩盖通信"),
     # the report's section
     "domains.title": ("Communication by parallel domain", "按并行域的通信"),
-    "domains.note": ("Each group placed by {basis}; means per rank and step over {steps:int|step|steps}. Exposed: the part no "
+    "domains.placed": ("Each group placed by {basis}", "各通信组依据{basis}归入并行域"),
+    "domains.unplaced": ("No group's domain is known: {reasons}", "无法判断任何通信组的并行域：{reasons}"),
+    "domains.note": ("{placed}; means per rank and step over {steps:int|step|steps}. Exposed: the part no "
                      "compute hides. Slowest: the rank whose operators take least in its group — the one the others wait "
                      "for (msprof-analyze communication_bottleneck's rule, spread at least 5 %). Wait / transfer: per rank, an operator's transfer is the "
                      "shortest time any rank of its group took for it, the rest is waiting (cluster_time_summary's split). "
                      "Layout: {layout}.",
-                     "各通信组依据{basis}归入并行域；为每卡每 step 的平均值，共 {steps:int} 个 step。未掩盖：没有计算与之重叠的部分。"
+                     "{placed}；为每卡每 step 的平均值，共 {steps:int} 个 step。未掩盖：没有计算与之重叠的部分。"
                      "最慢：组内通信算子耗时最短的卡——其他卡在等它（msprof-analyze communication_bottleneck 的规则，差异不少于 5%）。"
                      "等待 / 传输：按卡统计，每个通信算子的传输时间取组内各卡耗时的最小值，其余为等待（cluster_time_summary 的拆分）。"
                      "并行切分：{layout}。"),
