@@ -189,8 +189,12 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
     else:
         missing.append("STRING_IDS")
 
-    has_overlap = (not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type"))
-                   and con.execute("SELECT 1 FROM OVERLAP_ANALYSIS LIMIT 1").fetchone() is not None)
+    overlap = None
+    if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
+        t, st, en = _arrays(con, "SELECT IFNULL(type, -1), startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base), 3)
+        if t.size:
+            st, en = st.astype(float), en.astype(float)
+            overlap = {k: (st[t == v], en[t == v]) for k, v in _OVERLAP_TYPES.items()}
     compute = (np.empty(0), np.empty(0))
     gone = _missing(schema, "TASK", ("globalTaskId", "startNs", "endNs")) + _missing(
         schema, "COMPUTE_TASK_INFO", ("globalTaskId", "name", "opType", "taskType"))
@@ -220,11 +224,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             result.tables["profile_ops"] = _keep_names(per.select("rank", "step", "type", "name", "core", "calls", "total_s",
                                                                   "max_s"), artifact.rel)
             read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
-            # the tasks' union: the step split where msprof wrote no OVERLAP_ANALYSIS, and always each
-            # communication op's exposed part and the idle gaps (db_device.py)
-            start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
-                                 (base, base), 2)
-            compute = _union(start.astype(float), end.astype(float))
+            # the compute tasks' union: for the step split where msprof wrote no OVERLAP_ANALYSIS, and
+            # for each communication op's exposed part and the idle gaps (db_device.py); where msprof
+            # wrote it, its compute intervals are that union already
+            if overlap is None:
+                start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
+                                     (base, base), 2)
+                compute = _union(start.astype(float), end.astype(float))
+            else:
+                compute = _union(*overlap["compute"])
     else:
         missing += gone
 
@@ -262,12 +270,6 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
         if n := db_device.free_gaps(con, schema, busy, base, rank, lambda x: _step_of(x, steps), artifact, result):
             read.append(f"idle gaps ({n})")
 
-    overlap = None
-    if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
-        t, st, en = _arrays(con, "SELECT IFNULL(type, -1), startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base), 3)
-        if t.size:
-            st, en = st.astype(float), en.astype(float)
-            overlap = {k: (st[t == v], en[t == v]) for k, v in _OVERLAP_TYPES.items()}
     receives = receive_spans
     if not steps.is_empty() or overlap is not None:
         spans = (steps.sort("start").iter_rows() if not steps.is_empty()

@@ -82,11 +82,10 @@ def free_gaps(con: sqlite3.Connection, schema: dict[str, set[str]], busy: tuple[
     order = order[(gap_hi - gap_lo)[order] > 0]
     if order.size == 0:
         return 0
-    tasks = _tasks(con, schema, base)
     out: dict[str, list] = {k: [] for k in ("start_s", "duration_s", "reason", "host_idle_s", "launch_s")}
     for i in order:
         lo, hi = float(gap_lo[i]), float(gap_hi[i])
-        reason, host, launch = _reason(con, schema, tasks, lo, hi, base)
+        reason, host, launch = _reason(con, schema, int(lo) + base, int(hi) + base)
         out["start_s"].append(lo * NS)
         out["duration_s"].append((hi - lo) * NS)
         out["reason"].append(reason)
@@ -98,46 +97,45 @@ def free_gaps(con: sqlite3.Connection, schema: dict[str, set[str]], busy: tuple[
     return int(order.size)
 
 
-def _tasks(con: sqlite3.Connection, schema: dict[str, set[str]], base: int) -> tuple[np.ndarray, ...]:
-    """Every device task's (start, end, connectionId), sorted by start."""
-    if not {"startNs", "endNs", "connectionId"} <= schema.get("TASK", set()):
-        return (np.empty(0),) * 3
-    cur = con.execute("SELECT startNs - ?, endNs - ?, IFNULL(connectionId, -1) FROM TASK "
-                      "WHERE startNs IS NOT NULL AND endNs IS NOT NULL ORDER BY startNs", (base, base))
-    parts = []
-    while rows := cur.fetchmany(1 << 18):  # millions of tasks: chunks of arrays, never one list of tuples
-        parts.append(np.array(rows, dtype=np.float64).reshape(-1, 3))
-    if not parts:
-        return (np.empty(0),) * 3
-    a = np.concatenate(parts)
-    return a[:, 0], a[:, 1], a[:, 2].astype(np.int64)
+NEIGHBOURS = 64  # tasks started before a gap searched for the one that ended last before it
 
 
-def _dispatch(con: sqlite3.Connection, schema: dict[str, set[str]], conn: int, base: int) -> tuple | None:
+def _neighbours(con: sqlite3.Connection, lo: int, hi: int) -> tuple[bool, int | None, int | None]:
+    """(a task ran inside the gap, connectionId of the task that ended last before it, of the first
+    after it). Each a query on TASK's own index (startNs): a gap needs a few rows, never the table."""
+    inside = con.execute("SELECT 1 FROM TASK WHERE startNs > ? AND startNs < ? AND endNs < ? LIMIT 1",
+                         (lo, hi, hi)).fetchone() is not None
+    before = con.execute("SELECT IFNULL(connectionId, -1), endNs FROM TASK WHERE startNs <= ? AND endNs <= ? "
+                         "ORDER BY startNs DESC LIMIT ?", (lo, lo, NEIGHBOURS)).fetchall()
+    after = con.execute("SELECT IFNULL(connectionId, -1) FROM TASK WHERE startNs >= ? AND endNs IS NOT NULL "
+                        "ORDER BY startNs LIMIT 1", (hi,)).fetchone()
+    prev = max(before, key=lambda r: r[1])[0] if before else None
+    return inside, prev, after[0] if after else None
+
+
+def _dispatch(con: sqlite3.Connection, schema: dict[str, set[str]], conn: int) -> tuple | None:
     """(cann start, cann end, framework end) of the launch that made a task, None where unrecorded."""
     if conn < 0 or not {"startNs", "endNs", "connectionId"} <= schema.get("CANN_API", set()):
         return None
-    cann = con.execute("SELECT startNs - ?, endNs - ? FROM CANN_API WHERE connectionId = ?", (base, base, conn)).fetchone()
+    cann = con.execute("SELECT startNs, endNs FROM CANN_API WHERE connectionId = ?", (conn,)).fetchone()
     if not cann or {"id", "connectionId"} - schema.get("CONNECTION_IDS", set()) or \
             {"endNs", "connectionId"} - schema.get("PYTORCH_API", set()):
         return None
-    fw = con.execute("SELECT CAST(p.endNs AS INTEGER) - ? FROM CONNECTION_IDS c JOIN PYTORCH_API p ON p.connectionId = c.id "
-                     "WHERE c.connectionId = ? LIMIT 1", (base, conn)).fetchone()
-    return (float(cann[0]), float(cann[1]), float(fw[0])) if fw and fw[0] is not None else None
+    fw = con.execute("SELECT CAST(p.endNs AS INTEGER) FROM CONNECTION_IDS c JOIN PYTORCH_API p ON p.connectionId = c.id "
+                     "WHERE c.connectionId = ? LIMIT 1", (conn,)).fetchone()
+    ok = fw and all(isinstance(v, int) for v in (*cann, fw[0]))
+    return (cann[0], cann[1], fw[0]) if ok else None  # ns since the epoch: kept integers, exact differences
 
 
-def _reason(con, schema, tasks, lo: float, hi: float, base: int) -> tuple[str, float | None, float | None]:
-    start, end, conn = tasks
-    if start.size == 0:
+def _reason(con: sqlite3.Connection, schema: dict[str, set[str]], lo: int, hi: int) -> tuple[str, int | None, int | None]:
+    if not {"startNs", "endNs", "connectionId"} <= schema.get("TASK", set()):
         return "no-dispatch-record", None, None
-    if ((start > lo) & (end < hi)).any():
+    inside, before, after = _neighbours(con, lo, hi)
+    if inside:
         return "device-task", None, None
-    before = np.flatnonzero(end <= lo)
-    after = np.flatnonzero(start >= hi)
-    if before.size == 0 or after.size == 0:
+    if before is None or after is None:
         return "no-dispatch-record", None, None
-    prev = _dispatch(con, schema, int(conn[before[np.argmax(end[before])]]), base)
-    nxt = _dispatch(con, schema, int(conn[after[0]]), base)
+    prev, nxt = _dispatch(con, schema, before), _dispatch(con, schema, after)
     if prev is None or nxt is None:
         return "no-dispatch-record", None, None
     host = nxt[2] - prev[2]
