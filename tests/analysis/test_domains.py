@@ -197,3 +197,11 @@ def test_damaged_group_and_frequency_records_are_skipped_not_fatal(tmp_path):
     assert set(run.tables["profile_freq"]["rank"].to_list()) == {1}  # rank 0's samples were text
     d = _domains(run)
     assert {g.reason for g in d.groups} == {"no-layout"} and d.frequency.dropped == ()
+
+
+def test_msprof_analyze_group_map_is_read():
+    """msprof-analyze 26.2.0's own cluster_analysis.db (made from msinsight-pt-db-level1):
+    CommunicationGroupMapping collective (0,1) 17148521525495523210, no pg_name."""
+    g = load_run(CORPUS / "ma262-db-level1-cluster").tables["comm_groups"]
+    assert g.select("group", "pg_name", "global_ranks", "source").rows() == [
+        ("17148521525495523210", None, [0, 1], "cluster_group_map")]
