@@ -29,6 +29,7 @@ import polars as pl
 
 from ..readers.profiler.groups import double_hash
 from .operators import comm_timed, with_transfer_time
+from .profile import chosen_steps, step_series
 
 DOMAINS = ("TP", "PP", "DP", "CP", "EP", "world")
 SLOW_SPREAD = 0.05  # communication_bottleneck DEFAULT_SLOW_NPU_HAPPEN_THRESHOLD
@@ -233,13 +234,14 @@ def assign_groups(comm: pl.DataFrame, groups: pl.DataFrame, settings: dict[str, 
     seen = rows.group_by("group").agg(pl.col("rank").drop_nulls().unique().sort().alias("ranks"),
                                       pl.col("kind").drop_nulls().unique().alias("kinds"),
                                       pl.col("op").str.to_lowercase().str.contains("alltoall").any().alias("a2a"))
+    # the records' own ranks are a group's where every rank of the world was profiled
+    profiled_all = "world" in deg and comm["rank"].drop_nulls().n_unique() >= deg["world"]
     out = []
     for group, seen_ranks, kinds, a2a in seen.sort("group").iter_rows():
         kinds = set(kinds) | ({"alltoall"} if a2a else set())
         name, ranks = info.get(group, (None, ()))
         if not ranks:
-            ranks = tuple(int(r) for r in seen_ranks)
-            complete = "world" in deg and len(set(comm["rank"].drop_nulls().to_list())) >= deg["world"]
+            ranks, complete = tuple(int(r) for r in seen_ranks), profiled_all
         else:
             complete = True
         if name and name.lower() in PG_NAMES:
@@ -301,6 +303,7 @@ def comm_domains(comm: pl.DataFrame, groups: pl.DataFrame, steps: pl.DataFrame, 
                  freq: pl.DataFrame, free: pl.DataFrame) -> CommDomains | None:
     """``steps``: PROFILE_STEPS; ``comm``: PROFILE_COMM; ``groups``: COMM_GROUPS."""
     frequency, idle = frequency_drops(freq), idle_gaps(free)
+    steps = chosen_steps(steps)  # one layout per rank, as the profile's own figures use
     comm = group_keys(comm)
     timed = comm_timed(comm)
     if timed.is_empty():
@@ -327,7 +330,7 @@ def comm_domains(comm: pl.DataFrame, groups: pl.DataFrame, steps: pl.DataFrame, 
         pl.col("_b").sum(), pl.col("_t").sum())
     per_rank = per_rank.with_columns(pl.len().over("domain", "step", "group").alias("ranks_in_group"),
                                      pl.when(pl.col("_gap")).then(None).otherwise(pl.col("exposed_s")).alias("exposed_s"))
-    step_total = steps.group_by("rank", "step").agg(pl.col("total_s").sum())
+    step_total = step_series(steps).group_by("rank", "step").agg(pl.col("total_s").sum())  # the layout's total, else its parts
     by_rank_step = (per_rank.group_by("domain", "step", "rank").agg(
         pl.col("time_s").sum(), pl.col("exposed_s").sum(), pl.col("exposed_s").is_null().any().alias("_gap"),
         pl.col("bases").list.explode(keep_nulls=False, empty_as_null=False).unique(), pl.col("_b").sum(), pl.col("_t").sum(),
