@@ -40,6 +40,19 @@ def _short(op_type: str) -> str:
     return op_type.removeprefix("hcom_")
 
 
+def _layout_text(layout: dict[str, int], source: str | None) -> str:
+    """"TP 8 × CP 1 × DP 4 × PP 2 = 64, EP 4 (source)"; a partial layout listed ("PP 2, world 4")."""
+    if not layout:
+        return ""
+    if {"TP", "DP", "world"} <= layout.keys():
+        text = " × ".join(f"{k} {layout[k]}" for k in ("TP", "CP", "DP", "PP") if k in layout) + f" = {layout['world']}"
+        if layout.get("EP", 1) > 1:  # expert parallel subdivides the data-parallel ranks: beside the product
+            text += f", EP {layout['EP']}"
+    else:
+        text = ", ".join(f"{k} {v}" for k, v in layout.items())
+    return text + (f" ({source})" if source else "")
+
+
 def _share(c: DomainCost) -> float | None:
     return c.exposed_share if c.exposed_share is not None else c.share
 
@@ -121,8 +134,7 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
         placed = (tr("domains.placed", basis=L["list_sep"].join(tr(f"domain.basis.{b}", name="pg_name") for b in bases)) if bases
                   else tr("domains.unplaced", reasons=L["list_sep"].join(
                       tr(f"domain.reason.{r}") for r in sorted({g.reason for g in d.groups if g.reason}))))
-        layout = (" × ".join(f"{k} {v}" for k, v in d.layout.items() if k != "world") + f" = {d.layout.get('world', '?')}"
-                  + (f" ({d.layout_source})" if d.layout_source else "")) if d.layout else tr("domains.layout.none")
+        layout = _layout_text(d.layout, d.layout_source) or tr("domains.layout.none")
         cols = [tr(f"domains.col.{k}") for k in ("domain", "types", "groups", "time", "share", "exposed", "bandwidth", "slowest", "wait")]
         steps = max((c.steps for c in d.domains), default=0)
         blocks.append(_table("comm-domains", cols, "wlrrrrrrr", rows,
