@@ -205,3 +205,22 @@ def test_msprof_analyze_group_map_is_read():
     g = load_run(CORPUS / "ma262-db-level1-cluster").tables["comm_groups"]
     assert g.select("group", "pg_name", "global_ranks", "source").rows() == [
         ("17148521525495523210", None, [0, 1], "cluster_group_map")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_report_section_in_both_languages(st4, lang):
+    """The profiler section's domain table as the HTML writes it, and the verdict item in the verdict block."""
+    from datetime import UTC, datetime
+
+    from postmortem.report.html import render_html
+    from postmortem.report.viewmodel import build_view
+
+    a = analyze(st4)
+    view = build_view(a, lang=lang, generated_at=datetime(2026, 1, 1, tzinfo=UTC), version="test", inventory=st4.inventory)
+    html = render_html(view)
+    table = html[html.index('id="tbl-comm-domains"'):]
+    table = table[:table.index("</table>")]
+    first_row = table[table.index("<tbody"):][:600]
+    assert ("PP (pipeline parallel)" if lang == "en" else "PP（流水线并行）") in first_row and "34.1%" in first_row
+    assert ("Communication by parallel domain" if lang == "en" else "按并行域的通信") in html
+    assert html.count('id="tbl-comm-domain-groups"') == 1
