@@ -106,6 +106,7 @@ class FrequencyRank:
     min_mhz: float
     max_mhz: float
     state: str  # steady | idle-drops (only to the idle level) | drop
+    first_drop_s: float | None = None  # when it first ran at a dropped level (s from the capture's first record)
 
 
 @dataclass(frozen=True)
@@ -412,7 +413,9 @@ def frequency_drops(freq: pl.DataFrame) -> Frequency | None:
             pl.col("freq_mhz").unique().alias("levels")).sort("rank").iter_rows()):
         levels = set(levels)
         state = "steady" if levels == {nominal} else ("idle-drops" if levels <= {nominal, IDLE_MHZ} else "drop")
-        ranks.append(FrequencyRank(rank=rank, samples=n, min_mhz=lo, max_mhz=hi, state=state))
+        dropped = f.filter((pl.col("rank") == rank) & ~pl.col("freq_mhz").is_in([nominal, IDLE_MHZ]))
+        first = float(dropped["time_s"].min()) if state == "drop" and dropped["time_s"].drop_nulls().len() else None
+        ranks.append(FrequencyRank(rank=rank, samples=n, min_mhz=lo, max_mhz=hi, state=state, first_drop_s=first))
     return Frequency(nominal_mhz=nominal, ranks=tuple(ranks), dropped=tuple(r.rank for r in ranks if r.state == "drop"))
 
 

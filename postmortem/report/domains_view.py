@@ -149,10 +149,10 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
     f = d.frequency
     if f is not None:
         frows = [[Cell(fmt.integer(r.rank)), Cell(fmt.integer(r.samples)), Cell(f"{fmt.number(r.min_mhz)} MHz"),
-                  Cell(f"{fmt.number(r.max_mhz)} MHz"), Cell(tr(f"domains.freq.{r.state}"), tone="bad" if r.state == "drop" else "")]
-                 for r in f.ranks]
-        fcols = [tr(f"domains.col.{k}") for k in ("rank", "samples", "min", "max", "state")]
-        blocks.append(_table("device-frequency", fcols, "rrrrw", frows, collapsed=not f.dropped,
+                  Cell(f"{fmt.number(r.max_mhz)} MHz"), Cell(tr(f"domains.freq.{r.state}"), tone="bad" if r.state == "drop" else ""),
+                  cell(r.first_drop_s, fmt.duration)] for r in f.ranks]
+        fcols = [tr(f"domains.col.{k}") for k in ("rank", "samples", "min", "max", "state", "first_drop")]
+        blocks.append(_table("device-frequency", fcols, "rrrrwr", frows, collapsed=not f.dropped,
                              caption=f"{tr('domains.freq.title')} · {tr('domains.freq.note', idle=IDLE_MHZ, nominal=f.nominal_mhz)}"))
     i = d.idle
     if i is not None:
@@ -196,7 +196,8 @@ def metrics_block(d: Any) -> dict | None:
                    "wait_stage_s": _num(s.wait_stage_s), "transmit_stage_s": _num(s.transmit_stage_s)} for s in d.steps],
         "frequency": None if d.frequency is None else {
             "nominal_mhz": d.frequency.nominal_mhz, "dropped": list(d.frequency.dropped),
-            "ranks": [{"rank": r.rank, "samples": r.samples, "min_mhz": r.min_mhz, "max_mhz": r.max_mhz, "state": r.state}
+            "ranks": [{"rank": r.rank, "samples": r.samples, "min_mhz": r.min_mhz, "max_mhz": r.max_mhz, "state": r.state,
+                       "first_drop_s": _num(r.first_drop_s)}
                       for r in d.frequency.ranks]},
         "idle": None if d.idle is None else {
             "ranks": d.idle.ranks, "longest_rank": d.idle.longest_rank, "longest_step": d.idle.longest_step,

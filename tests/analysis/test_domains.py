@@ -136,6 +136,9 @@ def test_a_frequency_drop_is_flagged_with_its_rank(tmp_path):
     a = analyze(load_run(run_dir))
     f = a.profile.domains.frequency
     assert f.nominal_mhz == 1800 and f.dropped == (1,) and f.ranks[1].min_mhz == 1300
+    # the edited sample is rank 1's last: 0.293576 s after the capture's first record (its timestampNs
+    # 1736410576683455000 against the DB's first start 1736410576389878870)
+    assert f.ranks[1].first_drop_s == pytest.approx(0.29357613, abs=1e-8) and f.ranks[0].first_drop_s is None
     item = verdict_item(a, labels("en"))
     assert item is not None and any("1,300 MHz" in x or "1300 MHz" in x for x in item.lines) and item.tone == "warning"
 

@@ -116,9 +116,9 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "domains.col.how": ("Placed by / why not", "依据 / 无法判断的原因"),
     "domains.freq.title": ("AI Core frequency", "AI Core 频率"),
     "domains.freq.note": ("Per rank, from the DB export's AICORE_FREQ samples. Steady: one level; idle: down to {idle:num} MHz "
-                          "between tasks only (msprof-analyze freq_analysis' rule); drop: any other level below {nominal:num} MHz.",
+                          "between tasks only (msprof-analyze freq_analysis' rule); drop: any other level below {nominal:num} MHz; its first sample's time from the capture's start.",
                           "按卡统计 DB 导出的 AICORE_FREQ 采样。稳定：只有一个频率；空闲：只在任务间降到 {idle:num} MHz"
-                          "（msprof-analyze freq_analysis 的规则）；降频：低于 {nominal:num} MHz 的其他频率。"),
+                          "（msprof-analyze freq_analysis 的规则）；降频：低于 {nominal:num} MHz 的其他频率；首次降频时刻从采集开始计。"),
     "domains.freq.steady": ("steady", "稳定"),
     "domains.freq.idle-drops": ("idle", "空闲降频"),
     "domains.freq.drop": ("drop", "降频"),
@@ -127,6 +127,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "domains.col.min": ("Lowest", "最低"),
     "domains.col.max": ("Highest", "最高"),
     "domains.col.state": ("State", "状态"),
+    "domains.col.first_drop": ("First dropped at", "首次降频时刻"),
     "domains.idle.title": ("Idle gaps and their reasons", "空闲时段及原因"),
     "domains.idle.note": ("The {ranks:int|rank's|ranks'} longest gaps between device work (compute tasks and communication "
                           "operators, merged), at most 10 per rank, each traced back to the host (msprof-analyze free_analysis' "
