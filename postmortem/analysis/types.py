@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from ..config import AnalysisOptions  # noqa: F401  (defined with the build's settings: config.py imports no polars)
 from ..diagnostics import Diagnostic
 from ..text import Text
+
+if TYPE_CHECKING:  # analysis/domains.py defines its own types (it imports this module's neighbours)
+    from .domains import CommDomains
 
 # --------------------------------------------------------------------------- building blocks
 
@@ -552,7 +555,7 @@ class Profile:
     memory: MemoryBreakdown | None
     tool: dict[str, float]  # a profiler's own whole-run figures (mean over ranks): flops_utilization, ...
     links: SlowLinks | None = None  # per-link bandwidth against its peers; None without transfer records
-    domains: Any = None  # analysis.domains.CommDomains: communication by parallel domain, device frequency, idle gaps
+    domains: CommDomains | None = None  # communication by parallel domain, device frequency, idle gaps
 
 
 class RankRole(StrEnum):
