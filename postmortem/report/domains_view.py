@@ -126,7 +126,7 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
                      if c.wait_stage_s is not None and c.transmit_stage_s is not None else fmt.MISSING)
             heavy = (_share(c) or 0) >= COMM_ATTENTION
             rows.append([Cell(_domain(c.domain, lang), tone="bad" if heavy and c is d.costliest else ""),
-                         Cell(L["list_sep"].join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.integer(c.groups)), Cell(fmt.duration(c.total_s)),
+                         Cell(L["list_sep"].join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.duration(c.total_s)),
                          cell(c.share, fmt.percent), cell(c.exposed_share, fmt.percent, title=tr(f"domain.exposed.{c.exposed_basis}")
                                                           if c.exposed_basis else ""),
                          cell(c.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(slow), Cell(waits)])
@@ -135,9 +135,9 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
                   else tr("domains.unplaced", reasons=L["list_sep"].join(
                       tr(f"domain.reason.{r}") for r in sorted({g.reason for g in d.groups if g.reason}))))
         layout = _layout_text(d.layout, d.layout_source) or tr("domains.layout.none")
-        cols = [tr(f"domains.col.{k}") for k in ("domain", "types", "groups", "time", "share", "exposed", "bandwidth", "slowest", "wait")]
+        cols = [tr(f"domains.col.{k}") for k in ("domain", "types", "time", "share", "exposed", "bandwidth", "slowest", "wait")]
         steps = max((c.steps for c in d.domains), default=0)
-        blocks.append(_table("comm-domains", cols, "wlrrrrrrr", rows,
+        blocks.append(_table("comm-domains", cols, "wlrrrrrr", rows,
                              caption=f"{tr('domains.title')} · {tr('domains.note', placed=placed, steps=steps, layout=layout)}"))
         grows = [[Cell(g.group if len(g.group) <= 24 else g.group[:23] + "…", title=g.group), Cell(g.name or fmt.MISSING),
                   Cell(_domain(g.domain, lang), tone="muted" if g.domain == "unknown" else ""),
