@@ -131,6 +131,7 @@ class IdleGaps:
     longest_step: int | None
     longest_s: float
     longest_reason: str
+    by_rank: tuple[tuple[int, str, float], ...] = ()  # per rank: the reason holding most of its gaps' time, that time
 
 
 @dataclass(frozen=True)
@@ -424,6 +425,8 @@ def idle_gaps(free: pl.DataFrame) -> IdleGaps | None:
         return None
     g = free.group_by("reason").agg(pl.len(), pl.col("duration_s").sum()).sort("duration_s", descending=True)
     top = free.sort("duration_s", descending=True).row(0, named=True)
+    per = (free.filter(pl.col("rank").is_not_null()).group_by("rank", "reason").agg(pl.col("duration_s").sum())
+           .sort(["rank", "duration_s", "reason"], descending=[False, True, False]).group_by("rank", maintain_order=True).first())
     return IdleGaps(ranks=free["rank"].n_unique(), reasons=tuple(IdleReason(r, int(n), s) for r, n, s in g.iter_rows()),
                     longest_rank=top["rank"], longest_step=top["step"], longest_s=top["duration_s"],
-                    longest_reason=top["reason"])
+                    longest_reason=top["reason"], by_rank=tuple(per.iter_rows()))

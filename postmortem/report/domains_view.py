@@ -86,6 +86,11 @@ def verdict_item(a: t.Analysis, L: Labels) -> Any:
     c = d.costliest
     if c is not None and (_share(c) or 0) >= DOMAIN_NOTED:
         lines.append(domain_line(c, lang))
+        idle = {r: (reason, total) for r, reason, total in (d.idle.by_rank if d.idle else ())}
+        if c.slowest_rank in idle:  # what the awaited rank's device waited on: the host or the device itself
+            reason, total = idle[c.slowest_rank]
+            lines.append(render(Text("verdict.domain.awaited-idle", rank=c.slowest_rank, total=total,
+                                     reason=Text(f"idle.{reason}")), lang))
         rest = [x for x in d.domains if x is not c and x.domain != "unknown" and (x.share or 0) >= DOMAIN_NOTED]
         if rest:
             lines.append(render(Text("verdict.domain.next", domain=_domain(rest[0].domain, lang), share=rest[0].share), lang))

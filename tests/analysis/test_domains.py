@@ -124,6 +124,11 @@ def test_exposed_and_idle_match_msprof_analyze_on_a_db_export():
     assert counts == {(0, "launch-gap"): 2, (0, "host-idle"): 7, (0, "device-task"): 1,
                       (1, "launch-gap"): 2, (1, "host-idle"): 6, (1, "device-task"): 2}
     assert d.frequency is not None and d.frequency.dropped == () and {r.state for r in d.frequency.ranks} == {"steady"}
+    # the "Idle Pytorch layer" gaps of its FreeAnalysis table, summed by hand: rank 0 1181.464 + 1167.343 + 1102.583 +
+    # 1095.342 + 954.759 + 844.837 + 804.356 µs; rank 1 1253.945 + 1161.023 + 1153.383 + 1048.781 + 950.619 + 784.396 µs
+    (r0, why0, t0), (r1, why1, t1) = d.idle.by_rank
+    assert (r0, why0, r1, why1) == (0, "host-idle", 1, "host-idle")
+    assert t0 == pytest.approx(7150.684e-6, abs=2e-9) and t1 == pytest.approx(6352.147e-6, abs=2e-9)
 
 
 def test_a_frequency_drop_is_flagged_with_its_rank(tmp_path):

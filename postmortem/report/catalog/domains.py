@@ -44,6 +44,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                "its own wait {own:dur}, transfer {transit:dur})",
                                "；{of:int} 个 step 中有 {n:int} 个是卡 {rank:int} 最后进入（其他卡为它等待 {wait:dur}；"
                                "它自身等待 {own:dur}、传输 {transit:dur}）"),
+    "verdict.domain.awaited-idle": ("Rank {rank:int}'s device stood idle {total:dur} in its longest gaps, most of it for one reason: {reason}",
+                                    "卡 {rank:int} 的设备在最长的几段空闲中共空闲 {total:dur}，主要原因：{reason}"),
     "verdict.domain.next": ("Next: {domain} at {share:pct} of the step", "其次：{domain}，占 step 耗时的 {share:pct}"),
     "verdict.domain.unknown": ("{share:pct} of the step is communication of groups whose domain is not known ({reason})",
                                "step 耗时的 {share:pct} 属于无法判断并行域的通信组（{reason}）"),
