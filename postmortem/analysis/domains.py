@@ -23,6 +23,7 @@ group and step the rank whose operators took the least time (it arrived last; ms
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import polars as pl
@@ -205,7 +206,7 @@ def _by_ranks(ranks: tuple[int, ...], deg: dict[str, int], kinds: set[str]) -> t
     if n == world:
         only = [d for d, (size, _) in pats.items() if size == world]
         return (only[0], "layout", "") if len(only) == 1 else ("world", "layout", "")
-    steps = {b - a for a, b in zip(ranks, ranks[1:])}
+    steps = {b - a for a, b in pairwise(ranks)}
     fits = [d for d, (size, stride) in pats.items() if size == n and steps == {stride}]
     if len(fits) > 1:
         fits = [d for d in fits if (d == "PP") == ("p2p" in kinds)] or fits

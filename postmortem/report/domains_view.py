@@ -15,7 +15,7 @@ from ..text import Text
 from . import format as fmt
 from .catalog import render
 from .format import Labels
-from .viewmodel import Block, Cell, Paragraph, _table, cell
+from .viewmodel import Block, Cell, _table, cell
 
 # The article's moves per domain (§3.1's table, §3.3), first to try first.
 MOVES = {
