@@ -62,6 +62,23 @@ def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.Dat
     return {t: parts.get(t, empty) for t in tags}
 
 
+def wait_source(steps: pl.DataFrame, scalars: pl.DataFrame) -> str:
+    """Who wrote the records the wait between steps comes from: the in-step timer's source (the
+    gap is the step's time beyond it), else a logged data time's: "callback" (postmortem's callback
+    measures it in the training process), "summary" (summary / TensorBoard scalars), or "log"."""
+    named = steps["in_step_source"].drop_nulls() if "in_step_source" in steps.columns else pl.Series([], dtype=pl.Utf8)
+    if named.is_empty():
+        named = scalars.filter(pl.col("tag") == "data_time")["source"].cast(pl.Utf8).drop_nulls()
+    if named.is_empty():
+        return "log"
+    top = str(named.mode().sort()[0])
+    if top.startswith("callback"):
+        return "callback"
+    if top.startswith(("summary", "tensorboard")):
+        return "summary"
+    return "log"
+
+
 def _steps_of(df: pl.DataFrame) -> set[int]:
     return set(df["step"].drop_nulls().to_list())
 
@@ -180,9 +197,10 @@ def analyze(
                layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
-                 base_analysis.triage if base_analysis else None)
+                 base_analysis.triage if base_analysis else None, wait_source(steps, scalars))
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
-    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
+    trained = int(series.filter(pl.col("step_time_s").is_not_null() | pl.col("loss").is_not_null()).height)
+    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices, trained)
     m = mfu(run, options, tp, window, kept_steps)
 
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply

@@ -72,7 +72,10 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
             "factor": EXPLOSION_RATIO}, variant))
     unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None and not e.nonfinite for e in st.explosions)
-    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion:
+    # a spike at the log's last values has nothing after it to recover in: that is no divergence
+    last_loss = a.steps.filter(pl.col("loss").is_finite())["step"].max() if "loss" in a.steps.columns else None
+    if (st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion
+            and last_loss is not None and st.loss.spikes[-1].end_step < last_loss):
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
     if st.overflow_steps:
