@@ -83,7 +83,9 @@ def build(
     target_loss: Annotated[Optional[float], typer.Option("--target-loss", help="Loss for time-to-target.")] = None,
     config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
     lang: Annotated[Optional[str], typer.Option(help="Report language: en or zh.")] = None,
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline (or, with --against history, is outside its experiment's normal range on the worse side).")] = False,
+    against: Annotated[Optional[str], typer.Option("--against", help="What --fail-on-regression judges against: baseline (default) or history.")] = None,
+    history_runs: Annotated[Optional[int], typer.Option("--history-runs", help="Archived runs of the experiment what is normal rests on (default 10, at least 5 needed).")] = None,
 ) -> None:
     """Build the report (HTML, PDF, metrics.json, summary.md) into OUT/<experiment>/<run_id>/."""
     from .config import flag_values, load_settings
@@ -99,7 +101,10 @@ def build(
     _print_written(result.files, settings.lang)
     out.print(result.headline, markup=False)
     if settings.fail_on_regression and result.regressed:
-        err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
+        if settings.against == "history":
+            err.print(f"unusual for this experiment: {', '.join(result.regressed)}")
+        else:
+            err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
         raise typer.Exit(1)
 
 
@@ -205,7 +210,8 @@ def weekly(
     formats: Annotated[str, typer.Option("--format", help="Comma-separated: html,pdf,md.")] = "html,pdf,md",
     lang: Annotated[Optional[str], typer.Option(help="Digest language: en or zh (default: the config's, else en).")] = None,
     config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed (with --against history: was unusual for its experiment).")] = False,
+    against: Annotated[str, typer.Option("--against", help="What --fail-on-regression judges against: baseline (default) or history.")] = "baseline",
 ) -> None:
     """Write the digest of the runs that finished in a period: OUT/weekly/<period>/digest.{html,pdf,md}."""
     from pathlib import Path
@@ -229,7 +235,9 @@ def weekly(
     _print_written(digest_mod.write_digest(root, digest, wanted, settings.lang), settings.lang)
     L = labels(settings.lang)
     out.print(L.fmt("digest_line", period=period.label, runs=digest.run_count, regressed=digest.regression_count), markup=False)
-    if fail_on_regression and digest.regression_count:
+    if against not in ("baseline", "history"):
+        raise InputError("bad-option", variant="against", given=against, choices=["baseline", "history"])
+    if fail_on_regression and (digest.unusual_count if against == "history" else digest.regression_count):
         raise typer.Exit(1)
 
 

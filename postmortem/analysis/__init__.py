@@ -8,6 +8,7 @@ feed ``ranks`` (slow-rank detection) and the profile/memory sums.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -18,6 +19,7 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
+from .history import PastRun, history
 from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
@@ -107,8 +109,11 @@ def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
 
 
 def analyze(
-    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions()
+    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions(),
+    past: Sequence[PastRun] | None = None,
 ) -> Analysis:
+    """``past``: the experiment's earlier archived runs, newest first (pastruns.py), for what is
+    normal for it (history.py); None: no history asked (a baseline's own analysis)."""
     run, profile_notes = _with_profile_steps(run)
     scalars = run.tables["scalars"]
     steps, rank = primary_steps(run)
@@ -215,6 +220,9 @@ def analyze(
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
+    if past is not None:
+        values = {k: v.value for k, v in settings.items()}
+        analysis = dataclasses.replace(analysis, history=history(analysis, past, values, options.history_runs))
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ..text import Text
+from .history import unusual_findings
 from .stability import EXPLOSION_RATIO
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
@@ -147,6 +148,8 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 params.update(family=v.family, baseline=a.comparison.baseline_id,
                               changes=[_change(d) for d in changes])
                 out.append(Finding(kind, W if v.verdict == Outcome.REGRESSED else I, params))
+    if a.history is not None:
+        out.extend(unusual_findings(a.history))
     order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))
 

@@ -61,4 +61,66 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                   "could come back below {factor:g}× that level ({level:loss})",
                                   "为此前记录值中位数的 {ratio:x}；日志到此结束，看不到它是否回落到该水平（{level:loss}）的 "
                                   "{factor:g} 倍以下"),
+
+    # ---- what is normal for the experiment (analysis/history.py, report/history_view.py)
+    "history.title": ("Normal for this experiment", "本实验的正常范围"),
+    "history.tag": ("unusual this week", "本周异常"),
+    "history.none": ("No earlier archived run of this experiment to say what is normal ({n:int} read; a range needs at least "
+                     "5 comparable runs, of the last {need:int})",
+                     "本实验没有可用的历史归档训练来界定正常范围（读到 {n:int} 次；正常范围需要最近 {need:int} 次中至少 5 次可比训练）"),
+    "history.rule": ("Each figure against the median ± max(3 × 1.4826 MAD, a floor) of the experiment's last {n:int} archived runs "
+                     "that can be compared on it (runs whose settings differ in one that can move the figure are kept apart); "
+                     "at least {need:int} runs; floor {rel:pct0} of the median for times and rates, {share:pct0} for shares, "
+                     "1 for counts. Trend: the Theil–Sen slope over those runs, flat while it stays inside the range.",
+                     "每项指标与本实验最近 {n:int} 次可比归档训练的中位数 ± max(3 × 1.4826 MAD, 下限) 比较（设置中有能影响该指标的项不同的"
+                     "训练另行归组）；至少需要 {need:int} 次训练；下限：耗时与吞吐取中位数的 {rel:pct0}，占比取 {share:pct0}，计数取 1。"
+                     "走势：这些训练上的 Theil–Sen 斜率，变化不超出范围即为平稳。"),
+    "history.col.figure": ("Figure", "指标"),
+    "history.col.run": ("This run", "本次训练"),
+    "history.col.range": ("Normal range", "正常范围"),
+    "history.col.runs": ("Rests on", "依据的训练"),
+    "history.col.trend": ("Trend", "走势"),
+    "history.col.verdict": ("Verdict", "结论"),
+    "history.range": ("{low} – {high}", "{low} – {high}"),
+    "history.median": ("median {median}", "中位数 {median}"),
+    "history.runs.all": ("{n:int|run|runs}: {runs}", "{n:int} 次：{runs}"),
+    "history.runs.ends": ("{n:int|run|runs}: {first} … {last}", "{n:int} 次：{first} … {last}"),
+    "history.apart": ("{n:int|run|runs} kept apart (settings differ: {keys})", "另有 {n:int} 次因设置不同未计入（{keys}）"),
+    "history.within": ("within", "在范围内"),
+    "history.outside.above": ("unusual: above the range", "不寻常：高于范围"),
+    "history.outside.below": ("unusual: below the range", "不寻常：低于范围"),
+    "history.reason.too-few": ("not judged: {n:int|comparable run|comparable runs}, {need:int} needed",
+                               "未判断：只有 {n:int} 次可比训练，至少需要 {need:int} 次"),
+    "history.reason.no-value": ("not judged: this run has no value", "未判断：本次训练没有该指标"),
+    "history.trend.rising": ("rising", "上升"),
+    "history.trend.falling": ("falling", "下降"),
+    "history.trend.flat": ("flat", "平稳"),
+    "history.trend.unknown": ("—", "—"),
+    "history.figure.step_time_s": ("step time", "step 耗时"),
+    "history.figure.tokens_per_s": ("tokens/s", "tokens/s"),
+    "history.figure.samples_per_s": ("samples/s", "samples/s"),
+    "history.figure.mfu": ("MFU", "MFU"),
+    "history.figure.loss_at_equal_tokens": ("loss at equal tokens", "相同 token 数下的 loss"),
+    "history.figure.loss_spikes": ("loss spikes", "loss 尖峰数"),
+    "history.figure.comm_share": ("communication share", "通信占比"),
+    "history.figure.data_wait_share": ("data wait", "数据等待占比"),
+    "history.v.dur": ("{v:dur}", "{v:dur}"),
+    "history.v.tps": ("{v:tps}", "{v:tps}"),
+    "history.v.sps": ("{v:sps}", "{v:sps}"),
+    "history.v.pct": ("{v:pct}", "{v:pct}"),
+    "history.v.loss": ("{v:loss}", "{v:loss}"),
+    "history.v.int": ("{v:numi}", "{v:numi}"),
+    "finding.unusual/above": ("Unusual for this experiment: {figure:@history.figure.} {value} is above its normal range {low} – {high} "
+                              "(median {median} of the last {n:int} comparable runs, {first} … {last}; trend over them: "
+                              "{trend:@history.trend.}).",
+                              "对本实验而言不寻常：{figure:@history.figure.} 为 {value}，高于正常范围 {low} – {high}（最近 {n:int} 次"
+                              "可比训练 {first} … {last} 的中位数为 {median}；其间走势：{trend:@history.trend.}）。"),
+    "finding.unusual/below": ("Unusual for this experiment: {figure:@history.figure.} {value} is below its normal range {low} – {high} "
+                              "(median {median} of the last {n:int} comparable runs, {first} … {last}; trend over them: "
+                              "{trend:@history.trend.}).",
+                              "对本实验而言不寻常：{figure:@history.figure.} 为 {value}，低于正常范围 {low} – {high}（最近 {n:int} 次"
+                              "可比训练 {first} … {last} 的中位数为 {median}；其间走势：{trend:@history.trend.}）。"),
+    "error.bad-option/against": ("--against must be baseline or history, got {given:q}",
+                                 "--against 只能是 baseline 或 history，收到的是 {given:q}"),
+    "error.bad-option/history-runs": ("--history-runs must be at least 1, got {given}", "--history-runs 至少为 1，收到的是 {given}"),
 }
