@@ -250,21 +250,41 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     lang: Annotated[Optional[str], typer.Option(help="Language: en or zh (default: the project file's, else en).")] = None,
+    baseline: Annotated[Optional[str], typer.Option(help="The run that worked: a run folder, an archived run folder, an archived RUN_ID, or 'prev'; prints what the config changes against it.")] = None,
+    archive_dir: Annotated[Optional[str], typer.Option("--archive", help="Archive folder for an archived baseline (default: out, or the config's out).")] = None,
+    experiment: Annotated[Optional[str], typer.Option(help="Experiment of 'prev' (default: the config's model name).")] = None,
 ) -> None:
     """Check a training config before launch: layout against devices, divisibility, micro-batches,
-    global batch, positions, recompute, checkpoint interval and disk. Exit 1 when the job cannot run."""
+    global batch, positions, recompute, checkpoint interval and disk; with --baseline, what it
+    changes against a run and what each change can move. Exit 1 when the job cannot run."""
     from .config import load_settings
     from .precheck import check_config
 
-    language = load_settings(None, dict(lang=lang)).lang
+    project = load_settings(None, dict(lang=lang, out=archive_dir))
+    language = project.lang
     result = check_config(config_file, devices=devices, step_time_s=step_time, global_batch_size=global_batch_size)
+    diff = None
+    if baseline:
+        from pathlib import Path
+
+        from .checkdiff import baseline_diff, resolve
+
+        run, baseline_id = resolve(baseline, Path(project.out), experiment, result.settings)
+        diff = baseline_diff(result.settings, run, baseline_id, devices)
     if as_json:
         from .report.metrics_json import config_check
 
-        sys.stdout.write(_json({"config": result.path, "devices": result.devices, "exit_code": result.exit_code(strict),
-                                "checks": [config_check(c) for c in result.checks]}) + "\n")
+        doc = {"config": result.path, "devices": result.devices, "exit_code": result.exit_code(strict),
+               "checks": [config_check(c) for c in result.checks]}
+        if diff is not None:
+            from .checkdiff import to_json
+
+            doc["baseline"] = to_json(diff)
+        sys.stdout.write(_json(doc) + "\n")
     else:
         _print_checks(result, language)
+        if diff is not None:
+            _print_baseline_diff(diff, language)
     code = result.exit_code(strict)
     if code:
         raise typer.Exit(code)
@@ -293,6 +313,46 @@ def _print_checks(result, lang: str) -> None:
     out.print(t)
     out.print(L.fmt("check_summary", fail=result.count(CheckStatus.FAIL), warn=result.count(CheckStatus.WARN),
                     ok=result.count(CheckStatus.PASS), unknown=result.count(CheckStatus.UNKNOWN)), markup=False)
+
+
+def _print_baseline_diff(diff, lang: str) -> None:
+    """What the config changes against the baseline, group by group (the report's identity
+    groups, what most often explains a change first), each change with what it can and cannot
+    move; then the versions, devices and environment variables."""
+    from .report.catalog import render, setting_value, source_text
+    from .report.format import labels
+    from .text import Text
+
+    L = labels(lang)
+    out.print("")
+    out.print(render(Text("checkdiff.head", baseline=diff.baseline_id, n=len(diff.changes)), lang), markup=False)
+    if not diff.changes:
+        out.print("  " + render(Text("checkdiff.none"), lang), markup=False)
+    families = lambda fs: L.join(L.name("family_", f) for f in fs) if fs else L["nothing"]  # noqa: E731
+    for g, changes in diff.by_group():
+        out.print(f"[bold]{_escape(render(Text(f'group.{g}'), lang))}[/bold]")
+        t = Table(show_header=False, box=None, pad_edge=False)
+        for _ in range(3):
+            t.add_column(overflow="fold")
+        for c in changes:
+            value = render(Text(f"checkdiff.{c.change}", baseline=setting_value(c.baseline, lang),
+                                current=setting_value(c.current, lang)), lang)
+            t.add_row(f"  {_escape(c.key)}", _escape(value),
+                      _escape(render(Text("checkdiff.moves", can=families(c.can_move), cannot=families(c.cannot_move)), lang)))
+        out.print(t)
+    if diff.environment:
+        out.print(f"[bold]{_escape(render(Text('checkdiff.environment'), lang))}[/bold]")
+        t = Table(show_header=False, box=None, pad_edge=False)
+        for _ in range(3):
+            t.add_column(overflow="fold")
+        for e in diff.environment:
+            mark = {True: "[yellow]" + _escape(render(Text("checkdiff.differs"), lang)) + "[/yellow]",
+                    False: "[green]" + _escape(render(Text("checkdiff.same"), lang)) + "[/green]",
+                    None: "[dim]" + _escape(render(Text("checkdiff.unknown"), lang)) + "[/dim]"}[e.differs]
+            where = source_text(e.baseline_source, lang) if e.baseline_source else ""
+            t.add_row(f"  {_escape(e.key)}", mark, _escape(render(Text("checkdiff.env-row" + ("" if where else "/bare"), baseline=setting_value(e.baseline, lang),
+                                                                      current=setting_value(e.current, lang), where=where), lang)))
+        out.print(t)
 
 
 def _escape(text: str) -> str:

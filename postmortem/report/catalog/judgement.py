@@ -123,4 +123,18 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "error.bad-option/against": ("--against must be baseline or history, got {given:q}",
                                  "--against 只能是 baseline 或 history，收到的是 {given:q}"),
     "error.bad-option/history-runs": ("--history-runs must be at least 1, got {given}", "--history-runs 至少为 1，收到的是 {given}"),
+    # ---- check --baseline (postmortem/checkdiff.py)
+    "checkdiff.head": ("Against the baseline {baseline}: {n:int|changed setting|changed settings}, what most often explains a change first",
+                       "与基线 {baseline} 相比：{n:int} 项配置变化，按最常见的原因排序"),
+    "checkdiff.none": ("no setting the config gives differs from the baseline's", "配置中给出的各项与基线相同"),
+    "checkdiff.changed": ("{baseline} → {current}", "{baseline} → {current}"),
+    "checkdiff.added": ("{current} (the baseline has none)", "{current}（基线没有该项）"),
+    "checkdiff.removed": ("{baseline} in the baseline's config, not set here", "基线配置为 {baseline}，本配置未设置"),
+    "checkdiff.moves": ("can move: {can}; cannot move: {cannot}", "可能影响：{can}；不会影响：{cannot}"),
+    "checkdiff.environment": ("Versions, devices and environment", "版本、设备与环境"),
+    "checkdiff.differs": ("differs", "不同"),
+    "checkdiff.same": ("same", "相同"),
+    "checkdiff.unknown": ("unknown", "未知"),
+    "checkdiff.env-row": ("baseline {baseline} ({where}) · here {current}", "基线 {baseline}（{where}）· 本机 {current}"),
+    "checkdiff.env-row/bare": ("baseline {baseline} (not in its files) · here {current}", "基线 {baseline}（其文件中没有）· 本机 {current}"),
 }
