@@ -318,7 +318,8 @@ def _print_checks(result, lang: str) -> None:
 def _print_baseline_diff(diff, lang: str) -> None:
     """What the config changes against the baseline, group by group (the report's identity
     groups, what most often explains a change first), each change with what it can and cannot
-    move; then the versions, devices and environment variables."""
+    move; then the versions, devices and environment variables. One line a change (soft-wrapped:
+    a pipe or a narrow terminal keeps each line whole)."""
     from .report.catalog import render, setting_value, source_text
     from .report.format import labels
     from .text import Text
@@ -329,30 +330,23 @@ def _print_baseline_diff(diff, lang: str) -> None:
     if not diff.changes:
         out.print("  " + render(Text("checkdiff.none"), lang), markup=False)
     families = lambda fs: L.join(L.name("family_", f) for f in fs) if fs else L["nothing"]  # noqa: E731
+    width = max([len(c.key) for c in diff.changes] + [len(e.key) for e in diff.environment] + [8])
     for g, changes in diff.by_group():
         out.print(f"[bold]{_escape(render(Text(f'group.{g}'), lang))}[/bold]")
-        t = Table(show_header=False, box=None, pad_edge=False)
-        for _ in range(3):
-            t.add_column(overflow="fold")
         for c in changes:
             value = render(Text(f"checkdiff.{c.change}", baseline=setting_value(c.baseline, lang),
                                 current=setting_value(c.current, lang)), lang)
-            t.add_row(f"  {_escape(c.key)}", _escape(value),
-                      _escape(render(Text("checkdiff.moves", can=families(c.can_move), cannot=families(c.cannot_move)), lang)))
-        out.print(t)
+            moves = render(Text("checkdiff.moves", can=families(c.can_move), cannot=families(c.cannot_move)), lang)
+            out.print(f"  {_escape(c.key.ljust(width))}  {_escape(value)}  [dim]{_escape(moves)}[/dim]")
     if diff.environment:
         out.print(f"[bold]{_escape(render(Text('checkdiff.environment'), lang))}[/bold]")
-        t = Table(show_header=False, box=None, pad_edge=False)
-        for _ in range(3):
-            t.add_column(overflow="fold")
         for e in diff.environment:
-            mark = {True: "[yellow]" + _escape(render(Text("checkdiff.differs"), lang)) + "[/yellow]",
-                    False: "[green]" + _escape(render(Text("checkdiff.same"), lang)) + "[/green]",
-                    None: "[dim]" + _escape(render(Text("checkdiff.unknown"), lang)) + "[/dim]"}[e.differs]
+            word, colour = {True: ("checkdiff.differs", "yellow"), False: ("checkdiff.same", "green"),
+                            None: ("checkdiff.unknown", "dim")}[e.differs]
             where = source_text(e.baseline_source, lang) if e.baseline_source else ""
-            t.add_row(f"  {_escape(e.key)}", mark, _escape(render(Text("checkdiff.env-row" + ("" if where else "/bare"), baseline=setting_value(e.baseline, lang),
-                                                                      current=setting_value(e.current, lang), where=where), lang)))
-        out.print(t)
+            row = render(Text("checkdiff.env-row" + ("" if where else "/bare"), baseline=setting_value(e.baseline, lang),
+                              current=setting_value(e.current, lang), where=where), lang)
+            out.print(f"  {_escape(e.key.ljust(width))}  [{colour}]{_escape(render(Text(word), lang))}[/{colour}]  {_escape(row)}")
 
 
 def _escape(text: str) -> str:

@@ -11,7 +11,8 @@ Range: median ± max(K × 1.4826 MAD, floor) of those runs' values; at least MIN
 ``unusual`` is None with the reason. The floor keeps identical runs from making any wiggle
 unusual: MIN_REL of the median for rates and times, one for counts, one percentage point for
 shares. The trend is the Theil–Sen slope of the values in run order (oldest first); it is "flat"
-when the slope over those runs stays inside the range's half-width.
+when the change it fits over those runs stays inside the spread around the fit (3 scaled MADs of
+the residuals, at least the floor).
 
 Pure: the past runs come as data (``PastRun``, made by ``postmortem/pastruns.py`` from the
 archive's metrics.json, run.json and Parquet tables).
@@ -111,8 +112,8 @@ def current_figures(a: Analysis) -> dict[str, float | None]:
     prof = a.profile.breakdown if a.profile is not None else None
     return {
         "step_time_s": tp.step_time_s.value,
-        "tokens_per_s": tp.tokens_per_s.value if not tp.tokens_per_s.unit.endswith("per device") else None,
-        "samples_per_s": tp.samples_per_s.value if not tp.samples_per_s.unit.endswith("per device") else None,
+        "tokens_per_s": tp.tokens_per_s.value if not tp.tokens_per_s.unit.endswith("/device") else None,
+        "samples_per_s": tp.samples_per_s.value if not tp.samples_per_s.unit.endswith("/device") else None,
         "mfu": a.mfu.mfu.value if a.flag("mfu") is None else None,
         "loss_spikes": float(len(a.stability.loss.spikes)),
         "comm_share": prof.comm_share if prof is not None else None,
@@ -162,6 +163,16 @@ def _theil_sen(values: Sequence[float]) -> float | None:
     return float(np.median((y[j] - y[i]) / (j - i)))
 
 
+def _trend(x: np.ndarray, slope: float, floor: float) -> str:
+    """Rising or falling when the fitted change over the runs is more than the spread around the
+    fit (3 scaled MADs of the residuals, at least the floor); else flat."""
+    residuals = x - slope * np.arange(x.size)
+    spread = max(K * MAD_SCALE * float(np.median(np.abs(residuals - np.median(residuals)))), floor)
+    if abs(slope) * (x.size - 1) <= spread:
+        return "flat"
+    return "rising" if slope > 0 else "falling"
+
+
 def _floor(kind: str, median: float) -> float:
     if kind == "count":
         return COUNT_FLOOR
@@ -187,8 +198,7 @@ def judge(figure: str, value: float | None, runs: list[tuple[str, float]], apart
     if kind in ("count", "share"):
         low = max(low, 0.0)
     slope = _theil_sen(vals)
-    trend = None if slope is None else ("flat" if abs(slope) * (len(vals) - 1) <= half else
-                                        "rising" if slope > 0 else "falling")
+    trend = None if slope is None else _trend(x, slope, _floor(kind, med))
     out = dict(median=med, mad=mad, low=low, high=high, slope=slope, trend=trend)
     if value is None or not math.isfinite(value):
         return HistoryFigure(**base, **out, reason=Text("history.reason.no-value"))

@@ -153,7 +153,7 @@ def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow
                 else missing(Text("reason.no-peak", why=note), unit="FLOP/s"))
     devs = devices(run, options)
     tps = tp.tokens_per_s
-    if tps.unit.endswith("per device") and tps.value is not None:  # a printed per-device rate: the run's is devices times it
+    if tps.unit.endswith("/device") and tps.value is not None:  # a printed per-device rate: the run's is devices times it
         tps = Figure(tps.value * devs.value, method=tps.method, source=tps.source) if devs.value is not None else \
             missing(devs.reason or Text("reason.no-devices"))
 

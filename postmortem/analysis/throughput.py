@@ -184,6 +184,9 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
                   source=Text("source.scalars", tag=tag), unit=unit)
 
 
+PER_DEVICE = "/device"  # a rate's unit suffix: printed per device (as_printed)
+
+
 def as_printed(scalars: pl.DataFrame, logged: dict[str, Figure], tags: tuple[str, ...], why: Figure, unit: str) -> Figure:
     """The steady median of a rate the run printed itself (``logged``), as its throughput where no
     batch size makes one: in the unit printed (a per-device rate stays per device, said so), with
@@ -195,9 +198,9 @@ def as_printed(scalars: pl.DataFrame, logged: dict[str, Figure], tags: tuple[str
         raw = scalars.filter(pl.col("tag") == tag)["raw_tag"].cast(pl.Utf8).drop_nulls()
         printed = str(raw.mode().sort()[0]) if raw.len() else tag
         per_device = printed.endswith("/p") or tag == "throughput" or "per card" in printed or "per_card" in printed
-        return Figure(f.value, method=Text("method.rate-as-printed", printed=printed, inner=f.method,
-                                           why=why.reason, per_device=per_device),
-                      source=f.source, unit=unit + (" per device" if per_device else ""))
+        return Figure(f.value, method=Text("method.rate-as-printed" + ("/device" if per_device else ""), printed=printed,
+                                           inner=f.method, why=why.reason),
+                      source=f.source, unit=unit + (PER_DEVICE if per_device else ""))
     return why
 
 

@@ -11,12 +11,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "triage.src.callback": ("postmortem's callback, timed in the training process", "postmortem 回调，在训练进程内计时"),
     "triage.src.summary": ("summary / TensorBoard scalars", "summary / TensorBoard 标量"),
     # ---- the figures a run prints itself (analysis/mfu.py, datapipe, throughput)
-    "method.rate-as-printed": ("the run's own printed rate {printed:q} ({inner}), as printed{per_device:@judgement.per-device.}; "
-                               "no computed rate: {why}",
-                               "训练自身打印的吞吐 {printed:q}（{inner}），按打印的单位{per_device:@judgement.per-device.}；"
-                               "无法计算吞吐：{why}"),
-    "judgement.per-device.True": (", per device", "，为单卡数值"),
-    "judgement.per-device.False": ("", ""),
+    "method.rate-as-printed": ("the run's own printed rate {printed:q} ({inner}), in the unit it printed; no computed rate: {why}",
+                               "训练自身打印的吞吐 {printed:q}（{inner}），按其打印的单位；无法计算吞吐：{why}"),
+    "method.rate-as-printed/device": ("the run's own printed rate {printed:q} ({inner}), in the unit it printed: per device; "
+                                      "no computed rate: {why}",
+                                      "训练自身打印的吞吐 {printed:q}（{inner}），按其打印的单位：单卡数值；无法计算吞吐：{why}"),
     "method.params-recorded": ("the parameters the run counted itself (every table, position embeddings too)",
                                "训练自身统计的参数量（包含所有参数表，也包含位置 embedding）"),
     "reason.params-recorded-whole": ("the run's own count ({origin:src}) is one total: no split by table",
@@ -71,10 +70,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "history.rule": ("Each figure against the median ± max(3 × 1.4826 MAD, a floor) of the experiment's last {n:int} archived runs "
                      "that can be compared on it (runs whose settings differ in one that can move the figure are kept apart); "
                      "at least {need:int} runs; floor {rel:pct0} of the median for times and rates, {share:pct0} for shares, "
-                     "1 for counts. Trend: the Theil–Sen slope over those runs, flat while it stays inside the range.",
+                     "1 for counts. Trend: the Theil–Sen slope over those runs, flat while the change it fits stays inside the spread "
+                     "around the fit.",
                      "每项指标与本实验最近 {n:int} 次可比归档训练的中位数 ± max(3 × 1.4826 MAD, 下限) 比较（设置中有能影响该指标的项不同的"
                      "训练另行归组）；至少需要 {need:int} 次训练；下限：耗时与吞吐取中位数的 {rel:pct0}，占比取 {share:pct0}，计数取 1。"
-                     "走势：这些训练上的 Theil–Sen 斜率，变化不超出范围即为平稳。"),
+                     "走势：这些训练上的 Theil–Sen 斜率，拟合出的变化不超过拟合残差的离散程度即为平稳。"),
     "history.col.figure": ("Figure", "指标"),
     "history.col.run": ("This run", "本次训练"),
     "history.col.range": ("Normal range", "正常范围"),
@@ -120,12 +120,12 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                               "{trend:@history.trend.}).",
                               "对本实验而言不寻常：{figure:@history.figure.} 为 {value}，低于正常范围 {low} – {high}（最近 {n:int} 次"
                               "可比训练 {first} … {last} 的中位数为 {median}；其间走势：{trend:@history.trend.}）。"),
-    "error.bad-option/against": ("--against must be baseline or history, got {given:q}",
-                                 "--against 只能是 baseline 或 history，收到的是 {given:q}"),
+    "error.bad-option/against": ("--against must be one of {choices}, got {given:q}",
+                                 "--against 只能是 {choices} 之一，收到的是 {given:q}"),
     "error.bad-option/history-runs": ("--history-runs must be at least 1, got {given}", "--history-runs 至少为 1，收到的是 {given}"),
     # ---- check --baseline (postmortem/checkdiff.py)
     "checkdiff.head": ("Against the baseline {baseline}: {n:int|changed setting|changed settings}, what most often explains a change first",
-                       "与基线 {baseline} 相比：{n:int} 项配置变化，按最常见的原因排序"),
+                       "与基线 {baseline} 相比：{n:int} 项配置变化，最可能解释变化的排在前面"),
     "checkdiff.none": ("no setting the config gives differs from the baseline's", "配置中给出的各项与基线相同"),
     "checkdiff.changed": ("{baseline} → {current}", "{baseline} → {current}"),
     "checkdiff.added": ("{current} (the baseline has none)", "{current}（基线没有该项）"),

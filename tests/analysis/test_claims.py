@@ -1,0 +1,102 @@
+"""No verdict claims more than the files show, and the figures a run prints itself are used: on real
+files (a MindOCR user's 7-record excerpt of a longer run, postmortem's callback records of a real
+MindSpore run, the sample runs)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from postmortem.analysis import analyze
+from postmortem.analysis.configcheck import CheckContext, check_values
+from postmortem.analysis.types import CheckStatus, Symptom
+from postmortem.load import load_run
+from postmortem.report.catalog import render
+from postmortem.report.verdict import verdict_lines
+
+REPO = Path(__file__).resolve().parents[2]
+OCR = REPO / "tests" / "fixtures" / "logcorpus" / "b" / "logs" / "b-mindocr-issue670-1.log"
+CALLBACK = REPO / "tests" / "fixtures" / "callback" / "run"
+
+
+def _verdict(a, lang: str = "en") -> str:
+    """The verdict block as the report shows it: each problem's title, numbers and detail lines."""
+    from datetime import UTC, datetime
+
+    from postmortem.report.viewmodel import build_view
+
+    v = build_view(a, lang=lang, generated_at=datetime.now(UTC), version="t").verdict
+    return " ".join(" ".join([it.title, it.numbers, *it.lines]) for it in v.items)
+
+
+def _excerpt(tmp_path: Path) -> Path:
+    run = tmp_path / "ocr"
+    run.mkdir()
+    shutil.copy(OCR, run / "train.log")
+    return run
+
+
+def test_the_first_records_of_an_excerpt_are_no_spike(tmp_path):
+    a = analyze(load_run(str(_excerpt(tmp_path))))
+    steps = a.steps.filter(a.steps["loss"].is_not_null())["step"].to_list()
+    assert len(steps) == 7
+    spikes = [s.step for s in a.stability.loss.spikes]
+    assert steps[0] not in spikes and steps[1] not in spikes  # 32.27 at the first record: no history to spike against
+    assert spikes, "the later 32.27 after 11.99-17.04 is still a spike"
+
+
+def test_an_excerpts_highest_learning_rate_is_not_called_the_peak(tmp_path):
+    a = analyze(load_run(str(_excerpt(tmp_path))))
+    lines = _verdict(a)
+    assert "at its peak" not in lines and "of its peak" not in lines
+    assert "highest learning rate in the log" in lines and "the schedule's peak is not known" in lines
+    problem = next(p for p in a.diagnosis.problems if p.symptom == Symptom.SPIKES)
+    assert problem.params["lr_basis"] == "log"
+    assert "日志中最高学习率" in _verdict(a, "zh")
+
+
+def test_a_schedule_seen_from_its_start_keeps_the_peak():
+    a = analyze(load_run(str(REPO / "samples" / "gpt-tiny-lr2x")))
+    problem = next(p for p in a.diagnosis.problems if p.params.get("lr_share") is not None)
+    assert problem.params["lr_basis"] in ("config", "warmup")  # lr_schedule.learning_rate, and warmup seen to end
+    assert "of its peak" in _verdict(a)
+
+
+def test_a_layout_the_run_trained_with_is_never_refused():
+    pipeline = {"pipeline_stage": 2, "model_parallel": 1, "micro_batch_num": 4, "use_parallel": True}
+    before = check_values({**pipeline, "data_parallel": 1}, CheckContext(devices=4))
+    layout = next(c for c in before if c.name == "layout")
+    assert layout.status == CheckStatus.FAIL and "refuses to start" in render(layout.detail, "en")  # before launch: it would be
+    after = next(c for c in check_values(pipeline, CheckContext(devices=4, trained_steps=5)) if c.name == "layout")
+    assert after.status == CheckStatus.PASS and after.evidence["data_parallel"] == 2 and after.evidence["derived"] == ["data_parallel"]
+    assert "MindSpore derives it" in render(after.detail, "en")
+    sources = {"data_parallel": "callback:rank_0.jsonl", "pipeline_stage": "config:run.yaml"}
+    read = next(c for c in check_values({**pipeline, "data_parallel": 1}, CheckContext(devices=4, trained_steps=5, sources=sources))
+                if c.name == "layout")
+    text = render(read.detail, "en")
+    assert read.status == CheckStatus.WARN and "refuses" not in text
+    assert "do not multiply to the devices" in text and "trained 5 steps" in text
+    assert "data_parallel 1 (callback:rank_0.jsonl)" in text and "context_parallel not set" in text
+    assert "无法启动" not in render(read.detail, "zh")
+
+
+def test_the_callbacks_own_figures_are_used_and_named():
+    a = analyze(load_run(str(CALLBACK)))
+    params = a.mfu.model.params
+    assert params.value == 4240.0  # the callback's header count, not a shape's estimate
+    assert "the run counted itself" in render(params.method, "en") and "callback:" in render(params.source, "en")
+    keys = [e.key for e in a.triage.evidence]
+    assert "callback_data_wait_share" in keys and "logged_data_wait_share" not in keys
+    lines = " ".join(verdict_lines(a, "en")) + _verdict(a)
+    assert "(training log)" not in lines and "postmortem's callback" in lines
+
+
+def test_summary_md_has_no_html_entities(tmp_path):
+    from datetime import UTC, datetime
+
+    from postmortem.report.markdown import render_markdown
+    from postmortem.report.viewmodel import build_view
+
+    a = analyze(load_run(str(REPO / "samples" / "gpt-tiny-lr2x")))
+    md = render_markdown(build_view(a, lang="en", generated_at=datetime.now(UTC), version="t"))
+    assert "&lt;" not in md and "&gt;" not in md and "&amp;" not in md
