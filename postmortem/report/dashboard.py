@@ -392,6 +392,12 @@ def trend_chart(points: Sequence[RunPoint], L: Labels, chart_id: str) -> tuple[C
         else:
             missing.append(L[label])
     note = L.fmt("trends_missing", names=L.join(missing)) if missing else ""
+    banded = next((p.run_id for p in reversed(points) if p.normal), None) if any(x[3] for x in series) else None
+    if banded is not None:  # what the band is: the normal range as of the latest run that has one
+        from .catalog import render
+
+        band = render(Text("history.band", run=banded), L.lang)
+        note = f"{band} {note}".strip() if L.lang != "zh" else band + note
     if not series:
         return None, note
     times = sorted({p.finished for p in points if p.finished is not None})

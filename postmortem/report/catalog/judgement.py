@@ -63,7 +63,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
 
     # ---- what is normal for the experiment (analysis/history.py, report/history_view.py)
     "history.title": ("Normal for this experiment", "本实验的正常范围"),
-    "history.tag": ("unusual this week", "本周异常"),
+    "history.band": ("The green band: each figure's normal range as of {run} (median ± 3 scaled MAD of the experiment's comparable "
+                     "archived runs before it); a ringed run was outside it when it was built.",
+                     "绿色带：截至 {run} 各指标的正常范围（此前本实验可比归档训练的中位数 ± 3 倍 MAD）；带圈的训练在生成报告时超出了范围。"),
+    "history.tag": ("unusual this week", "本周超出正常范围"),
     "history.none": ("No earlier archived run of this experiment to say what is normal ({n:int} read; a range needs at least "
                      "5 comparable runs, of the last {need:int})",
                      "本实验没有可用的历史归档训练来界定正常范围（读到 {n:int} 次；正常范围需要最近 {need:int} 次中至少 5 次可比训练）"),
@@ -87,8 +90,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "history.runs.ends": ("{n:int|run|runs}: {first} … {last}", "{n:int} 次：{first} … {last}"),
     "history.apart": ("{n:int|run|runs} kept apart (settings differ: {keys})", "另有 {n:int} 次因设置不同未计入（{keys}）"),
     "history.within": ("within", "在范围内"),
-    "history.outside.above": ("unusual: above the range", "不寻常：高于范围"),
-    "history.outside.below": ("unusual: below the range", "不寻常：低于范围"),
+    "history.outside.above": ("unusual: above the range", "超出范围：偏高"),
+    "history.outside.below": ("unusual: below the range", "超出范围：偏低"),
     "history.reason.too-few": ("not judged: {n:int|comparable run|comparable runs}, {need:int} needed",
                                "未判断：只有 {n:int} 次可比训练，至少需要 {need:int} 次"),
     "history.reason.no-value": ("not judged: this run has no value", "未判断：本次训练没有该指标"),
@@ -113,12 +116,12 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "finding.unusual/above": ("Unusual for this experiment: {figure:@history.figure.} {value} is above its normal range {low} – {high} "
                               "(median {median} of the last {n:int} comparable runs, {first} … {last}; trend over them: "
                               "{trend:@history.trend.}).",
-                              "对本实验而言不寻常：{figure:@history.figure.} 为 {value}，高于正常范围 {low} – {high}（最近 {n:int} 次"
+                              "超出本实验的正常范围：{figure:@history.figure.} 为 {value}，高于正常范围 {low} – {high}（最近 {n:int} 次"
                               "可比训练 {first} … {last} 的中位数为 {median}；其间走势：{trend:@history.trend.}）。"),
     "finding.unusual/below": ("Unusual for this experiment: {figure:@history.figure.} {value} is below its normal range {low} – {high} "
                               "(median {median} of the last {n:int} comparable runs, {first} … {last}; trend over them: "
                               "{trend:@history.trend.}).",
-                              "对本实验而言不寻常：{figure:@history.figure.} 为 {value}，低于正常范围 {low} – {high}（最近 {n:int} 次"
+                              "超出本实验的正常范围：{figure:@history.figure.} 为 {value}，低于正常范围 {low} – {high}（最近 {n:int} 次"
                               "可比训练 {first} … {last} 的中位数为 {median}；其间走势：{trend:@history.trend.}）。"),
     "error.bad-option/against": ("--against must be one of {choices}, got {given:q}",
                                  "--against 只能是 {choices} 之一，收到的是 {given:q}"),
