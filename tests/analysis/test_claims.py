@@ -100,3 +100,20 @@ def test_summary_md_has_no_html_entities(tmp_path):
     a = analyze(load_run(str(REPO / "samples" / "gpt-tiny-lr2x")))
     md = render_markdown(build_view(a, lang="en", generated_at=datetime.now(UTC), version="t"))
     assert "&lt;" not in md and "&gt;" not in md and "&amp;" not in md
+
+
+def test_a_printed_rate_is_the_throughput_where_no_batch_is_known(tmp_path):
+    """MindFormers' documented skip-data log prints samples/s/p and no batch size."""
+    run = tmp_path / "mf"
+    run.mkdir()
+    shutil.copy(REPO / "tests" / "fixtures" / "logcorpus" / "a" / "logs" / "a-mf-doc-skipdata-1.log", run / "train.log")
+    a = analyze(load_run(str(run)))
+    tp = a.throughput
+    assert tp.global_batch_size.value is None
+    assert tp.samples_per_s.value == 0.006 and tp.samples_per_s.unit == "samples/s/device"
+    method = render(tp.samples_per_s.method, "en")
+    assert "'samples/s/p'" in method and "per device" in method and "no global_batch_size" in method
+    assert "单卡" in render(tp.samples_per_s.method, "zh")
+    from postmortem.analysis.history import current_figures
+
+    assert current_figures(a)["samples_per_s"] is None  # a per-device rate is no run's rate to compare across runs

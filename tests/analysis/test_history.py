@@ -141,3 +141,16 @@ def test_judge_floors_a_range_of_identical_runs():
     assert judge("step_time_s", 1.2, rising).trend == "rising"
     noisy = [(f"r{i}", v) for i, v in enumerate((1.0, 1.1, 0.95, 1.05, 1.0))]
     assert judge("step_time_s", 1.0, noisy).trend == "flat"
+
+
+def test_the_window_and_the_gate_are_project_settings(tmp_path):
+    from postmortem.config import load_settings
+    from postmortem.errors import InputError
+
+    (tmp_path / "postmortem.toml").write_text('history_runs = 20\nagainst = "history"\n', encoding="utf-8")
+    s = load_settings(None, {}, cwd=tmp_path)
+    assert s.analysis.history_runs == 20 and s.against == "history"
+    assert load_settings(None, {"history_runs": 7}, cwd=tmp_path).analysis.history_runs == 7  # the flag wins
+    with pytest.raises(InputError) as bad:
+        load_settings(None, {"history_runs": 0}, cwd=tmp_path)
+    assert bad.value.slug == "bad-option"
