@@ -8,6 +8,7 @@ smoothed as its report smoothed it, times its tokens per step). Nothing is writt
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -77,5 +78,5 @@ def past_runs(archive_root: Path, experiment: str, run_id: str, finished_at: str
         runs = [r for r in runs if (r.finished_at or r.built_at) <= finished_at]
     out = []
     for r in runs[:READ_FACTOR * wanted]:
-        out.append(PastRun(r.run_id, r.finished_at or r.built_at, _figures(r), _settings(r), loss_curve(r)))
+        out.append(PastRun(r.run_id, r.finished_at or r.built_at, _figures(r), _settings(r), partial(loss_curve, r)))
     return out

@@ -21,7 +21,7 @@ archive's metrics.json, run.json and Parquet tables).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +65,14 @@ class PastRun:
     finished: str  # ISO time (when it finished, else when it was built): the run order
     figures: Mapping[str, float | None]
     settings: Mapping[str, Any]
-    loss_curve: tuple[np.ndarray, np.ndarray] | None = None  # (tokens, smoothed loss), tokens rising
+    # (tokens, smoothed loss), tokens rising; or a function that reads it, called only for the runs
+    # a loss range rests on (a long run's loss table is the largest part of what the history reads)
+    loss_curve: tuple[np.ndarray, np.ndarray] | Callable[[], tuple[np.ndarray, np.ndarray] | None] | None = None
+
+    def curve(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if callable(self.loss_curve):
+            object.__setattr__(self, "loss_curve", self.loss_curve())
+        return self.loss_curve  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -224,10 +231,15 @@ def history(a: Analysis, past: Sequence[PastRun], settings: Mapping[str, Any], w
                 comparable.append(p)
         aligned = None
         if figure == "loss_at_equal_tokens":
-            with_curve = [p for p in comparable if p.loss_curve is not None][:wanted]
+            with_curve = []
+            for p in comparable if curve is not None else ():
+                if len(with_curve) == wanted:
+                    break
+                if p.curve() is not None:
+                    with_curve.append(p)
             if curve is not None and with_curve:
-                aligned = float(min([curve[0][-1], *(p.loss_curve[0][-1] for p in with_curve)]))  # type: ignore[index]
-            got = [(p.run_id, loss_at(p.loss_curve, aligned)) for p in with_curve] if aligned is not None else []
+                aligned = float(min([curve[0][-1], *(p.curve()[0][-1] for p in with_curve)]))  # type: ignore[index]
+            got = [(p.run_id, loss_at(p.curve(), aligned)) for p in with_curve] if aligned is not None else []
             value = loss_at(curve, aligned) if aligned is not None else None
         else:
             got = [(p.run_id, p.figures.get(figure)) for p in comparable]
