@@ -144,8 +144,10 @@ def _read_where(v: Values, ctx: CheckContext, keys: tuple[str, ...]) -> list[Tex
     sources = ctx.sources or {}
     out = []
     for key in keys:
-        if key in v and v[key] is not None:
-            out.append(Text("check.read", key=key, value=v[key], source=sources.get(key, "")))
+        if key in v and v[key] is not None and sources.get(key):
+            out.append(Text("check.read", key=key, value=v[key], source=sources[key]))
+        elif key in v and v[key] is not None:
+            out.append(Text("check.read-nosource", key=key, value=v[key]))
         else:
             out.append(Text("check.read-unset", key=key))
     return out
@@ -216,6 +218,9 @@ def check_divisible(v: Values, ctx: CheckContext, name: Check) -> ConfigCheck | 
     ev = {key: x, "model_parallel": mp}
     if mp > 0 and x % mp == 0:
         return ConfigCheck(name, CheckStatus.PASS, Text("check.divisible", value=x, by=mp), ev)
+    if ctx.trained:  # the split would have failed at launch: the settings read are not the run's
+        return _warn(name, Text("check.not-divisible-read", value=x, by=mp, steps=ctx.trained_steps,
+                                read=_read_where(v, ctx, (key, "model_parallel"))), ev, "layout-read")
     return _fail(name, Text("check.not-divisible", value=x, by=mp), ev, "divisible")
 
 

@@ -32,6 +32,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                       "{steps:int|step|steps}: MindSpore ran other values than these; read: {read:semi}",
                                       "读到的配置为 {stages:g} 个 stage 配 {micro:g} 个 micro batch，但训练已跑了 {steps:int} "
                                       "步：MindSpore 实际用的值与此不同；读到的配置：{read:semi}"),
+    "check.not-divisible-read": ("the settings read give {value:g}, not divisible by {by:g}, yet the run trained "
+                                 "{steps:int|step|steps}: the split it ran is not these values; read: {read:semi}",
+                                 "读到的配置为 {value:g}，不能被 {by:g} 整除，但训练已跑了 {steps:int} 步：实际的切分与这些值不同；"
+                                 "读到的配置：{read:semi}"),
     "check.read": ("{key} {value:v} ({source:src})", "{key} {value:v}（{source:src}）"),
     "check.read-nosource": ("{key} {value:v}", "{key} {value:v}"),
     "check.read-unset": ("{key} not set", "{key} 未设置"),
