@@ -19,7 +19,7 @@ from . import thresholds as th
 from .identity import base_key, effects, explaining_order, group, model_growth, per_run
 from .links import link_params
 from .triage import wait_key
-from .lrpeak import logged_after, lr_at
+from .lrpeak import at_log_end, logged_after, lr_at
 from .ranks import group_params
 from .types import (
     Action,
@@ -316,7 +316,8 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
         elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not finite_explosions:
             spikes = [*st.loss.spikes, *st.grad_norm.spikes]
             top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion, as in the findings
-            slow = any(s.recovery != "fast" for s in spikes)
+            slow = any(s.recovery != "fast" and not at_log_end(a, s_tag, s)
+                       for s_tag, series in (("loss", st.loss.spikes), ("grad_norm", st.grad_norm.spikes)) for s in series)
             out.append(Problem(Symptom.SPIKES, W if slow else I, Family.STABILITY,
                                (Quantity("loss_spikes", float(len(st.loss.spikes))),
                                 Quantity("grad_norm_spikes", float(len(st.grad_norm.spikes)))),

@@ -12,6 +12,7 @@ import polars as pl
 
 from ..text import Text
 from .history import unusual_findings
+from .lrpeak import at_log_end
 from .stability import EXPLOSION_RATIO
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
@@ -58,11 +59,13 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         out.append(Finding(FindingKind.NAN_LOSS, C, {"count": len(st.nan_steps), "first_step": st.nan_steps[0]}))
     for series, kind in ((st.loss, FindingKind.LOSS_SPIKES), (st.grad_norm, FindingKind.GRAD_NORM_SPIKES)):
         if series.spikes:
-            slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST)
+            # a spike at the log's last values has nothing after it to recover in: neither fast nor slow
+            at_end = sum(1 for s in series.spikes if at_log_end(a, series.tag, s))
+            slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST) - at_end
             top = max(series.spikes, key=lambda s: s.height)
-            out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow,
-                                                        "height_max": series.height_max, "largest_step": top.step},
-                               "slow" if slow else ""))
+            variant = "end_only" if at_end == len(series.spikes) else "_".join(x for x, n in (("slow", slow), ("end", at_end)) if n)
+            out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow, "at_end": at_end,
+                                                        "height_max": series.height_max, "largest_step": top.step}, variant))
     for e in st.explosions:
         if e.nonfinite and st.nan_steps:
             continue  # the NaN finding says it

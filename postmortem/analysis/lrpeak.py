@@ -70,3 +70,8 @@ def logged_after(a: Analysis, tag: str, step: int) -> int:
     if tag not in a.steps.columns:
         return 0
     return a.steps.filter((pl.col("step") > step) & pl.col(tag).is_finite()).height
+
+
+def at_log_end(a: Analysis, tag: str, spike) -> bool:
+    """A spike with no recovery seen and no value logged after it: the log ends in it."""
+    return str(spike.recovery) == "none" and logged_after(a, tag, spike.end_step) == 0

@@ -117,3 +117,15 @@ def test_a_printed_rate_is_the_throughput_where_no_batch_is_known(tmp_path):
     from postmortem.analysis.history import current_figures
 
     assert current_figures(a)["samples_per_s"] is None  # a per-device rate is no run's rate to compare across runs
+
+
+def test_a_spike_at_the_logs_last_value_is_not_called_unrecovered():
+    """The profiled sample's grad norm spikes at its 12th and last step: nothing after it to recover in."""
+    from postmortem.analysis.types import FindingKind
+    from postmortem.report.messages import finding_text
+
+    a = analyze(load_run(str(REPO / "samples" / "profiler-cpu")))
+    f = next(f for f in a.findings if f.kind == FindingKind.GRAD_NORM_SPIKES)
+    assert f.variant == "end_only" and f.params["not_fast"] == 0 and f.severity == "info"
+    text = render(finding_text(f), "en")
+    assert "without fast recovery" not in text and "nothing after to recover in" in text

@@ -60,6 +60,35 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                    "第 {step:step} 步的 loss 尖峰没有恢复（此时学习率为日志中最高学习率的 {lr_share:pct0}）"),
     "verdict.diverged-at/logtop": ("the loss spike at step {step:step}, at the highest learning rate in the log, never recovered",
                                    "第 {step:step} 步（学习率为日志中的最高值）的 loss 尖峰没有恢复"),
+    "finding.loss_spikes/end": ("{count:int|loss spike|loss spikes}, all recovered fast but {at_end:int} at the log's last values, "
+                                "with nothing after it to recover in; the largest at step {largest_step:step}, {height_max:rel} over "
+                                "the running median.",
+                                "{count:int} 次 loss 尖峰，除日志末尾的 {at_end:int} 次（其后没有记录，看不到是否恢复）外全部快速恢复；"
+                                "最大一次在第 {largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "finding.loss_spikes/slow_end": ("{count:int|loss spike|loss spikes}, {not_fast:int} without fast recovery and {at_end:int} at the "
+                                     "log's last values, with nothing after it to recover in; the largest at step "
+                                     "{largest_step:step}, {height_max:rel} over the running median.",
+                                     "{count:int} 次 loss 尖峰，其中 {not_fast:int} 次未能快速恢复，{at_end:int} 次在日志末尾（其后没有"
+                                     "记录，看不到是否恢复）；最大一次在第 {largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "finding.grad_norm_spikes/end": ("{count:int|grad-norm spike|grad-norm spikes}, all recovered fast but {at_end:int} at the log's "
+                                     "last values, with nothing after it to recover in; the largest at step {largest_step:step}, "
+                                     "{height_max:rel} over the running median.",
+                                     "{count:int} 次梯度范数尖峰，除日志末尾的 {at_end:int} 次（其后没有记录，看不到是否恢复）外全部快速"
+                                     "恢复；最大一次在第 {largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "finding.grad_norm_spikes/slow_end": ("{count:int|grad-norm spike|grad-norm spikes}, {not_fast:int} without fast recovery and "
+                                          "{at_end:int} at the log's last values, with nothing after it to recover in; the largest at "
+                                          "step {largest_step:step}, {height_max:rel} over the running median.",
+                                          "{count:int} 次梯度范数尖峰，其中 {not_fast:int} 次未能快速恢复，{at_end:int} 次在日志末尾（其后"
+                                          "没有记录，看不到是否恢复）；最大一次在第 {largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "finding.loss_spikes/end_only": ("{count:int|loss spike|loss spikes} at the log's last values, with nothing after to recover in; "
+                                     "the largest at step {largest_step:step}, {height_max:rel} over the running median.",
+                                     "{count:int} 次 loss 尖峰，都在日志末尾（其后没有记录，看不到是否恢复）；最大一次在第 "
+                                     "{largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "finding.grad_norm_spikes/end_only": ("{count:int|grad-norm spike|grad-norm spikes} at the log's last values, with nothing after "
+                                          "to recover in; the largest at step {largest_step:step}, {height_max:rel} over the running "
+                                          "median.",
+                                          "{count:int} 次梯度范数尖峰，都在日志末尾（其后没有记录，看不到是否恢复）；最大一次在第 "
+                                          "{largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
     "verdict.exploded.log-ends": ("{ratio:x} the median of the logged values before it; the log ends there, before a value "
                                   "could come back below {factor:g}× that level ({level:loss})",
                                   "为此前记录值中位数的 {ratio:x}；日志到此结束，看不到它是否回落到该水平（{level:loss}）的 "
