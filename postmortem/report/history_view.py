@@ -4,7 +4,7 @@ the figure's trend over them."""
 
 from __future__ import annotations
 
-from ..analysis.history import History, HistoryFigure, value_text
+from ..analysis.history import MIN_RUNS, History, HistoryFigure, value_text
 from ..text import Text
 from .catalog import render
 from .format import Labels
@@ -34,8 +34,8 @@ def history_section(h: History | None, L: Labels) -> Section | None:
         return None
     lang = L.lang
     title = render(Text("history.title"), lang)
-    if not h.figures:
-        return Section("history", title, (Paragraph(render(Text("history.none", n=h.considered, need=h.wanted), lang), "muted"),))
+    if not h.figures or not h.considered:  # the experiment's first run: nothing to say figure by figure
+        return Section("history", title, (Paragraph(render(Text("history.none", n=h.considered, need=h.wanted, least=MIN_RUNS), lang), "muted"),))
     rows = []
     for f in h.figures:
         verdict, tone = verdict_text(f)

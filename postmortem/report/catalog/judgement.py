@@ -101,8 +101,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                      "绿色带：截至 {run} 各指标的正常范围（此前本实验可比归档训练的中位数 ± 3 倍 MAD）；带圈的训练在生成报告时超出了范围。"),
     "history.tag": ("unusual this week", "本周超出正常范围"),
     "history.none": ("No earlier archived run of this experiment to say what is normal ({n:int} read; a range needs at least "
-                     "5 comparable runs, of the last {need:int})",
-                     "本实验没有可用的历史归档训练来界定正常范围（读到 {n:int} 次；正常范围需要最近 {need:int} 次中至少 5 次可比训练）"),
+                     "{least:int} comparable runs, of the last {need:int}).",
+                     "本实验没有可用的历史归档训练来界定正常范围（读到 {n:int} 次；正常范围需要最近 {need:int} 次中至少 {least:int} 次可比训练）。"),
     "history.rule": ("Each figure against the median ± max(3 × 1.4826 MAD, a floor) of the experiment's last {n:int} archived runs "
                      "that can be compared on it (runs whose settings differ in one that can move the figure are kept apart); "
                      "at least {need:int} runs; floor {rel:pct0} of the median for times and rates, {share:pct0} for shares, "
