@@ -245,8 +245,9 @@ def history(a: Analysis, past: Sequence[PastRun], settings: Mapping[str, Any], w
             got = [(p.run_id, p.figures.get(figure)) for p in comparable]
             value = values.get(figure)
         kept = [(r, float(v)) for r, v in got if v is not None and math.isfinite(v)][:wanted]
-        if value is None and not kept and not apart:
-            continue  # a figure neither this run nor its history has: nothing to say
+        kept_apart_loss = figure == "loss_at_equal_tokens" and curve is not None and bool(apart)
+        if value is None and not kept and not kept_apart_loss:
+            continue  # a figure neither this run nor its comparable runs have: nothing to say
         figures.append(judge(figure, value, kept[::-1], tuple(apart), aligned))
     return History(a.experiment, wanted, len(past), tuple(figures), rule_text(wanted))
 
