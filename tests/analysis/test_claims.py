@@ -129,3 +129,18 @@ def test_a_spike_at_the_logs_last_value_is_not_called_unrecovered():
     assert f.variant == "end_only" and f.params["not_fast"] == 0 and f.severity == "info"
     text = render(finding_text(f), "en")
     assert "without fast recovery" not in text and "nothing after to recover in" in text
+
+
+def test_a_log_that_starts_mid_run_is_judged_over_its_own_steps(tmp_path):
+    """The last 200 lines of the baseline sample's real log: steps 234-300 of a 300-step run."""
+    run = tmp_path / "tail"
+    run.mkdir()
+    lines = (REPO / "samples" / "gpt-tiny-base" / "train.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run / "train.log").write_text("".join(lines[-200:]), encoding="utf-8")
+    a = analyze(load_run(str(run)))
+    assert a.step_range[0] > 200
+    assert [p.name for p in a.phases.phases] == ["decay"]  # its first record is an ordinary step, no startup / compile
+    assert "compile" not in a.throughput.window.excluded_counts
+    why = render(a.convergence.convergence_step.reason, "en")
+    assert "never came down" not in why and "the log starts at step" in why and "mid-run" in why
+    assert "训练中途" in render(a.convergence.convergence_step.reason, "zh")

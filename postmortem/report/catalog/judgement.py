@@ -89,6 +89,14 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                           "median.",
                                           "{count:int} 次梯度范数尖峰，都在日志末尾（其后没有记录，看不到是否恢复）；最大一次在第 "
                                           "{largest_step:step} 步，比滚动中位数高 {height_max:pct0}。"),
+    "reason.loss-rose/excerpt": ("the loss did not come down over the logged steps (the log starts at step {first:step}, mid-run): "
+                                 "it rose from {initial:loss} to {final:loss}",
+                                 "在日志记录的 step 内 loss 没有下降（日志从第 {first:step} 步开始，是训练中途）：从 {initial:loss} 升到了 "
+                                 "{final:loss}"),
+    "reason.loss-flat/excerpt": ("the loss did not come down over the logged steps (the log starts at step {first:step}, mid-run): "
+                                 "it started at {initial:loss}, within ±{tolerance:pct0} of its final level {final:loss}",
+                                 "在日志记录的 step 内 loss 没有下降（日志从第 {first:step} 步开始，是训练中途）：起始值 {initial:loss} "
+                                 "已在最终水平 {final:loss} 的 ±{tolerance:pct0} 以内"),
     "verdict.exploded.log-ends": ("{ratio:x} the median of the logged values before it; the log ends there, before a value "
                                   "could come back below {factor:g}× that level ({level:loss})",
                                   "为此前记录值中位数的 {ratio:x}；日志到此结束，看不到它是否回落到该水平（{level:loss}）的 "
