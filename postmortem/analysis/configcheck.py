@@ -169,6 +169,11 @@ def check_global_batch(v: Values, ctx: CheckContext) -> ConfigCheck:
                           "gradient_accumulation_steps": acc, "micro_batch_num": mbn,
                           "micro_batch_interleave_num": interleave, "expected": expected}
     if abs(expected - gbs) > 1e-9:
+        if ctx.trained:  # the run trained with a global batch: a factor of it is not in the settings read
+            return _warn(name, Text("check.batch-read-differs", batch=gbs, product=expected, steps=ctx.trained_steps,
+                                    read=_read_where(v, ctx, ("global_batch_size", "micro_batch_size", "data_parallel",
+                                                              "gradient_accumulation_steps", "micro_batch_num"))),
+                         ev, "layout-read")
         return _fail(name, Text("check.batch-differs", batch=gbs, product=expected), ev, "global-batch")
     if pp > 1 and acc > 1:  # MindFormers resets it to 1 and warns (trainer/base_trainer.py)
         return _warn(name, Text("check.accumulation-with-pipeline", accumulation=acc), ev, "accumulation-with-pipeline")

@@ -144,3 +144,14 @@ def test_a_log_that_starts_mid_run_is_judged_over_its_own_steps(tmp_path):
     why = render(a.convergence.convergence_step.reason, "en")
     assert "never came down" not in why and "the log starts at step" in why and "mid-run" in why
     assert "训练中途" in render(a.convergence.convergence_step.reason, "zh")
+
+
+def test_a_global_batch_the_run_trained_with_is_not_failed():
+    """MindFormers' stacking log on a GPU prints a global batch of 16 and micro batch 4 with data
+    parallel 1, and trained 160 steps: a factor is not in the files, the job was not refused."""
+    a = analyze(load_run(str(REPO / "tests" / "fixtures" / "conformance" / "mf-stacking-gpu-log")))
+    check = next(c for c in a.config_checks if c.name == "global_batch")
+    assert check.status == CheckStatus.WARN
+    text = render(check.detail, "en")
+    assert "yet the run trained 160 steps" in text and "global_batch_size 16 (log)" in text
+    assert "gradient_accumulation_steps not set" in text

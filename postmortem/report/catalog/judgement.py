@@ -36,6 +36,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                  "{steps:int|step|steps}: the split it ran is not these values; read: {read:semi}",
                                  "读到的配置为 {value:g}，不能被 {by:g} 整除，但训练已跑了 {steps:int} 步：实际的切分与这些值不同；"
                                  "读到的配置：{read:semi}"),
+    "check.batch-read-differs": ("the settings read give a global batch of {batch:g} ≠ the product {product:g}, yet the run trained "
+                                 "{steps:int|step|steps}: a factor is not in the files (accumulation, interleaving, a batch the "
+                                 "launch set); read: {read:semi}",
+                                 "读到的全局 batch {batch:g} ≠ 乘积 {product:g}，但训练已跑了 {steps:int} 步：有因子不在文件中（梯度累积、"
+                                 "交织、启动时设置的 batch）；读到的配置：{read:semi}"),
     "check.read": ("{key} {value:v} ({source:src})", "{key} {value:v}（{source:src}）"),
     "check.read-nosource": ("{key} {value:v}", "{key} {value:v}"),
     "check.read-unset": ("{key} not set", "{key} 未设置"),
