@@ -252,6 +252,7 @@ def history(a: Analysis, past: Sequence[PastRun], settings: Mapping[str, Any], w
     return History(a.experiment, wanted, len(past), tuple(figures), rule_text(wanted))
 
 
+RATES = ("tokens_per_s", "samples_per_s")  # a step's size over its time
 VALUE_KINDS = {"step_time_s": "dur", "tokens_per_s": "tps", "samples_per_s": "sps", "mfu": "pct",
                "loss_at_equal_tokens": "loss", "loss_spikes": "int", "comm_share": "pct", "data_wait_share": "pct"}
 
@@ -266,7 +267,11 @@ def unusual_findings(h: History) -> list:
     from .types import Finding, FindingKind, FindingSeverity
 
     out = []
-    for f in h.unusual():
+    unusual = h.unusual()
+    step_time = any(f.figure == "step_time_s" for f in unusual)
+    for f in unusual:
+        if step_time and f.figure in RATES:
+            continue  # the rates follow the step time: one finding says it (the section lists them all)
         out.append(Finding(FindingKind.UNUSUAL, FindingSeverity.WARNING if f.worse else FindingSeverity.INFO, {
             "figure": f.figure, "value": value_text(f.figure, f.value), "low": value_text(f.figure, f.low),
             "high": value_text(f.figure, f.high), "median": value_text(f.figure, f.median), "n": len(f.runs),
