@@ -189,6 +189,7 @@ FINDINGS: dict[str, str] = {
     "config": "a configuration check that failed or warns",
     "regression": "a family of figures regressed significantly against the baseline",
     "improvement": "a family of figures improved significantly against the baseline",
+    "unusual": "a headline figure outside its experiment's normal range (median ± 3 scaled MAD of its last comparable archived runs)",
 }
 
 

@@ -8,6 +8,7 @@ feed ``ranks`` (slow-rank detection) and the profile/memory sums.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -19,6 +20,7 @@ from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
 from .domains import comm_domains
+from .history import PastRun, history
 from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
@@ -63,6 +65,23 @@ def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.Dat
     return {t: parts.get(t, empty) for t in tags}
 
 
+def wait_source(steps: pl.DataFrame, scalars: pl.DataFrame) -> str:
+    """Who wrote the records the wait between steps comes from: the in-step timer's source (the
+    gap is the step's time beyond it), else a logged data time's: "callback" (postmortem's callback
+    measures it in the training process), "summary" (summary / TensorBoard scalars), or "log"."""
+    named = steps["in_step_source"].drop_nulls() if "in_step_source" in steps.columns else pl.Series([], dtype=pl.Utf8)
+    if named.is_empty():
+        named = scalars.filter(pl.col("tag") == "data_time")["source"].cast(pl.Utf8).drop_nulls()
+    if named.is_empty():
+        return "log"
+    top = str(named.mode().sort()[0])
+    if top.startswith("callback"):
+        return "callback"
+    if top.startswith(("summary", "tensorboard")):
+        return "summary"
+    return "log"
+
+
 def _steps_of(df: pl.DataFrame) -> set[int]:
     return set(df["step"].drop_nulls().to_list())
 
@@ -91,8 +110,11 @@ def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
 
 
 def analyze(
-    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions()
+    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions(),
+    past: Sequence[PastRun] | None = None,
 ) -> Analysis:
+    """``past``: the experiment's earlier archived runs, newest first (pastruns.py), for what is
+    normal for it (history.py); None: no history asked (a baseline's own analysis)."""
     run, profile_notes = _with_profile_steps(run)
     scalars = run.tables["scalars"]
     steps, rank = primary_steps(run)
@@ -185,9 +207,10 @@ def analyze(
                layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
-                 base_analysis.triage if base_analysis else None)
+                 base_analysis.triage if base_analysis else None, wait_source(steps, scalars))
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
-    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
+    trained = int(series.filter(pl.col("step_time_s").is_not_null() | pl.col("loss").is_not_null()).height)
+    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices, trained)
     m = mfu(run, options, tp, window, kept_steps)
 
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
@@ -202,6 +225,9 @@ def analyze(
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
+    if past is not None:
+        values = {k: v.value for k, v in settings.items()}
+        analysis = dataclasses.replace(analysis, history=history(analysis, past, values, options.history_runs))
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))
 

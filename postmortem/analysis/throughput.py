@@ -184,6 +184,26 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
                   source=Text("source.scalars", tag=tag), unit=unit)
 
 
+PER_DEVICE = "/device"  # a rate's unit suffix: printed per device (as_printed)
+
+
+def as_printed(scalars: pl.DataFrame, logged: dict[str, Figure], tags: tuple[str, ...], why: Figure, unit: str) -> Figure:
+    """The steady median of a rate the run printed itself (``logged``), as its throughput where no
+    batch size makes one: in the unit printed (a per-device rate stays per device, said so), with
+    why the computed rate is missing."""
+    for tag in tags:
+        f = logged.get(tag)
+        if f is None or f.value is None or not f.value > 0:
+            continue
+        raw = scalars.filter(pl.col("tag") == tag)["raw_tag"].cast(pl.Utf8).drop_nulls()
+        printed = str(raw.mode().sort()[0]) if raw.len() else tag
+        per_device = printed.endswith("/p") or tag == "throughput" or "per card" in printed or "per_card" in printed
+        return Figure(f.value, method=Text("method.rate-as-printed" + ("/device" if per_device else ""), printed=printed,
+                                           inner=f.method, why=why.reason),
+                      source=f.source, unit=unit + (PER_DEVICE if per_device else ""))
+    return why
+
+
 def _whole(x: float, within: float) -> float:
     """x rounded to a whole number when it is that close (relative) to one: sizes are counts."""
     r = float(round(x))
@@ -291,13 +311,18 @@ def throughput(
 
     logged = logged_medians(scalars, window, ("throughput", "samples_per_s", "tokens_per_s",
                                               "tflops_per_device", "step_time"), kept_steps)
+    samples_rate, tokens_rate = rate(gbs, "samples/s", "samples"), rate(tokens_per_step, "tokens/s", "tokens")
+    # where no size gives a rate, the run's own printed rate is its throughput, in the unit it printed
+    samples_rate = samples_rate if samples_rate.known else as_printed(scalars, logged, ("samples_per_s", "throughput"),
+                                                                      samples_rate, "samples/s")
+    tokens_rate = tokens_rate if tokens_rate.known else as_printed(scalars, logged, ("tokens_per_s",), tokens_rate, "tokens/s")
     tp = Throughput(
         window=window,
         step_time=stats,
         step_time_s=step_time,
         steps_per_s=per_s,
-        samples_per_s=rate(gbs, "samples/s", "samples"),
-        tokens_per_s=rate(tokens_per_step, "tokens/s", "tokens"),
+        samples_per_s=samples_rate,
+        tokens_per_s=tokens_rate,
         global_batch_size=gbs,
         seq_length=seq,
         tokens_per_step=tokens_per_step,

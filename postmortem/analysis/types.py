@@ -1002,6 +1002,7 @@ class FindingKind(StrEnum):
     LOG_ERRORS = "log_errors"
     TRIAGE = "triage"
     IMPLAUSIBLE = "implausible"
+    UNUSUAL = "unusual"  # a figure outside the experiment's normal range (analysis/history.py)
 
 
 class FindingSeverity(StrEnum):
@@ -1087,6 +1088,7 @@ class Analysis:
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
+    history: Any = None  # analysis.history.History: the figures against the experiment's archived runs (None: not asked)
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

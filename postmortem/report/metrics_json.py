@@ -262,6 +262,24 @@ def _diagnosis(d: Diagnosis) -> dict:
                           "evidence": list(p.evidence), "params": jsonable(p.params)} for p in d.problems]}
 
 
+def _history(h: Any) -> dict | None:
+    """1.5: each headline figure against its experiment's normal range (analysis/history.py)."""
+    if h is None:
+        return None
+    from ..analysis.history import MIN_RUNS
+
+    return {"experiment": h.experiment, "wanted": h.wanted, "considered": h.considered, "min_runs": MIN_RUNS,
+            "rule": _en(h.rule),
+            "figures": {f.figure: {"family": str(f.family), "better": str(f.better), "value": _num(f.value),
+                                   "low": _num(f.low), "high": _num(f.high), "median": _num(f.median), "mad": _num(f.mad),
+                                   "runs": list(f.runs), "values": [_num(v) for v in f.values], "unusual": f.unusual,
+                                   "direction": f.direction, "worse": f.worse, "trend": f.trend,
+                                   "slope_per_run": _num(f.slope), "aligned_tokens": _num(f.aligned_tokens),
+                                   "reason": _en(f.reason), "reason_text": _text(f.reason),
+                                   "kept_apart": [{"run": r, "settings": list(k)} for r, k in f.apart]}
+                        for f in h.figures}}
+
+
 def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str | None = None,
                generated_at: str | None = None, generator: str | None = None, baseline_id: str | None = None) -> dict:
     """The whole document. ``started_at``/``finished_at``: the run's first and last wall time (ISO,
@@ -341,6 +359,7 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "data_quality": [d.to_dict() for d in a.diagnostics],
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
+        "history": _history(a.history),  # 1.5
     }
     if a.comparison is not None:
         c = a.comparison

@@ -78,6 +78,16 @@ def _cause(p: t.Problem) -> Text | None:
     return Text("verdict.cause.is", name=c.key, current=c.current, verdict=verdict, where=where)
 
 
+def lr_variant(share: float | None, basis: str | None) -> str:
+    """The learning rate's clause: against the schedule's peak where it is known (lrpeak.py), else
+    against the highest rate in the log, said so."""
+    if share is None:
+        return ""
+    if basis == "log":
+        return "/logtop" if share >= 0.999 else "/logmax"
+    return "/peak" if share >= 0.9 else "/lr"
+
+
 def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
     out: list[Text] = []
@@ -88,6 +98,8 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
         if pp.get("recovered_step") is not None:
             out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
                             n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
+        elif pp.get("log_ends"):  # nothing logged after it: "never came back" would claim what the log cannot show
+            out.append(Text("verdict.exploded.log-ends", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
         else:
             out.append(Text("verdict.exploded.never", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
     if p.symptom == t.Symptom.EXPLODED and (pp.get("count") or 0) > 1:
@@ -99,8 +111,7 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
         lr = pp.get("lr_share")
         key = {t.Symptom.NAN: "verdict.nan-at", t.Symptom.DIVERGED: "verdict.diverged-at"}.get(p.symptom, "verdict.spike-at")
-        out.append(Text(key + ("/peak" if lr is not None and lr >= 0.9 else "/lr" if lr is not None else ""),
-                        step=pp["step"], lr_share=lr))
+        out.append(Text(key + lr_variant(lr, pp.get("lr_basis")), step=pp["step"], lr_share=lr))
     if p.symptom == t.Symptom.ERRORS:
         if pp.get("errors"):
             out.append(Text("verdict.errors" + ("/at" if pp.get("error_step") is not None else ""), n=pp["errors"],

@@ -836,9 +836,12 @@ def build_view(
         inventory = getattr(a, "inventory", ()) or ()
     base = a.baseline
     base_id = a.comparison.baseline_id if a.comparison else (base.run_id if base else "")
+    from .history_view import history_section
+
     sections = [
         _headline_section(a, L),
         _findings(a, L),
+        history_section(a.history, L),  # what is normal for the experiment, with or without a baseline
         _settings(a, L),
         _data_quality(a, L),
         _throughput(a, L, base),
