@@ -40,6 +40,10 @@ DIAGNOSTICS: dict[str, str] = {
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
     "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",
+    # auto-parallel strategy files (readers/strategy.py, load/strategy.py)
+    "strategy-corrupt": "an auto-parallel strategy file whose bytes stop making sense part way; the items before are read",
+    "strategy-empty": "an auto-parallel strategy file with no operator and no parameter",
+    "strategy-files-disagree": "strategy files of one job disagree on a parallel degree; the first file's is kept",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",
     "config-not-mapping": "a config file whose top level is not a mapping",

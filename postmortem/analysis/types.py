@@ -844,6 +844,7 @@ class Check(StrEnum):
     RECOMPUTE = "recompute"  # recompute switches that do not cancel each other
     CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
     CHECKPOINT_DISK = "checkpoint_disk"  # keep_checkpoint_max x the checkpoint size
+    STRATEGY = "strategy_layout"  # the strategy files' layout against the config's
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,35 @@
+"""Wording of the strategy files (the job's layout) and of MindFormers' health records
+(health_ckpts.json, the embedding local norm, MoE expert load and token drops)."""
+
+from __future__ import annotations
+
+TEMPLATES: dict[str, tuple[str, str]] = {
+    # readers/strategy.py
+    "strategy-corrupt": ("An auto-parallel strategy file whose bytes stop making sense part way: {problem}; "
+                         "{operators:int} operator strategies and {params:int} parameter layouts were read before it.",
+                         "并行策略文件在中途无法解析：{problem}；此前已读取 {operators:int} 个算子切分策略和 {params:int} 个参数排布。"),
+    "strategy-empty": ("An auto-parallel strategy file that holds no operator and no parameter: no layout to read.",
+                       "并行策略文件中没有任何算子或参数：没有可读的切分排布。"),
+    "strategy.problem": ("{detail}", "{detail}"),
+    "strategy-files-disagree": ("Strategy files disagree on {key}: {value} in {other_source}, {other_value} here "
+                                "({n:int} files differ); the first file's value is kept.",
+                                "各并行策略文件的 {key} 不一致：{other_source} 中为 {value}，此文件为 {other_value}"
+                                "（共 {n:int} 个文件不同）；采用第一个文件的值。"),
+    # analysis/configcheck.py check_strategy
+    "check.strategy_layout": ("the strategy files' layout = the config's parallel layout",
+                              "并行策略文件的切分 = 配置中的并行切分"),
+    "check.strategy-pair": ("{key} {strategy:g} in the strategy, {config:g} in the config",
+                            "{key}：策略文件为 {strategy:g}，配置为 {config:g}"),
+    "check.strategy-differs": ("the layout the job ran with is not the config's: {differ:semi}",
+                               "作业实际运行的切分与配置不一致：{differ:semi}"),
+    "check.strategy-searched": ("auto_parallel searched the layout; it differs from parallel_config: {differ:semi}",
+                                "auto_parallel 自动搜索了切分策略，与 parallel_config 不同：{differ:semi}"),
+    "check.strategy-equal": ("the strategy files agree with {keys}", "并行策略文件与 {keys} 一致"),
+    "check.fix.strategy": ("the strategy files were written by another layout than this config's: check which config the job "
+                           "ran with, or delete output/strategy/ before the next launch so that it saves its own",
+                           "策略文件来自与本配置不同的切分：确认作业实际使用的配置，或在下次拉起前删除 output/strategy/，"
+                           "让作业重新保存自己的策略文件"),
+    "check.fix.strategy-searched": ("set the degrees in parallel_config to the searched layout, or keep auto_parallel and "
+                                    "read the layout from the strategy files",
+                                    "把 parallel_config 的并行度设为搜索得到的切分，或保留 auto_parallel 并以策略文件为准"),
+}
