@@ -200,9 +200,10 @@ def _layout(item: Message, file_stage: int) -> ParameterLayout:
     return ParameterLayout(name, int(m.group(1)) if m else file_stage, dev, tensor_map, layouts.int64(7))
 
 
-def _top_fields(data: bytes) -> tuple[list[tuple[int, object]], int | None, str | None]:
-    """The map's top-level fields in order, and where and why they stop decoding (None: they don't)."""
-    fields: list[tuple[int, object]] = []
+def _top_fields(data: bytes) -> tuple[list[tuple[int, object, int]], int | None, str | None]:
+    """The map's top-level fields in order (number, value, offset), and where and why they stop
+    decoding (None: they don't)."""
+    fields: list[tuple[int, object, int]] = []
     view = memoryview(data)
     pos = 0
     while pos < len(view):
@@ -221,33 +222,31 @@ def _top_fields(data: bytes) -> tuple[list[tuple[int, object]], int | None, str 
                 value, pos = view[pos:pos + n], pos + n
         except WireError as exc:
             return fields, start, str(exc)
-        fields.append((number, value))
+        fields.append((number, value, start))
     return fields, None, None
 
 
 def _read_protobuf(data: bytes) -> StrategyFile:
     out = StrategyFile("protobuf", None)
     fields, out.problem_offset, out.problem = _top_fields(data)
-    raw_items = [v for n, v in fields if n == 2 and isinstance(v, memoryview)]
-    raw_layouts = [v for n, v in fields if n == 3 and isinstance(v, memoryview)]
-    counters = [v for n, v in fields if n == 1 and isinstance(v, int)]
+    raw_items = [(v, at) for n, v, at in fields if n == 2 and isinstance(v, memoryview)]
+    raw_layouts = [(v, at) for n, v, at in fields if n == 3 and isinstance(v, memoryview)]
+    counters = [v for n, v, _ in fields if n == 1 and isinstance(v, int)]
     out.save_count = to_int64(counters[-1]) if counters else None
     operators, layouts = [], []
-    for raw in raw_items:
+    for raw, at in raw_items:
         try:
             operators.append(_operator(parse(raw)))
-        except WireError as exc:  # an item whose own bytes do not decode: the ones before are kept
-            out.problem = out.problem or f"an operator's strategy does not decode: {exc}"
-            out.problem_offset = out.problem_offset if out.problem_offset is not None else 0
-            break
+        except WireError as exc:  # an item whose own bytes do not decode: the others are kept
+            if out.problem is None:  # the first one is named; the rest are still read
+                out.problem, out.problem_offset = f"an operator's strategy does not decode: {exc}", at
     stage = Counter(o.stage for o in operators).most_common(1)[0][0] if operators else 0
-    for raw in raw_layouts:
+    for raw, at in raw_layouts:
         try:
             layouts.append(_layout(parse(raw), stage))
         except WireError as exc:
-            out.problem = out.problem or f"a parameter's layout does not decode: {exc}"
-            out.problem_offset = out.problem_offset if out.problem_offset is not None else 0
-            break
+            if out.problem is None:
+                out.problem, out.problem_offset = f"a parameter's layout does not decode: {exc}", at
     out.operators, out.layouts = operators, layouts
     if out.save_count is None and out.problem is None:
         out.problem, out.problem_offset = "current_stage (a required field) is missing", 0
