@@ -237,6 +237,17 @@ STRATEGY_SPLITS_SCHEMA = {
     "role": pl.Utf8,  # "operator", or a parameter's role: "model", "optimizer", "bookkeeping"
 }
 
+# One row per entry of MindFormers' health_ckpts.json (readers/health.py), in save order.
+HEALTH_CKPTS = {
+    "path": pl.Utf8,
+    "position": pl.Int64,  # the entry's index: the save order
+    "ckpt_name": pl.Utf8,  # rank 0's file name, as written
+    "is_health": pl.Int64,  # as written: 0 healthy, anything else (or null) not
+    "rank": pl.Int32,  # from the name's _rank_N
+    "epoch": pl.Int64,  # from the name
+    "step_in_epoch": pl.Int64,  # from the name
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "scalars": SCALARS,
     "histograms": HISTOGRAMS,
@@ -252,6 +263,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "memory": MEMORY,
     "strategy": STRATEGY_SCHEMA,
     "strategy_splits": STRATEGY_SPLITS_SCHEMA,
+    "health_ckpts": HEALTH_CKPTS,
 }
 
 

@@ -10,7 +10,7 @@ in ``report/catalog/diagnostics.py``); never rename one. The README lists them f
 from __future__ import annotations
 
 FRAMED_READERS = ("summary", "tensorboard", "lineage")  # readers/framing.py: <reader>-record-crc, ...
-READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback")  # <reader>-nothing-read
+READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback", "strategy", "health")  # <reader>-nothing-read
 
 DIAGNOSTICS: dict[str, str] = {
     # discovering the run folder
@@ -43,6 +43,7 @@ DIAGNOSTICS: dict[str, str] = {
     # auto-parallel strategy files (readers/strategy.py, load/strategy.py)
     "strategy-corrupt": "an auto-parallel strategy file whose bytes stop making sense part way; the items before are read",
     "strategy-empty": "an auto-parallel strategy file with no operator and no parameter",
+    "health-record-invalid": "a MindFormers health_ckpts.json that is not a list of {is_health, ckpt_name} entries (or has some that are not)",
     "strategy-files-disagree": "strategy files of one job disagree on a parallel degree; the first file's is kept",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",

@@ -15,6 +15,17 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                 "({n:int} files differ); the first file's value is kept.",
                                 "各并行策略文件的 {key} 不一致：{other_source} 中为 {value}，此文件为 {other_value}"
                                 "（共 {n:int} 个文件不同）；采用第一个文件的值。"),
+    # readers/health.py
+    "health-record-invalid/json": ("health_ckpts.json is not JSON: {detail}.", "health_ckpts.json 不是合法的 JSON：{detail}。"),
+    "health-record-invalid/not-list": ("health_ckpts.json is not a list of saves: not MindFormers' checkpoint health record.",
+                                       "health_ckpts.json 不是保存记录列表：不是 MindFormers 的权重健康记录。"),
+    "health-record-invalid/entries": ("{n:int} of {total:int} entries of health_ckpts.json lack a whole is_health or a ckpt_name; "
+                                      "MindFormers' resume counts them as unhealthy, and so do we.",
+                                      "health_ckpts.json 的 {total:int} 条记录中有 {n:int} 条缺少整数 is_health 或 ckpt_name；"
+                                      "MindFormers 续训时按不健康处理，这里也一样。"),
+    "health-record-invalid/empty": ("health_ckpts.json holds no save: MindFormers' resume refuses to start from it "
+                                    "(\"no healthy checkpoints yet\").",
+                                    "health_ckpts.json 中没有任何保存记录：MindFormers 续训会拒绝（“no healthy checkpoints yet”）。"),
     # analysis/configcheck.py check_strategy
     "check.strategy_layout": ("the strategy files' layout = the config's parallel layout",
                               "并行策略文件的切分 = 配置中的并行切分"),
@@ -33,3 +44,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                     "read the layout from the strategy files",
                                     "把 parallel_config 的并行度设为搜索得到的切分，或保留 auto_parallel 并以策略文件为准"),
 }
+
+for _reader in ("strategy", "health"):  # the other readers' are in diagnostics.py
+    TEMPLATES[f"{_reader}-nothing-read"] = (
+        f"Claimed by the {_reader} reader, but nothing was taken from it: no rows, no settings, and the reader gave no reason.",
+        f"由 {_reader} 读取器识别，但没有读出任何内容：既无数据行也无配置，读取器也未说明原因。")
+    TEMPLATES[f"{_reader}-nothing-read/empty"] = (
+        f"Claimed by the {_reader} reader, but nothing was taken from it: the file is empty.",
+        f"由 {_reader} 读取器识别，但没有读出任何内容：文件为空。")
