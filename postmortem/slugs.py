@@ -192,6 +192,9 @@ FINDINGS: dict[str, str] = {
     "slow_ranks": "ranks whose step time is well above the others'",
     "slow_links": "links (or a rank's transfers over one transport) below 80% of their peers' median bandwidth, from transfers big enough to measure it",
     "config": "a configuration check that failed or warns",
+    "unhealthy_checkpoint": "MindFormers' health_ckpts.json marks saves unhealthy (embedding local norm at or over its threshold); the save to resume from",
+    "embedding_norm": "the embedding's local norm at or over MindFormers' embedding_local_norm_threshold (default 1.0)",
+    "token_drops": "MoE layers dropping tokens over the experts' capacity (MindFormers' drop_rate above 0)",
     "regression": "a family of figures regressed significantly against the baseline",
     "improvement": "a family of figures improved significantly against the baseline",
 }

@@ -12,6 +12,7 @@ import polars as pl
 
 from ..text import Text
 from .stability import EXPLOSION_RATIO
+from .health import health_findings
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
 if TYPE_CHECKING:
@@ -144,6 +145,7 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 params.update(family=v.family, baseline=a.comparison.baseline_id,
                               changes=[_change(d) for d in changes])
                 out.append(Finding(kind, W if v.verdict == Outcome.REGRESSED else I, params))
+    out += health_findings(a.health)
     order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))
 

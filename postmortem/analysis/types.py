@@ -999,6 +999,9 @@ class FindingKind(StrEnum):
     LOG_ERRORS = "log_errors"
     TRIAGE = "triage"
     IMPLAUSIBLE = "implausible"
+    UNHEALTHY_CHECKPOINT = "unhealthy_checkpoint"  # MindFormers' health_ckpts.json (analysis/health.py)
+    EMBEDDING_NORM = "embedding_norm"
+    TOKEN_DROPS = "token_drops"
 
 
 class FindingSeverity(StrEnum):
@@ -1084,6 +1087,7 @@ class Analysis:
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
+    health: Any = None  # analysis.health.Health: MindFormers' health records, None where the run left none
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -26,6 +26,44 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "health-record-invalid/empty": ("health_ckpts.json holds no save: MindFormers' resume refuses to start from it "
                                     "(\"no healthy checkpoints yet\").",
                                     "health_ckpts.json 中没有任何保存记录：MindFormers 续训会拒绝（“no healthy checkpoints yet”）。"),
+    # analysis/health.py findings
+    "finding.unhealthy_checkpoint/latest": (
+        "MindFormers' health record marks {count:int} of {saves:int} saves unhealthy, the first at step {first_step:step} "
+        "({first_name}), the latest among them ({latest_name}). Resume from step {resume_step:step} ({resume_name}), the last "
+        "healthy save: MindFormers' own resume does not skip unhealthy saves and would start from the latest; give that file "
+        "to load_checkpoint with resume_training.",
+        "MindFormers 权重健康记录中 {saves:int} 次保存有 {count:int} 次不健康，首次在第 {first_step:step} 步（{first_name}），"
+        "最近一次保存（{latest_name}）也不健康。应从第 {resume_step:step} 步（{resume_name}）恢复训练，即最后一个健康的 checkpoint："
+        "MindFormers 自带的续训不会跳过不健康的 checkpoint，会从最近一次保存开始；请把该文件指定给 load_checkpoint 并开启 resume_training。"),
+    "finding.unhealthy_checkpoint/earlier": (
+        "MindFormers' health record marks {count:int} of {saves:int} saves unhealthy, the first at step {first_step:step} "
+        "({first_name}); the latest save ({latest_name}, step {latest_step:step}) is healthy and is the one to resume from.",
+        "MindFormers 权重健康记录中 {saves:int} 次保存有 {count:int} 次不健康，首次在第 {first_step:step} 步（{first_name}）；"
+        "最近一次保存（{latest_name}，第 {latest_step:step} 步）健康，可从它恢复训练。"),
+    "finding.unhealthy_checkpoint/none": (
+        "MindFormers' health record marks every save unhealthy ({count:int} of {saves:int}, the first at step "
+        "{first_step:step}): no checkpoint to resume from; MindFormers' resume refuses (\"no healthy checkpoints yet\") "
+        "and the run has to start again.",
+        "MindFormers 权重健康记录中所有保存都不健康（{saves:int} 次中 {count:int} 次，首次在第 {first_step:step} 步）："
+        "没有可用于恢复训练的 checkpoint；MindFormers 续训会拒绝（“no healthy checkpoints yet”），只能重新开始训练。"),
+    "finding.embedding_norm": (
+        "The embedding's local norm reaches MindFormers' threshold {threshold:num} at step {first_step:step} "
+        "({over:int} of {steps:int} logged steps at or over it, peak {peak:num} at step {peak_step:step}): saves from then "
+        "on are recorded unhealthy.",
+        "embedding 的局部梯度范数在第 {first_step:step} 步达到 MindFormers 的阈值 {threshold:num}"
+        "（{steps:int} 个记录 step 中 {over:int} 个不低于阈值，峰值 {peak:num}，在第 {peak_step:step} 步）：此后的保存会被记为不健康。"),
+    "finding.embedding_norm/unjudged": (
+        "The embedding's local norm reaches MindFormers' threshold {threshold:num} at step {first_step:step} "
+        "({over:int} of {steps:int} logged steps at or over it, peak {peak:num} at step {peak_step:step}). Without "
+        "pipeline parallel MindFormers' health monitor does not judge saves by it: every save is recorded healthy.",
+        "embedding 的局部梯度范数在第 {first_step:step} 步达到 MindFormers 的阈值 {threshold:num}"
+        "（{steps:int} 个记录 step 中 {over:int} 个不低于阈值，峰值 {peak:num}，在第 {peak_step:step} 步）。"
+        "未开启流水线并行时，MindFormers 的权重健康监测不按它判断：每次保存都会被记为健康。"),
+    "finding.token_drops": (
+        "{layers:int} of {of:int} MoE layers drop tokens over the experts' capacity from step {first_step:step}; layer "
+        "{layer} drops the most: {peak:pct} at step {peak_step:step}.",
+        "{of:int} 个 MoE 层中有 {layers:int} 层从第 {first_step:step} 步起丢弃超出专家容量的 token；第 {layer} 层丢弃最多："
+        "第 {peak_step:step} 步为 {peak:pct}。"),
     # analysis/configcheck.py check_strategy
     "check.strategy_layout": ("the strategy files' layout = the config's parallel layout",
                               "并行策略文件的切分 = 配置中的并行切分"),
