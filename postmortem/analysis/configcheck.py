@@ -302,17 +302,16 @@ def check_strategy(v: Values, ctx: CheckContext) -> ConfigCheck | None:
     pp = _num(v, "pipeline_stage")
     per_stage = _num(v, "strategy_devices_per_stage")
     devices = ctx.devices if ctx.devices is not None else _num(v, "device_num")
-    ev: dict[str, Any] = {"strategy": {k: s for k, s, _ in pairs if s is not None},
-                          "config": {k: c for k, _, c in pairs if c is not None},
-                          "stages": list(stages), "devices_per_stage": per_stage, "devices": devices}
+    ev: dict[str, Any] = {**{f"strategy_{k}": s for k, s, _ in pairs if s is not None},
+                          **{k: c for k, _, c in pairs if c is not None},
+                          "strategy_stages": list(stages), "strategy_devices_per_stage": per_stage, "devices": devices}
     differ = [[k, s, c] for k, s, c in pairs if s is not None and c is not None and abs(s - c) > 1e-9]
     if pp is not None and stages and max(stages) + 1 > pp and not any(k == "pipeline_stage" for k, _, _ in differ):
         differ.append(["pipeline_stage", max(stages) + 1, pp])
     stage_count = _num(v, "strategy_pipeline_stages") or pp
     if per_stage is not None and stage_count is not None and devices is not None and abs(per_stage * stage_count - devices) > 1e-9:
         differ.append(["device_num", per_stage * stage_count, devices])
-    ev["differ"] = differ
-    if not ev["config"] and devices is None:
+    if all(c is None for _, _, c in pairs) and devices is None:
         return ConfigCheck(name, CheckStatus.UNKNOWN, Text("check.needs", keys=["data_parallel", "model_parallel"]), ev)
     if differ:
         if v.get("parallel_mode") in (2, "2", "auto_parallel"):  # the search chose the layout: the config's is not used
@@ -320,7 +319,7 @@ def check_strategy(v: Values, ctx: CheckContext) -> ConfigCheck | None:
                                                                          for k, s, c in differ]), ev, "strategy-searched")
         return _fail(name, Text("check.strategy-differs", differ=[Text("check.strategy-pair", key=k, strategy=s, config=c)
                                                                   for k, s, c in differ]), ev, "strategy")
-    return ConfigCheck(name, CheckStatus.PASS, Text("check.strategy-equal", keys=sorted(ev["config"])), ev)
+    return ConfigCheck(name, CheckStatus.PASS, Text("check.strategy-equal", keys=sorted(k for k, _, c in pairs if c is not None)), ev)
 
 
 

@@ -828,6 +828,7 @@ def build_view(
 ) -> ReportView:
     """The report's content for one analysis. ``inventory`` is the run's file list (Run.inventory);
     it defaults to ``analysis.inventory`` when the analysis carries one."""
+    from .health_view import health_section  # it builds on this module's blocks
     from .profile_view import profile_section  # it builds on this module's blocks
 
     L = fmt.labels(lang)
@@ -848,6 +849,7 @@ def build_view(
         _phases(a, L, base),
         profile_section(a, L),
         _checkpoints(a, L),
+        health_section(a, L),
         _config_checks(a, L),
         _settings_diff(a, L),
         _appendix(inventory, L),

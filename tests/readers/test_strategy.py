@@ -66,6 +66,12 @@ def test_a_run_lists_the_strategy_as_its_layout_and_not_as_a_checkpoint(tmp_path
     assert run.tables["strategy_splits"].height == 34 + 148
 
 
+def _differ(check) -> list:
+    """The (setting, strategy's, config's) pairs the check's sentence names."""
+    pairs = check.detail.params.get("differ", [])
+    return [[p.params["key"], p.params["strategy"], p.params["config"]] for p in pairs]
+
+
 _CONFIG = """use_parallel: True
 parallel:
   parallel_mode: 1
@@ -85,13 +91,13 @@ def test_the_strategy_is_checked_against_the_config(tmp_path, dp, mp, pp, status
     run = load_run(_run(tmp_path, "strategy_8_npus.ckpt", _CONFIG.format(dp=dp, mp=mp, pp=pp)))
     check = next(c for c in config_checks(run, None, None) if c.name == Check.STRATEGY)
     assert check.status == status
-    assert check.evidence["differ"] == differ
+    assert _differ(check) == differ
 
 
 def test_the_device_count_is_checked_too(tmp_path):
     run = load_run(_run(tmp_path, "strategy_4_npus.ckpt", _CONFIG.format(dp=1, mp=2, pp=2).replace("parallel_mode: 1", "parallel_mode: 1\n  device_num: 8")))
     check = next(c for c in config_checks(run, None, None) if c.name == Check.STRATEGY)
-    assert check.status == CheckStatus.FAIL and check.evidence["differ"] == [["device_num", 4, 8]]
+    assert check.status == CheckStatus.FAIL and _differ(check) == [["device_num", 4, 8]]
 
 
 def test_corrupt_files_keep_what_came_before_and_say_where(tmp_path):
@@ -112,3 +118,11 @@ def test_a_map_with_no_items_says_so(tmp_path):
     run = load_run(_run(tmp_path, "corrupt/no_items.ckpt"))
     assert [d.slug for d in run.diagnostics if d.slug.startswith(("strategy", "ckpt-"))] == ["strategy-empty"]
     assert run.tables["checkpoints"].height == 1
+
+
+def test_auto_parallel_searched_its_own_layout(tmp_path):
+    config = _CONFIG.format(dp=4, mp=1, pp=2).replace("parallel_mode: 1", "parallel_mode: 2")
+    run = load_run(_run(tmp_path, "strategy_8_npus.ckpt", config))
+    check = next(c for c in config_checks(run, None, None) if c.name == Check.STRATEGY)
+    assert check.status == CheckStatus.WARN and check.detail.key == "check.strategy-searched"
+    assert _differ(check) == [["model_parallel", 2, 1], ["data_parallel", 2, 4]]

@@ -64,6 +64,56 @@ TEMPLATES: dict[str, tuple[str, str]] = {
         "{layer} drops the most: {peak:pct} at step {peak_step:step}.",
         "{of:int} 个 MoE 层中有 {layers:int} 层从第 {first_step:step} 步起丢弃超出专家容量的 token；第 {layer} 层丢弃最多："
         "第 {peak_step:step} 步为 {peak:pct}。"),
+    # report/health_view.py
+    "health.title": ("Health records (MindFormers)", "健康记录（MindFormers）"),
+    "health.resume": ("Resume from {name} (step {step:step}): the last save {record} records as healthy.",
+                      "应从 {name}（第 {step:step} 步）恢复训练：{record} 中最后一个健康的保存。"),
+    "health.not-on-disk": (" Its file is not in the run folder.", "该文件不在本次运行的目录中。"),
+    "health.resume-none": ("{record} records no healthy save: nothing to resume from.",
+                           "{record} 中没有健康的保存：没有可用于恢复训练的 checkpoint。"),
+    "health.healthy": ("healthy", "健康"),
+    "health.unhealthy": ("unhealthy (is_health {value})", "不健康（is_health {value}）"),
+    "health.on-disk": ("in the folder", "在目录中"),
+    "health.col-save": ("Save", "保存序号"),
+    "health.col-health": ("Health", "健康状态"),
+    "health.col-disk": ("On disk", "是否在目录中"),
+    "health.rule-saves": ("MindFormers' CheckpointMonitor records each save; is_health 0 is healthy, anything else is not "
+                          "(its resume reads it so). A save is unhealthy where a first-stage rank's embedding local norm is at "
+                          "or over embedding_local_norm_threshold; only under pipeline parallel.",
+                          "MindFormers 的 CheckpointMonitor 在每次保存时记录：is_health 为 0 表示健康，其他值均为不健康"
+                          "（其续训也这样读取）。仅在流水线并行时，第一个 stage 上某张卡的 embedding 局部梯度范数不低于 "
+                          "embedding_local_norm_threshold，该次保存即记为不健康。"),
+    "health.embedding-norm": ("embedding local norm", "embedding 局部梯度范数"),
+    "health.threshold": ("threshold {value:num}", "阈值 {value:num}"),
+    "health.embedding-over": ("{tag}: at or over the threshold {threshold:num} from step {first:step}, on {over:int} of "
+                              "{steps:int} steps; peak {peak:num} at step {peak_step:step}.",
+                              "{tag}：从第 {first:step} 步起不低于阈值 {threshold:num}，{steps:int} 个 step 中有 {over:int} 个；"
+                              "峰值 {peak:num}，在第 {peak_step:step} 步。"),
+    "health.embedding-under": ("{tag}: under the threshold {threshold:num} on all {steps:int} steps; peak {peak:num} at step "
+                               "{peak_step:step}.",
+                               "{tag}：{steps:int} 个 step 均低于阈值 {threshold:num}；峰值 {peak:num}，在第 {peak_step:step} 步。"),
+    "health.unjudged": (" Without pipeline parallel, MindFormers records every save healthy whatever this norm.",
+                        "未开启流水线并行时，无论该范数多大，MindFormers 都把每次保存记为健康。"),
+    "health.rule-embedding": (" (Rule: CheckpointMonitor, embedding_local_norm >= embedding_local_norm_threshold, default 1.0.)",
+                              "（规则：CheckpointMonitor，embedding_local_norm >= embedding_local_norm_threshold，默认 1.0。）"),
+    "health.expert-imbalance": ("expert load: busiest expert over the layer's mean", "专家负载：最忙专家 / 本层平均"),
+    "health.layer-name": ("layer {layer}", "第 {layer} 层"),
+    "health.balanced": ("balanced", "均衡"),
+    "health.col-layer": ("Layer", "层"),
+    "health.col-experts": ("Experts", "专家数"),
+    "health.col-busiest": ("Busiest expert", "最忙专家"),
+    "health.col-share": ("Its share of tokens", "其 token 占比"),
+    "health.col-imbalance": ("Busiest / mean", "最忙 / 平均"),
+    "health.rule-expert-load": ("The tokens routed to each expert at the last step TopkBiasBalanceCallback wrote "
+                                "(TensorBoard expert_load/<layer>). MindFormers applies no threshold to it: it moves each "
+                                "expert's top-k bias towards the mean; 1× is balanced.",
+                                "TopkBiasBalanceCallback 最后一次写入时各专家分到的 token 数（TensorBoard 的 expert_load/<层>）。"
+                                "MindFormers 不对它设阈值：只按与平均值之差的符号调整各专家的 top-k bias；1× 表示均衡。"),
+    "health.drop-rate": ("token drop rate", "token 丢弃率"),
+    "health.rule-drops": ("MoEDropRateCallback's drop rate: the share of tokens over the experts' capacity "
+                          "(capacity_factor / expert_num); above 0, tokens were dropped.",
+                          "MoEDropRateCallback 的丢弃率：超出专家容量（capacity_factor / expert_num）的 token 占比；大于 0 即有 token 被丢弃。"),
+    "health.aux-loss": ("MoE aux loss (load balancing)", "MoE 辅助损失（负载均衡）"),
     # analysis/configcheck.py check_strategy
     "check.strategy_layout": ("the strategy files' layout = the config's parallel layout",
                               "并行策略文件的切分 = 配置中的并行切分"),
