@@ -123,3 +123,16 @@ def test_token_drops_above_zero_are_a_finding():
     [f] = health_findings(h)
     assert f.kind == FindingKind.TOKEN_DROPS
     assert (f.params["layers"], f.params["of"], f.params["layer"], f.params["first_step"], f.params["peak_step"]) == (1, 2, 1, 2, 3)
+
+
+def test_metrics_json_holds_the_health_block_and_validates():
+    import jsonschema
+
+    from postmortem.report.metrics_json import SCHEMA_VERSION, load_schema, to_metrics
+
+    doc = to_metrics(analyze(load_run(HEALTH / "health_ckpts")))
+    jsonschema.validate(doc, load_schema())
+    assert SCHEMA_VERSION == "1.5" and doc["schema_version"] == "1.5"
+    assert doc["health"]["resume"]["ckpt_name"] == "llama_rank_0-1_4.ckpt"
+    assert [s["healthy"] for s in doc["health"]["saves"]] == [True, True, False, False]
+    assert to_metrics(analyze(load_run(FIXTURES / "checkpoints" / "mindformers")))["health"] is None
