@@ -246,6 +246,7 @@ HEALTH_CKPTS = {
     "rank": pl.Int32,  # from the name's _rank_N
     "epoch": pl.Int64,  # from the name
     "step_in_epoch": pl.Int64,  # from the name
+    "step": pl.Int64,  # the global step the record states (Checkpoint 2.0's common.json), else null
 }
 
 TABLES: dict[str, dict[str, pl.DataType]] = {

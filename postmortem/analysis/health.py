@@ -106,21 +106,30 @@ class Health:
 
 
 def _saves(run: Run) -> tuple[str | None, tuple[HealthSave, ...]]:
+    """The saves of the run's health record, in save order: MindFormers' health_ckpts.json (the
+    shallowest, where several were copied in), else every Checkpoint 2.0 common.json by step."""
     table = run.tables.get("health_ckpts")
     if table is None or table.is_empty():
         return None, ()
-    record = sorted(table["path"].unique().to_list(), key=lambda p: (p.count("/"), p))[0]
-    table = table.filter(pl.col("path") == record).sort("position")
+    lists = [p for p in table["path"].unique().to_list() if p.rsplit("/", 1)[-1] == "health_ckpts.json"]
+    if lists:
+        record = sorted(lists, key=lambda p: (p.count("/"), p))[0]
+        table = table.filter(pl.col("path") == record).sort("position")
+    else:
+        table = table.sort("step", "path", nulls_last=True)
+        folders = {p.rsplit("/", 2)[0] for p in table["path"].to_list()}
+        record = f"{sorted(folders)[0]}/*/common.json" if len(folders) == 1 else "common.json"
     ckpts = run.tables["checkpoints"]
     by_name = {PurePosixPath(p).name: s for p, s in ckpts.select("path", "step").iter_rows()}
     per_epoch = steps_per_epoch(ckpts, run.settings)
     out = []
-    for row in table.iter_rows(named=True):
+    for i, row in enumerate(table.iter_rows(named=True)):
         name, epoch, in_epoch = row["ckpt_name"], row["epoch"], row["step_in_epoch"]
-        step = by_name.get(name) if name else None
+        step = row["step"] if row["step"] is not None else (by_name.get(name) if name else None)
         if step is None and in_epoch is not None and epoch is not None:
             step = (epoch - 1) * per_epoch + in_epoch if per_epoch else (in_epoch if epoch == 1 else None)
-        out.append(HealthSave(row["position"], name, row["is_health"], step, epoch, in_epoch, name in by_name))
+        on_disk = name in by_name or (row["step"] is not None)  # a common.json sits in its save's folder
+        out.append(HealthSave(i, name, row["is_health"], step, epoch, in_epoch, on_disk))
     return record, tuple(out)
 
 

@@ -14,6 +14,11 @@ despite its name, **0 is healthy** and anything else is not; the resume side rea
 way (``mindformers/tools/resume_ckpt.py`` ``checkpoint_health_monitor``: ``item.get("is_health",
 -1) != 0`` is unhealthy, "Generation 0 represents health"). ``ckpt_name`` is rank 0's file name,
 ``{prefix}_rank_0-{epoch}_{step_in_epoch}.{ckpt|safetensors}``; entries are in save order.
+MindFormers' docs show one (docs/formats/health.md): "1 represents unhealthy and 0 represents healthy".
+
+Checkpoint 2.0 (``use_legacy_format: False``) keeps the same flag per save instead, as
+``ckpt_status`` in the ``common.json`` of each save's folder (``{save_path}/iteration_N/``), beside
+``global_step``; ``ckpt_status`` is null where the monitor is off, and such a file is not claimed.
 """
 
 from __future__ import annotations
@@ -30,8 +35,36 @@ _NAME = re.compile(r"^(?P<prefix>.+?)(?:_rank_(?P<rank>\d+))?-(?P<epoch>\d+)_(?P
 _MAX_BYTES = 64 << 20
 
 
+_JUDGED = re.compile(rb'"ckpt_status"\s*:\s*-?\d')
+
+
 def _claims(artifact: Artifact) -> bool:
-    return artifact.rel.rsplit("/", 1)[-1] == "health_ckpts.json"
+    name = artifact.rel.rsplit("/", 1)[-1]
+    if name == "health_ckpts.json":
+        return True
+    if name != "common.json" or artifact.size > 1 << 16:
+        return False
+    try:
+        with guard.open_file(artifact.path, "rb") as f:
+            return bool(_JUDGED.search(f.read(1 << 16)))
+    except OSError:
+        return False
+
+
+def _read_common(artifact: Artifact, result: ReadResult, data: object) -> ReadResult:
+    """A Checkpoint 2.0 save's common.json: one save, its global step and ckpt_status."""
+    if not isinstance(data, dict) or not isinstance(data.get("ckpt_status"), int):
+        result.diagnostics.append(warning("health-record-invalid", path=artifact.rel, offset=0, variant="not-list"))
+        return result
+    step = data.get("global_step", data.get("step_num"))
+    step = step if isinstance(step, int) and not isinstance(step, bool) else None
+    folder = artifact.rel.rsplit("/", 2)[-2] if artifact.rel.count("/") else artifact.rel
+    epoch = data.get("epoch_num") if isinstance(data.get("epoch_num"), int) else None
+    result.tables["health_ckpts"] = frame({
+        "path": [artifact.rel], "position": [step if step is not None else 0], "ckpt_name": [folder],
+        "is_health": [int(data["ckpt_status"])], "rank": [None], "epoch": [epoch], "step_in_epoch": [None], "step": [step],
+    }, HEALTH_CKPTS)
+    return result
 
 
 def _read(artifact: Artifact) -> ReadResult:
@@ -44,6 +77,8 @@ def _read(artifact: Artifact) -> ReadResult:
         result.diagnostics.append(warning("health-record-invalid", path=artifact.rel, offset=getattr(exc, "pos", 0),
                                           variant="json", detail=str(exc)))
         return result
+    if artifact.rel.rsplit("/", 1)[-1] == "common.json":
+        return _read_common(artifact, result, data)
     if not isinstance(data, list):
         result.diagnostics.append(warning("health-record-invalid", path=artifact.rel, offset=0, variant="not-list"))
         return result

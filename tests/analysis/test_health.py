@@ -136,3 +136,38 @@ def test_metrics_json_holds_the_health_block_and_validates():
     assert doc["health"]["resume"]["ckpt_name"] == "llama_rank_0-1_4.ckpt"
     assert [s["healthy"] for s in doc["health"]["saves"]] == [True, True, False, False]
     assert to_metrics(analyze(load_run(FIXTURES / "checkpoints" / "mindformers")))["health"] is None
+
+
+DOCS = HEALTH / "mf-docs"
+
+
+def test_mindformers_docs_record_reads_as_its_doc_says():
+    """The health_ckpts.json MindFormers' docs print: 0 healthy, 1 not; resume from the first."""
+    run = load_run(DOCS / "health_ckpts")
+    h = health(run)
+    assert [(s.ckpt_name, s.step, s.healthy) for s in h.saves] == [
+        ("qwen3_8b_8b_rank_0-1_1.safetensors", 1, True), ("qwen3_8b_rank_0-2_1.safetensors", None, False)]
+    assert health_resume_point(run).ckpt_name == "qwen3_8b_8b_rank_0-1_1.safetensors"
+    # the doc's config: the threshold from CheckpointMonitor, pipeline parallel on
+    assert run.settings["embedding_local_norm_threshold"].value == 270.0
+    [f] = _findings(DOCS / "health_ckpts", FindingKind.UNHEALTHY_CHECKPOINT)
+    assert f.variant == "latest" and f.params["resume_step"] == 1
+
+
+def test_checkpoint_2_common_json_is_a_health_record_only_when_judged():
+    run = load_run(DOCS / "common_json")
+    h = health(run)
+    assert [(s.ckpt_name, s.step, s.is_health) for s in h.saves] == [("iteration_00000001", 1, 1)]
+    assert h.record == "output/checkpoint/*/common.json" and h.resume is None
+    assert run.settings["embedding_local_norm_threshold"].source == "config:ckpt_health_monitor_2.yaml"
+    off = load_run(DOCS / "common_json_off")  # ckpt_status null: the monitor was off
+    assert health(off) is None and off.tables["health_ckpts"].is_empty()
+
+
+def test_the_threshold_comes_from_the_config(tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(HEALTH / "tb_moe", run_dir)
+    shutil.copy(DOCS / "health_ckpts" / "ckpt_health_monitor.yaml", run_dir / "run.yaml")
+    e = health(load_run(run_dir)).embedding
+    assert (e.threshold, e.threshold_source, e.first_over, e.judged) == (270.0, "config:run.yaml", None, True)
+    assert _findings(run_dir, FindingKind.EMBEDDING_NORM) == []  # 1.7 at most: under 270
