@@ -163,8 +163,9 @@ EMBEDDING_NORM = "embedding_local_norm"
 EMBEDDING_NORM_THRESHOLD = 1.0
 
 # TopkBiasBalanceCallback: ``add_scalars("expert_load/{layer}", {"ep_{i}": load_i})`` (lines
-# 2291-2297). A load is the tokens routed to the expert (a count: no unit); the tag each expert's
-# series gets is ``expert_load/{layer}/ep_{i}`` (``add_scalars_series``).
+# 2291-2297). A value is the expert's share of its layer's training load ("the training load ratio
+# of every expert", MindFormers' monitor.md: no unit); each expert's series gets the tag
+# ``expert_load/{layer}/ep_{i}`` (``add_scalars_series``).
 EXPERT_LOAD = re.compile(r"^expert_load/(\d+)/ep_(\d+)$")
 
 # MoEDropRateCallback's ``layer: %d, drop_rate: %.5f`` (line 2372): the share of tokens over the

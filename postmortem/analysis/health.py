@@ -202,20 +202,23 @@ def health(run: Run) -> Health | None:
     """What MindFormers' health records say of the run; None where it left none."""
     record, saves = _saves(run)
     scalars = run.tables["scalars"]
-    raw = scalars["raw_tag"].cast(pl.Utf8)
-    tag = scalars["tag"].cast(pl.Utf8)
-    is_embedding = raw.map_elements(tags.embedding_norm_tag, return_dtype=pl.Boolean) if scalars.height else raw.is_null()
-    embedding = _lowest_rank(scalars.filter(is_embedding)).select("step", "value", "rank", "raw_tag").sort("step")
+    # the tag rules run on the distinct tags, never per row (a long run has millions of rows)
+    raw_tags = scalars["raw_tag"].cast(pl.Utf8).unique().to_list()
+    embedding_tags = [t for t in raw_tags if t and tags.embedding_norm_tag(t)]
+    # a save is unhealthy where any first-stage rank's norm crosses: the highest rank's value per step
+    embedding = (scalars.filter(pl.col("raw_tag").cast(pl.Utf8).is_in(embedding_tags))
+                 .group_by("step").agg(pl.col("value").max(), pl.col("raw_tag").cast(pl.Utf8).first()).sort("step"))
+    tag = pl.col("tag").cast(pl.Utf8)
     loads = scalars.filter(tag.str.starts_with("expert_load/"))
     if loads.height:
-        parsed = loads["tag"].cast(pl.Utf8).map_elements(lambda t: list(tags.expert_load_of(t) or (None, None)),
-                                                         return_dtype=pl.List(pl.Int64))
-        loads = _lowest_rank(loads.with_columns(parsed.list.get(0).alias("layer"), parsed.list.get(1).alias("expert"))
+        found = tag.str.extract_groups(tags.EXPERT_LOAD.pattern)
+        loads = _lowest_rank(loads.with_columns(found.struct.field("1").cast(pl.Int64).alias("layer"),
+                                                found.struct.field("2").cast(pl.Int64).alias("expert"))
                              .filter(pl.col("layer").is_not_null())).select("step", "layer", "expert", "value")
     drops = scalars.filter(tag.str.starts_with(tags.DROP_RATE_PREFIX))
     if drops.height:
         drops = _lowest_rank(drops.with_columns(
-            pl.col("tag").cast(pl.Utf8).str.slice(len(tags.DROP_RATE_PREFIX)).cast(pl.Int64, strict=False).alias("layer"))
+            tag.str.slice(len(tags.DROP_RATE_PREFIX)).cast(pl.Int64, strict=False).alias("layer"))
             .filter(pl.col("layer").is_not_null())).select("step", "layer", "value")
     aux = _lowest_rank(scalars.filter(tag == tags.AUX_LOSS)).select("step", "value")
     result = Health(

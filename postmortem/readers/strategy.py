@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..diagnostics import info, warning
-from ..model import Artifact, ReadResult, frame
+from ..model import STRATEGY_SCHEMA, STRATEGY_SPLITS_SCHEMA, Artifact, ReadResult, frame
 from ..text import Text
 from . import guard
 from .base import Reader, rank_from_path
@@ -368,7 +368,5 @@ def _read(artifact: Artifact) -> ReadResult:
     }, STRATEGY_SPLITS_SCHEMA)
     return result
 
-
-from ..model import STRATEGY_SCHEMA, STRATEGY_SPLITS_SCHEMA  # noqa: E402  (the tables' schemas live with the others)
 
 READER = Reader(name="strategy", claims=_claims, read=_read)

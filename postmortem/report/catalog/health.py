@@ -102,12 +102,12 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "health.col-layer": ("Layer", "层"),
     "health.col-experts": ("Experts", "专家数"),
     "health.col-busiest": ("Busiest expert", "最忙专家"),
-    "health.col-share": ("Its share of tokens", "其 token 占比"),
+    "health.col-share": ("Its share of the load", "其负载占比"),
     "health.col-imbalance": ("Busiest / mean", "最忙 / 平均"),
-    "health.rule-expert-load": ("The tokens routed to each expert at the last step TopkBiasBalanceCallback wrote "
+    "health.rule-expert-load": ("Each expert's share of its layer's load at the last step TopkBiasBalanceCallback wrote "
                                 "(TensorBoard expert_load/<layer>). MindFormers applies no threshold to it: it moves each "
                                 "expert's top-k bias towards the mean; 1× is balanced.",
-                                "TopkBiasBalanceCallback 最后一次写入时各专家分到的 token 数（TensorBoard 的 expert_load/<层>）。"
+                                "TopkBiasBalanceCallback 最后一次写入时各专家在本层负载中的占比（TensorBoard 的 expert_load/<层>）。"
                                 "MindFormers 不对它设阈值：只按与平均值之差的符号调整各专家的 top-k bias；1× 表示均衡。"),
     "health.drop-rate": ("token drop rate", "token 丢弃率"),
     "health.rule-drops": ("MoEDropRateCallback's drop rate: the share of tokens over the experts' capacity "
