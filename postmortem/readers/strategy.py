@@ -41,12 +41,14 @@ and gradient accumulators are left out):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from ..diagnostics import info, warning
@@ -180,15 +182,17 @@ def _dims(message: Message, number: int) -> tuple[int, ...]:
     return tuple(message.repeated_varint(number))
 
 
-def _operator(item: Message) -> OperatorSplit:
-    strategys = item.message(2) or Message({})
-    inputs = tuple(_dims(s, 1) for s in strategys.messages(2))
-    return OperatorSplit(item.string(1), strategys.int64(1), inputs)
+# A job's parameters share a handful of layouts and its operators a handful of strategies: each
+# distinct encoding is decoded once (the bytes are the key; a file holds thousands of items).
+@lru_cache(maxsize=4096)
+def _strategys(raw: bytes) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    strategys = parse(raw)
+    return strategys.int64(1), tuple(_dims(s, 1) for s in strategys.messages(2))
 
 
-def _layout(item: Message, file_stage: int) -> ParameterLayout:
-    name = item.string(1)
-    layouts = item.message(2) or Message({})
+@lru_cache(maxsize=4096)
+def _layouts(raw: bytes) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], int]:
+    layouts = parse(raw)
     dev = next((d for d in (_dims(m, 1) for m in layouts.messages(1)) if d), ())
     maps = [_dims(m, 1) for m in layouts.messages(2)]
     maps = [m for m in maps if m] if len(maps) > 1 else maps
@@ -196,8 +200,19 @@ def _layout(item: Message, file_stage: int) -> ParameterLayout:
         tensor_map = tuple(tuple(m) for m in maps)
     else:
         tensor_map = tuple((a,) for a in (maps[0] if maps else ()))
+    return dev, tensor_map, layouts.int64(7)
+
+
+def _operator(item: Message) -> OperatorSplit:
+    stage, inputs = _strategys(item.raw(2))
+    return OperatorSplit(item.string(1), stage, inputs)
+
+
+def _layout(item: Message, file_stage: int) -> ParameterLayout:
+    name = item.string(1)
+    dev, tensor_map, opt_shard = _layouts(item.raw(2))
     m = _MERGED_NAME.match(name)
-    return ParameterLayout(name, int(m.group(1)) if m else file_stage, dev, tensor_map, layouts.int64(7))
+    return ParameterLayout(name, int(m.group(1)) if m else file_stage, dev, tensor_map, opt_shard)
 
 
 def _top_fields(data: bytes) -> tuple[list[tuple[int, object, int]], int | None, str | None]:
@@ -285,14 +300,26 @@ def _read_json(data: bytes) -> StrategyFile:
 
 
 def read_strategy_file(path: str | os.PathLike[str]) -> StrategyFile:
-    """What a strategy file holds; a problem (not an exception) for bad content. OSError if unreadable."""
+    """What a strategy file holds; a problem (not an exception) for bad content. OSError if unreadable.
+
+    The ranks of one stage save byte-identical files: each distinct content is decoded once per
+    process (the result is shared: never changed after it is made)."""
     with guard.open_file(path, "rb") as f:
         data = f.read(_MAX_BYTES + 1)
     if len(data) > _MAX_BYTES:
         return StrategyFile("protobuf", None, problem=f"larger than {_MAX_BYTES >> 20} MB", problem_offset=0)
-    if data[:1] == b"{" or data[:1].isspace():
-        return _read_json(data)
-    return _read_protobuf(data)
+    key = hashlib.blake2b(data, digest_size=16).digest()
+    hit = _DECODED.get(key)
+    if hit is None:
+        hit = _read_json(data) if data[:1] == b"{" or data[:1].isspace() else _read_protobuf(data)
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[key] = hit
+    return hit
+
+
+_DECODED: dict[bytes, StrategyFile] = {}
+_DECODED_MAX = 64
 
 
 # --------------------------------------------------------------------------- the layout
