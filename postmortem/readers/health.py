@@ -73,7 +73,7 @@ def _read(artifact: Artifact) -> ReadResult:
         raw = f.read(_MAX_BYTES)
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: hostile nesting
         result.diagnostics.append(warning("health-record-invalid", path=artifact.rel, offset=getattr(exc, "pos", 0),
                                           variant="json", detail=str(exc)))
         return result

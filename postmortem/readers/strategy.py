@@ -272,7 +272,7 @@ def _read_json(data: bytes) -> StrategyFile:
     out = StrategyFile("json", None)
     try:
         doc = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: hostile nesting
         out.problem, out.problem_offset = f"not JSON: {exc}", getattr(exc, "pos", 0)
         return out
     if not isinstance(doc, dict):
@@ -325,8 +325,12 @@ _DECODED_MAX = 64
 # --------------------------------------------------------------------------- the layout
 
 
+_MAX_DEVICES = 1 << 24  # a device matrix over more devices than this is corruption, not a cluster
+
+
 def layout_of(strategy: StrategyFile) -> StrategyLayout:
-    model = [p for p in strategy.layouts if param_role(p.base_name) == "model" and p.dev_matrix]
+    model = [p for p in strategy.layouts
+             if param_role(p.base_name) == "model" and p.dev_matrix and 0 < p.devices <= _MAX_DEVICES]
     stages = sorted({o.stage for o in strategy.operators} | {p.stage for p in strategy.layouts})
     devices = Counter(p.devices for p in model).most_common(1)[0][0] if model else None
     two_d = [math.prod(p.splits) for p in model if len(p.splits) == 2]
@@ -388,7 +392,8 @@ def _read(artifact: Artifact) -> ReadResult:
         "kind": ["operator"] * len(ops) + ["parameter"] * len(params),
         "name": [o.name for o in ops] + [p.name for p in params],
         "stage": [o.stage for o in ops] + [p.stage for p in params],
-        "split": [[list(i) for i in o.inputs] for o in ops] + [[list(p.splits)] for p in params],
+        "split": [[list(i) for i in o.inputs] for o in ops]
+                 + [[list(p.splits)] if 0 < p.devices <= _MAX_DEVICES else None for p in params],
         "dev_matrix": [None] * len(ops) + [list(p.dev_matrix) for p in params],
         "opt_shard": [None] * len(ops) + [p.opt_shard for p in params],
         "role": ["operator"] * len(ops) + [param_role(p.base_name) for p in params],

@@ -73,6 +73,7 @@ def test_no_healthy_save_is_critical(tmp_path):
     ('{"is_health": 0, "ckpt_name": "x-1_2.ckpt"}', "not-list"),
     ('[{"ckpt_name": "llama_rank_0-1_2.ckpt"}, {"is_health": 0, "ckpt_name": "llama_rank_0-1_4.ckpt"}]', "entries"),
     ("[]", "empty"),
+    ("[" * 100_000 + "]" * 100_000, "json"),  # hostile nesting
 ])
 def test_a_bad_record_says_why(tmp_path, text, variant):
     run = tmp_path / "run" / "output"

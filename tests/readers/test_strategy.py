@@ -126,3 +126,34 @@ def test_auto_parallel_searched_its_own_layout(tmp_path):
     check = next(c for c in config_checks(run, None, None) if c.name == Check.STRATEGY)
     assert check.status == CheckStatus.WARN and check.detail.key == "check.strategy-searched"
     assert _differ(check) == [["model_parallel", 2, 1], ["data_parallel", 2, 4]]
+
+
+def test_random_damage_to_a_real_file_never_raises(tmp_path):
+    """Bytes of the real 8-NPU file overwritten at random places: the reader returns what it can and
+    names a problem, the layout stays within what a device matrix can hold."""
+    import random
+
+    from postmortem.readers.strategy import READER
+    from postmortem.model import Artifact
+
+    real = (STRATEGY / "strategy_8_npus.ckpt").read_bytes()
+    rng = random.Random(30)
+    path = tmp_path / "ckpt_strategy_rank_0.ckpt"
+    read = 0
+    for i in range(150):
+        data = bytearray(real)
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        cut = rng.choice([len(data), rng.randrange(1, len(data))])
+        path.write_bytes(bytes(data[:cut]))
+        artifact = Artifact(str(path), path.name, cut, 0.0)
+        if not READER.claims(artifact):
+            continue
+        result = READER.read(artifact)
+        read += 1
+        row = result.tables.get("strategy")
+        if row is not None and row.height:
+            devices = row["devices_per_stage"][0]
+            assert devices is None or 0 < devices <= 1 << 24
+        assert all(d.slug in ("strategy-corrupt", "strategy-empty") for d in result.diagnostics)
+    assert read > 100
