@@ -21,6 +21,7 @@ from .diagnosis import diagnose
 from .identity import identity, implied_settings
 from .findings import findings
 from .health import health
+from .layout import strategy_layout
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
@@ -194,6 +195,7 @@ def analyze(
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
         plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings), health=health(run),
+        strategy=strategy_layout(run),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)

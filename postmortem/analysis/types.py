@@ -1088,6 +1088,7 @@ class Analysis:
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
     health: Any = None  # analysis.health.Health: MindFormers' health records, None where the run left none
+    strategy: Any = None  # analysis.layout.StrategyLayoutView: the strategy files' layout, None where there are none
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

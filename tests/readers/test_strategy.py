@@ -157,3 +157,16 @@ def test_random_damage_to_a_real_file_never_raises(tmp_path):
             assert devices is None or 0 < devices <= 1 << 24
         assert all(d.slug in ("strategy-corrupt", "strategy-empty") for d in result.diagnostics)
     assert read > 100
+
+
+def test_the_report_groups_the_parameters_by_split(tmp_path):
+    """148 layouts = 37 model parameters + their adam_m, adam_v and accu_grads copies (3 x 37): the
+    groups hold the 37, each split once."""
+    from postmortem.analysis.layout import strategy_layout
+
+    view = strategy_layout(load_run(_run(tmp_path, "strategy_8_npus.ckpt")))
+    assert sum(g.count for g in view.groups) * 4 == 148
+    by_stage = {s: sum(g.count for g in view.groups if g.stage == s) for s in (0, 1)}
+    assert by_stage == {0: 18, 1: 19}
+    dense = next(g for g in view.groups if g.stage == 1 and g.split == (2, 1))
+    assert dense.dev_matrix == (2, 2) and dense.count == 5 and len(dense.examples) == 3

@@ -114,6 +114,26 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                           "(capacity_factor / expert_num); above 0, tokens were dropped.",
                           "MoEDropRateCallback 的丢弃率：超出专家容量（capacity_factor / expert_num）的 token 占比；大于 0 即有 token 被丢弃。"),
     "health.aux-loss": ("MoE aux loss (load balancing)", "MoE 辅助损失（负载均衡）"),
+    # report/layout_view.py
+    "layout.title": ("Parallel layout (strategy files)", "并行切分（并行策略文件）"),
+    "layout.summary": ("{path}: stages {stages}, {devices:int} devices per stage, model parallel {mp}, data parallel {dp} "
+                       "(the copies of a dense weight: dp × cp where context parallel is on); {files:int|strategy file|strategy files} read.",
+                       "{path}：stage {stages}，每个 stage {devices:int} 卡，模型并行 {mp}，数据并行 {dp}"
+                       "（即稠密权重的副本数：开启上下文并行时为 dp × cp）；共读取 {files:int} 个并行策略文件。"),
+    "layout.col-format": ("Format", "格式"),
+    "layout.col-stages": ("Stages", "stage"),
+    "layout.col-stage": ("Stage", "stage"),
+    "layout.col-devices": ("Devices per stage", "每 stage 卡数"),
+    "layout.col-shard": ("Optimizer shard", "优化器切分"),
+    "layout.col-operators": ("Operators", "算子数"),
+    "layout.col-params": ("Parameters", "参数数"),
+    "layout.col-dev-matrix": ("Device matrix", "设备矩阵"),
+    "layout.col-split": ("Parts per dimension", "各维切分份数"),
+    "layout.col-examples": ("Parameters (first)", "参数（前几个）"),
+    "layout.rule-splits": ("How {path} splits the model's parameters (optimizer state left out): each distinct split once, "
+                           "with how many parameters have it. A dimension's parts are the device-matrix axes its tensor_map names.",
+                           "{path} 对模型参数的切分（不含优化器状态）：每种切分方式列一次，并给出采用它的参数个数。"
+                           "某一维的切分份数由 tensor_map 指向的设备矩阵轴决定。"),
     # analysis/configcheck.py check_strategy
     "check.strategy_layout": ("the strategy files' layout = the config's parallel layout",
                               "并行策略文件的切分 = 配置中的并行切分"),
