@@ -246,6 +246,48 @@ MEMORY = {
     "file": pl.Utf8,
 }
 
+# One row per auto-parallel strategy file (readers/strategy.py): the layout it holds.
+STRATEGY_SCHEMA = {
+    "path": pl.Utf8,
+    "rank": pl.Int32,
+    "format": pl.Utf8,  # "protobuf", "json"
+    "save_count": pl.Int64,  # the map's current_stage: how many times it was saved, not a stage
+    "merged": pl.Boolean,  # merge_pipeline_strategys' output: parameters named "{stage}-{name}"
+    "stages": pl.List(pl.Int64),  # the pipeline stages its operators and parameters are on
+    "pipeline_stages": pl.Int64,  # a merged file's stage count (it holds them all); a rank's file: null
+    "devices_per_stage": pl.Int64,  # product of a parameter's device matrix
+    "model_parallel": pl.Int64,  # the most a 2-D weight is split
+    "data_parallel": pl.Int64,  # devices per stage / model parallel: copies of a dense weight (dp x cp)
+    "expert_parallel": pl.Int64,  # the most a 3-D (expert) weight's first dimension is split
+    "optimizer_shard": pl.Int64,  # the largest opt_weight_shard_size (parallel optimizer)
+    "operators": pl.Int64,
+    "parameters": pl.Int64,
+}
+
+# One row per operator and per parameter of a strategy file: how it is split.
+STRATEGY_SPLITS_SCHEMA = {
+    "path": pl.Utf8,
+    "kind": pl.Utf8,  # "operator", "parameter"
+    "name": pl.Utf8,
+    "stage": pl.Int64,
+    "split": pl.List(pl.List(pl.Int64)),  # operator: per input, per dimension; parameter: [per dimension]
+    "dev_matrix": pl.List(pl.Int64),  # parameter: its device matrix
+    "opt_shard": pl.Int64,  # parameter: opt_weight_shard_size
+    "role": pl.Utf8,  # "operator", or a parameter's role: "model", "optimizer", "bookkeeping"
+}
+
+# One row per entry of MindFormers' health_ckpts.json (readers/health.py), in save order.
+HEALTH_CKPTS = {
+    "path": pl.Utf8,
+    "position": pl.Int64,  # the entry's index: the save order
+    "ckpt_name": pl.Utf8,  # rank 0's file name, as written
+    "is_health": pl.Int64,  # as written: 0 healthy, anything else (or null) not
+    "rank": pl.Int32,  # from the name's _rank_N
+    "epoch": pl.Int64,  # from the name
+    "step_in_epoch": pl.Int64,  # from the name
+    "step": pl.Int64,  # the global step the record states (Checkpoint 2.0's common.json), else null
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "scalars": SCALARS,
     "histograms": HISTOGRAMS,
@@ -262,6 +304,10 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "comm_groups": COMM_GROUPS,
     "profile_freq": PROFILE_FREQ,
     "profile_free": PROFILE_FREE,
+
+    "strategy": STRATEGY_SCHEMA,
+    "strategy_splits": STRATEGY_SPLITS_SCHEMA,
+    "health_ckpts": HEALTH_CKPTS,
 }
 
 

@@ -10,7 +10,7 @@ in ``report/catalog/diagnostics.py``); never rename one. The README lists them f
 from __future__ import annotations
 
 FRAMED_READERS = ("summary", "tensorboard", "lineage")  # readers/framing.py: <reader>-record-crc, ...
-READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback")  # <reader>-nothing-read
+READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback", "strategy", "health")  # <reader>-nothing-read
 
 DIAGNOSTICS: dict[str, str] = {
     # discovering the run folder
@@ -40,6 +40,11 @@ DIAGNOSTICS: dict[str, str] = {
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
     "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",
+    # auto-parallel strategy files (readers/strategy.py, load/strategy.py)
+    "strategy-corrupt": "an auto-parallel strategy file whose bytes stop making sense part way; the items before are read",
+    "strategy-empty": "an auto-parallel strategy file with no operator and no parameter",
+    "health-record-invalid": "a MindFormers health_ckpts.json that is not a list of {is_health, ckpt_name} entries (or has some that are not)",
+    "strategy-files-disagree": "strategy files of one job disagree on a parallel degree; the first file's is kept",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",
     "config-not-mapping": "a config file whose top level is not a mapping",
@@ -187,6 +192,9 @@ FINDINGS: dict[str, str] = {
     "slow_ranks": "ranks whose step time is well above the others'",
     "slow_links": "links (or a rank's transfers over one transport) below 80% of their peers' median bandwidth, from transfers big enough to measure it",
     "config": "a configuration check that failed or warns",
+    "unhealthy_checkpoint": "MindFormers' health_ckpts.json marks saves unhealthy (embedding local norm at or over its threshold); the save to resume from",
+    "embedding_norm": "the embedding's local norm at or over MindFormers' embedding_local_norm_threshold (default 1.0)",
+    "token_drops": "MoE layers dropping tokens over the experts' capacity (MindFormers' drop_rate above 0)",
     "regression": "a family of figures regressed significantly against the baseline",
     "improvement": "a family of figures improved significantly against the baseline",
     "unusual": "a headline figure outside its experiment's normal range (median ± 3 scaled MAD of its last comparable archived runs)",

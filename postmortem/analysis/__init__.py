@@ -23,6 +23,8 @@ from .domains import comm_domains
 from .history import PastRun, history
 from .identity import identity, implied_settings
 from .findings import findings
+from .health import health
+from .layout import strategy_layout
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
@@ -220,7 +222,8 @@ def analyze(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings), health=health(run),
+        strategy=strategy_layout(run),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)

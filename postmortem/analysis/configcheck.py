@@ -338,6 +338,44 @@ def check_parallel_features(v: Values, ctx: CheckContext) -> ConfigCheck | None:
 
 
 Rule = Callable[[Values, CheckContext], ConfigCheck | None]
+
+def check_strategy(v: Values, ctx: CheckContext) -> ConfigCheck | None:
+    """The layout the strategy files hold (load/strategy.py) against the config's: each degree both
+    state, the stages the files are on against pipeline_stage, and the devices they imply."""
+    name = Check.STRATEGY
+    if _num(v, "strategy_devices_per_stage") is None and _num(v, "strategy_model_parallel") is None:
+        return None
+    cp = _num(v, "context_parallel") or 1.0
+    dp = _num(v, "data_parallel")
+    pairs = [("model_parallel", _num(v, "strategy_model_parallel"), _num(v, "model_parallel")),
+             ("data_parallel", _num(v, "strategy_data_parallel"), dp * cp if dp is not None else None),
+             ("expert_parallel", _num(v, "strategy_expert_parallel"), _num(v, "expert_parallel")),
+             ("pipeline_stage", _num(v, "strategy_pipeline_stages"), _num(v, "pipeline_stage"))]
+    stages = v.get("strategy_stages") or []
+    pp = _num(v, "pipeline_stage")
+    per_stage = _num(v, "strategy_devices_per_stage")
+    devices = ctx.devices if ctx.devices is not None else _num(v, "device_num")
+    ev: dict[str, Any] = {**{f"strategy_{k}": s for k, s, _ in pairs if s is not None},
+                          **{k: c for k, _, c in pairs if c is not None},
+                          "strategy_stages": list(stages), "strategy_devices_per_stage": per_stage, "devices": devices}
+    differ = [[k, s, c] for k, s, c in pairs if s is not None and c is not None and abs(s - c) > 1e-9]
+    if pp is not None and stages and max(stages) + 1 > pp and not any(k == "pipeline_stage" for k, _, _ in differ):
+        differ.append(["pipeline_stage", max(stages) + 1, pp])
+    stage_count = _num(v, "strategy_pipeline_stages") or pp
+    if per_stage is not None and stage_count is not None and devices is not None and abs(per_stage * stage_count - devices) > 1e-9:
+        differ.append(["device_num", per_stage * stage_count, devices])
+    if all(c is None for _, _, c in pairs) and devices is None:
+        return ConfigCheck(name, CheckStatus.UNKNOWN, Text("check.needs", keys=["data_parallel", "model_parallel"]), ev)
+    if differ:
+        if v.get("parallel_mode") in (2, "2", "auto_parallel"):  # the search chose the layout: the config's is not used
+            return _warn(name, Text("check.strategy-searched", differ=[Text("check.strategy-pair", key=k, strategy=s, config=c)
+                                                                         for k, s, c in differ]), ev, "strategy-searched")
+        return _fail(name, Text("check.strategy-differs", differ=[Text("check.strategy-pair", key=k, strategy=s, config=c)
+                                                                  for k, s, c in differ]), ev, "strategy")
+    return ConfigCheck(name, CheckStatus.PASS, Text("check.strategy-equal", keys=sorted(k for k, _, c in pairs if c is not None)), ev)
+
+
+
 RULES: tuple[Rule, ...] = (
     check_layout,
     check_global_batch,
@@ -350,6 +388,7 @@ RULES: tuple[Rule, ...] = (
     check_recompute,
     check_checkpoint_interval,
     check_checkpoint_disk,
+    check_strategy,
 )
 
 

@@ -14,6 +14,7 @@ from ..text import Text
 from .history import unusual_findings
 from .lrpeak import at_log_end
 from .stability import EXPLOSION_RATIO
+from .health import health_findings
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
 if TYPE_CHECKING:
@@ -153,6 +154,8 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 out.append(Finding(kind, W if v.verdict == Outcome.REGRESSED else I, params))
     if a.history is not None:
         out.extend(unusual_findings(a.history))
+
+    out += health_findings(a.health)
     order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))
 

@@ -848,6 +848,7 @@ class Check(StrEnum):
     RECOMPUTE = "recompute"  # recompute switches that do not cancel each other
     CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
     CHECKPOINT_DISK = "checkpoint_disk"  # keep_checkpoint_max x the checkpoint size
+    STRATEGY = "strategy_layout"  # the strategy files' layout against the config's
 
 
 @dataclass(frozen=True)
@@ -1004,6 +1005,10 @@ class FindingKind(StrEnum):
     IMPLAUSIBLE = "implausible"
     UNUSUAL = "unusual"  # a figure outside the experiment's normal range (analysis/history.py)
 
+    UNHEALTHY_CHECKPOINT = "unhealthy_checkpoint"  # MindFormers' health_ckpts.json (analysis/health.py)
+    EMBEDDING_NORM = "embedding_norm"
+    TOKEN_DROPS = "token_drops"
+
 
 class FindingSeverity(StrEnum):
     INFO = "info"
@@ -1089,6 +1094,9 @@ class Analysis:
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
     history: Any = None  # analysis.history.History: the figures against the experiment's archived runs (None: not asked)
+
+    health: Any = None  # analysis.health.Health: MindFormers' health records, None where the run left none
+    strategy: Any = None  # analysis.layout.StrategyLayoutView: the strategy files' layout, None where there are none
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -41,6 +41,7 @@ from .files import by_rank, file_order, natural_order
 from .launches import segments_of_steps
 from .rank import concat, load_rank, rank_files
 from .settings import merge_settings
+from .strategy import strategy_settings
 from .units import settle_per_device
 
 if TYPE_CHECKING:
@@ -64,11 +65,13 @@ def load_run(path: str | Path, *, session: Session | None = None, readers: Seque
 
     tables = {name: concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
     found_settings = [kv for p in parts for kv in p.settings_found]
+    layout, layout_notes = strategy_settings(tables["strategy"])  # the layout the strategy files hold
+    found_settings += layout
     settings, setting_notes = merge_settings(found_settings)
     shape, shape_notes = shape_settings(tables["checkpoint_params"], tables["checkpoints"], settings)
     if shape:  # the model's shape from checkpoint tensors, below what a config file says
         settings, setting_notes = merge_settings(found_settings + shape)
-    setting_notes += shape_notes
+    setting_notes += shape_notes + layout_notes
     # The lowest rank's launches describe the run (every rank restarts together).
     segments = list(parts[0].segments) if parts else []
     inventory = [e for p in parts for e in p.inventory]

@@ -279,6 +279,30 @@ def _history(h: Any) -> dict | None:
                                    "kept_apart": [{"run": r, "settings": list(k)} for r, k in f.apart]}
                         for f in h.figures}}
 
+def _health(h: Any) -> dict | None:
+    """MindFormers' health records (analysis/health.py); None where the run left none."""
+    if h is None:
+        return None
+
+    def save(s) -> dict:
+        return {"position": s.position, "ckpt_name": s.ckpt_name, "is_health": s.is_health, "healthy": s.healthy,
+                "step": s.step, "epoch": s.epoch, "step_in_epoch": s.step_in_epoch, "on_disk": s.on_disk}
+
+    e = h.embedding
+    return {
+        "record": h.record,
+        "saves": [save(s) for s in h.saves],
+        "resume": save(h.resume) if h.resume is not None else None,
+        "embedding_norm": None if e is None else {
+            "tag": e.tag, "threshold": _num(e.threshold), "threshold_source": e.threshold_source,
+            "first_step_over": e.first_over, "steps_over": e.over, "steps": e.steps, "peak": _num(e.peak),
+            "peak_step": e.peak_step, "judged": e.judged},
+        "expert_load": [{"layer": x.layer, "experts": x.experts, "step": x.step, "busiest": x.busiest,
+                         "busiest_share": _num(x.busiest_share), "max_over_mean": _num(x.max_over_mean)} for x in h.expert_load],
+        "drop_rate": [{"layer": d.layer, "first_step": d.first_step, "peak": _num(d.peak), "peak_step": d.peak_step,
+                       "steps_dropping": d.steps_dropping, "steps": d.steps} for d in h.drops],
+    }
+
 
 def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str | None = None,
                generated_at: str | None = None, generator: str | None = None, baseline_id: str | None = None) -> dict:
@@ -360,6 +384,8 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
         "history": _history(a.history),  # 1.5
+
+        "health": _health(a.health),
     }
     if a.comparison is not None:
         c = a.comparison

@@ -828,6 +828,8 @@ def build_view(
 ) -> ReportView:
     """The report's content for one analysis. ``inventory`` is the run's file list (Run.inventory);
     it defaults to ``analysis.inventory`` when the analysis carries one."""
+    from .health_view import health_section  # it builds on this module's blocks
+    from .layout_view import layout_section
     from .profile_view import profile_section  # it builds on this module's blocks
 
     L = fmt.labels(lang)
@@ -851,6 +853,8 @@ def build_view(
         _phases(a, L, base),
         profile_section(a, L),
         _checkpoints(a, L),
+        layout_section(a, L),
+        health_section(a, L),
         _config_checks(a, L),
         _settings_diff(a, L),
         _appendix(inventory, L),

@@ -27,12 +27,12 @@ from typing import Any
 
 from ...text import Text
 from .. import format as fmt
-from . import analysis, checks, diagnosis, diagnostics, domains, errors, findings, judgement, links, scale, triage, window
+from . import analysis, checks, diagnosis, diagnostics, domains, errors, findings, health, judgement, links, scale, triage, window
 
 LANGS = ("en", "zh")
 
 TEMPLATES: dict[str, tuple[str, str]] = {}
-for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale, links, domains, judgement):
+for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale, links, domains, judgement, health):
     for _key, _pair in _part.TEMPLATES.items():
         if _key in TEMPLATES:
             raise ValueError(f"template {_key!r} is defined twice")
@@ -67,6 +67,9 @@ def source_text(source: Any, lang: str = "en") -> str:
     if text.startswith("checkpoint:"):  # the model's shape from a checkpoint's tensors (load/checkpoints.py)
         rest = text[len("checkpoint:"):]
         return f"检查点张量 {rest}" if lang == "zh" else f"checkpoint tensors {rest}"
+    if text.startswith("strategy:"):  # the layout an auto-parallel strategy file holds (load/strategy.py)
+        rest = text[len("strategy:"):]
+        return f"并行策略文件 {rest}" if lang == "zh" else f"strategy file {rest}"
     if text.startswith("derived:"):
         rest = text[len("derived:"):]
         return f"由 {rest} 推算" if lang == "zh" else f"derived from {rest}"
