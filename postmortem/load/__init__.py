@@ -33,7 +33,7 @@ import polars as pl
 from ..diagnostics import Diagnostic
 from ..discover import discover
 from ..model import TABLES, InventoryEntry, Run, conform
-from ..readers import all_readers
+from ..readers import all_readers, witnesses
 from ..readers.base import Reader
 from .checkpoints import resolve_checkpoints, shape_settings
 from .events import eval_events, place_pauses, restart_events
@@ -53,8 +53,8 @@ def load_run(path: str | Path, *, session: Session | None = None, readers: Seque
     """Read every artifact of a run folder into one Run (see the module docstring for the rules).
 
     session: the processes to read ranks with (parallel.Session); without one, all are read here."""
-    readers = tuple(readers) if readers is not None else all_readers()
-    found = discover(path, readers)
+    readers, seen_by = (tuple(readers), ()) if readers is not None else (all_readers(), witnesses())
+    found = discover(path, readers, seen_by)
     order = file_order(found.claimed)
     ranks_files = [rank_files(group, order) for group in by_rank(found.claimed)]
     if session is not None:

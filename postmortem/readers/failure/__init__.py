@@ -1,0 +1,134 @@
+"""The failure reader: what a dying job left, as incidents (one table row each), per file and rank.
+
+It reads every log a job writes (training and worker logs, msrun's scheduler.log, MindFormers'
+output/log/rank_N/{info,error}.log, CANN's plog and device logs where a user copied them in) and
+the fault-tolerance leftovers (MindFormers' abnormal_global_norm.json). A log is also read by the
+text-log reader, which takes its training records; this reader sees the same file beside it
+(discover.py's witnesses) and takes only its incidents, so its error lines are judged once, in
+analysis/failure.py, and the report's plain "error lines in the logs" finding stands back
+whenever a failure is judged.
+
+TrainFaultTolerance's ttp_saved_checkpoints-step_N/ folders hold checkpoints: the checkpoint
+reader claims their files, and analysis/failure.py's resume_point reads their step from the folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fnmatch import fnmatch
+
+from ... import diagnostics as dg
+from ...model import INCIDENTS, Artifact, ReadResult, frame
+from .. import guard
+from ..base import Reader, rank_from_path
+from . import codes
+from .scan import last_time, scan
+
+MAX_JSON_BYTES = 8 << 20
+_LOGS = ("*.log", "*.txt", "*.out", "*.log.*", "stdout*", "stderr*")
+_FAULT_TOLERANCE = ("abnormal_global_norm.json",)
+_DEVICE_DIR = re.compile(r"(?:^|/)device-(\d+)/")
+
+# Ranks another rank's error names: HCCL's notify-wait timeout and its cluster heartbeat
+# (MindCluster / HCCL troubleshooting: "Heartbeat Lost Occurred" = the named rank's process exited).
+_HEARTBEAT = re.compile(r"deviceId\[(\d+)\][^\n]{0,40}Heartbeat Lost|"
+                        r"Cluster Exception Location\[IP/ID\]:\[[^/\]]*/(\d+)\][^\n]{0,200}?Heartbeat Lost")
+_REMOTE = re.compile(r"remote rank\s*:?\s*\[(\d+)\]")
+# msrun's launcher names the workers that stopped answering the scheduler (process_entity/_api.py)
+_TIMED_OUT_NODES = re.compile(r"Time out nodes are \[\s*'?(\d+)'?")
+
+
+def claims(artifact: Artifact) -> bool:
+    name = artifact.rel.rsplit("/", 1)[-1].lower()
+    return name in _FAULT_TOLERANCE or any(fnmatch(name, p) for p in _LOGS)
+
+
+def source_of(rel: str) -> str:
+    low = rel.lower()
+    name = low.rsplit("/", 1)[-1]
+    if name in _FAULT_TOLERANCE:
+        return "fault-tolerance"
+    if "/plog/" in f"/{low}" or name.startswith("plog-"):
+        return "plog"
+    if _DEVICE_DIR.search(low) or name.startswith("device-"):
+        return "device"
+    return "log"
+
+
+def file_rank(artifact: Artifact) -> int | None:
+    """The rank the file's path names (rank_N/, worker_N.log), else a CANN log's device folder."""
+    if artifact.rank is not None:
+        return artifact.rank
+    rank = rank_from_path(artifact.rel)
+    if rank is None:
+        m = _DEVICE_DIR.search(artifact.rel)
+        rank = int(m.group(1)) if m else None
+    return rank
+
+
+def named_rank(text: str) -> tuple[int | None, str | None]:
+    """A rank the text names as the one that failed first, and how it names it."""
+    m = _HEARTBEAT.search(text)
+    if m:
+        return int(m.group(1) or m.group(2)), "heartbeat_lost"
+    m = _TIMED_OUT_NODES.search(text)
+    if m:
+        return int(m.group(1)), "timed_out_node"
+    m = _REMOTE.search(text)
+    if m:
+        return int(m.group(1)), "remote_rank"
+    return None, None
+
+
+def read(artifact: Artifact) -> ReadResult:
+    result = ReadResult(reader="failure")
+    source = source_of(artifact.rel)
+    if source == "fault-tolerance":
+        return _read_global_norms(artifact, result)
+    with guard.open_file(artifact.path, "rb") as fh:
+        data = fh.read()
+    rows = {c: [] for c in ("line", "wall_time", "level", "code", "runtime_code", "exception", "text", "context",
+                            "named_rank", "named_how")}
+    for inc in scan(data):
+        whole = f"{inc.text}\n{inc.context}"
+        rank_named, how = named_rank(whole)
+        values = (inc.line, inc.wall_time, inc.level, codes.first_code(inc.text) or codes.first_code(inc.context),
+                  codes.runtime_code(whole), inc.exception, inc.text, inc.context, rank_named, how)
+        for column, value in zip(rows, values):
+            rows[column].append(value)
+    end = last_time(data)  # the files' last word: a hang is progress that stops long before it
+    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None)):
+        rows[column].append(value)
+    result.tables["incidents"] = frame({**rows, "rank": file_rank(artifact), "file": artifact.rel, "source": source}, INCIDENTS)
+    return result
+
+
+def _read_global_norms(artifact: Artifact, result: ReadResult) -> ReadResult:
+    """MindFormers' abnormal_global_norm.json: {global step: [global norms]} of the steps whose
+    global norm passed the threshold (callback.py's abnormal global norm check); training stops
+    there and the fast recovery starts."""
+    try:
+        if artifact.size > MAX_JSON_BYTES:
+            raise ValueError("too large")
+        with guard.open_file(artifact.path, "rb") as fh:
+            doc = json.loads(fh.read().decode("utf-8", errors="replace"))
+        items = sorted((int(k), v) for k, v in doc.items()) if isinstance(doc, dict) else []
+    except (ValueError, TypeError, AttributeError) as exc:
+        result.diagnostics.append(dg.warning("failure-record-unreadable", path=artifact.rel, detail=str(exc)[:200]))
+        return result
+    if not items:
+        result.diagnostics.append(dg.info("failure-record-empty", path=artifact.rel))
+        return result
+    n = len(items)
+    result.tables["incidents"] = frame({
+        "step": [k for k, _ in items], "level": ["abnormal_global_norm"] * n,
+        "text": [json.dumps({str(k): v}) for k, v in items], "context": [""] * n,
+        "rank": file_rank(artifact), "file": artifact.rel, "source": "fault-tolerance",
+    }, INCIDENTS)
+    return result
+
+
+READER = Reader(name="failure", claims=claims, read=read)
+
+__all__ = ["READER", "read", "claims", "named_rank"]
