@@ -113,7 +113,7 @@ _WORDS: tuple[tuple[Kind, re.Pattern], ...] = (
     (Kind.OOM_DEVICE, re.compile(r"out of memory|halMemAlloc|memory (?:isn't|is not|not) enough|Allocate (?:device )?memory failed"
                                  r"|Malloc (?:device )?memory failed|MallocDeviceMemory|device memory (?:is )?(?:not enough|insufficient)"
                                  r"|Malloc for kernel (?:output|input|workspace) failed|DEVICE_MEMORY|\b20700[12]\b|\b207018\b", _I)),
-    (Kind.NAN_ABORT, re.compile(r"silent data corruption|\bSDC\b|global.?norm[^\n]{0,60}(?:greater|abnormal|exceed)"
+    (Kind.NAN_ABORT, re.compile(r"silent data corruption|\bSDC\b|SilentCheck|val = \[(?:nan|inf)\]|global.?norm[^\n]{0,60}(?:greater|abnormal|exceed)"
                                 r"|loss (?:is|became|has) (?:nan|inf)|\bnan\b[^\n]{0,60}(?:stop|abort|terminat|detect)"
                                 r"|(?:detect|found|contains?)[^\n]{0,30}\b(?:nan|inf)\b|CheckNumerics|abnormal_global_norm", _I)),
     (Kind.HCCL_TIMEOUT, re.compile(r"HCCL[^\n]{0,80}time ?out|time ?out[^\n]{0,80}HCCL|notify wait|Notify register times out"
@@ -275,11 +275,11 @@ def _kind(root: dict, classified: list[tuple[dict, Why | None]]) -> tuple[Kind, 
         return Kind.NAN_ABORT, "text"
     if code in codes.KINDS:
         return Kind(codes.KINDS[code]), "code"
+    if code and codes.family_kind(code):
+        return Kind(codes.family_kind(code)), "code"
     kind = kind_of(f"{root['text']}\n{root['context']}")
     if kind is not None:
         return kind, "text"
-    if code and code[1] in codes.COMPILE_MODULES and not codes.internal(code):
-        return Kind.COMPILE_ERROR, "code"
     for r, _ in classified:  # the chain's other words: a worker's exit the scheduler names, a consequence that says more
         kind = kind_of(f"{r['text']}\n{r['context']}")
         if kind is not None and kind != Kind.HCCL_TIMEOUT:
@@ -297,7 +297,7 @@ def _phase(kind: Kind, root: dict, last_step: int | None, compiled: bool) -> Pha
         return Phase.CHECKPOINT
     if last_step is not None and _EVAL.search(whole):
         return Phase.EVALUATION
-    if last_step is not None:
+    if last_step is not None or (root["step"] or 0) >= 1:  # a step logged, or the error's own text names one
         return Phase.TRAINING
     if kind in (Kind.CONFIG_ERROR,):
         return Phase.LAUNCH
@@ -367,10 +367,12 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     if rows:
         classified = _classified(rows)
         root, rank, rank_basis = _root(classified)
-        if _trained_on(root, last_wall, tables["steps"]):
+        if _trained_on(root, last_wall, tables["steps"], rows):
             return None
         kind, basis = _kind(root, classified)
         stalled = None
+        if kind == Kind.HCCL_TIMEOUT and rank_basis in ("earliest", "only"):
+            rank, rank_basis = None, None  # a timeout that names no rank: its reporter waited for another one
     else:
         med = _median_step_s(tables["steps"])
         if last_wall is None or files_end is None:
@@ -391,7 +393,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     hours = _hours_lost(tables["steps"], resume, last_step)
     reasons = {}
     if rank is None:
-        reasons["first_failing_rank"] = "not_said"
+        reasons["first_failing_rank"] = "timeout_names_none" if kind == Kind.HCCL_TIMEOUT else "not_said"
     if last_step is None:
         reasons["last_step"] = "no_step_logged"
         reasons["last_loss"] = "no_step_logged"
@@ -416,7 +418,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
         kind=kind, kind_basis=basis, error_code=code, code_module=codes.module(code) if code else None,
         runtime_code=root["runtime_code"] if root is not None else None, exception=exception,
         first_failing_rank=rank, rank_basis=rank_basis, failed_at=phase, last_step=rank_last, last_loss=last_loss,
-        message=root["text"] if root is not None else None, message_file=root["file"] if root is not None else None,
+        message=_quoted(root, code) if root is not None else None, message_file=root["file"] if root is not None else None,
         message_line=root["line"] if root is not None else None,
         failed_wall_time=root["wall_time"] if root is not None else last_wall,
         evidence=evidence, consequences=sum(1 for _, why in classified if why not in (None, Why.REPEAT)),
@@ -426,8 +428,24 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     )
 
 
-def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame) -> bool:
-    """The run logged steps well after its first error: it did not die of it."""
+def _quoted(root: dict, code: str | None) -> str:
+    """The line to quote: the root's header, or, where the header only announces an error
+    ("Ascend error occurred, error message:", "call trace: ret -> 7"), the line below it that
+    starts with its code (CANN's error manager prints the cause there)."""
+    if code is None or code in root["text"]:
+        return root["text"]
+    for line in (root["context"] or "").splitlines():
+        if line.strip().startswith(code):
+            return line.strip()
+    return root["text"]
+
+
+def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, rows: list[dict]) -> bool:
+    """The run logged steps well after its first error, or its errors name later steps (a check
+    that only reports and lets training go on): it did not die of it."""
+    if root["step"] is not None and any(r["step"] is not None and r["step"] > root["step"] and r["file"] == root["file"]
+                                        for r in rows):
+        return True
     if root["wall_time"] is None or last_wall is None:
         return False
     med = _median_step_s(steps) or 0.0

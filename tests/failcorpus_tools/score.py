@@ -90,7 +90,9 @@ def main(argv: list[str]) -> int:
         right = sum(1 for s in scored if not s.wrong)
         total_right, total = total_right + right, total + len(scored)
         per = {k: sum(1 for s in scored if k not in s.wrong) for k in (("failure",) if name == "negative" else FIELDS)}
-        print(f"{name}: {right}/{len(scored)} right  " + "  ".join(f"{k} {v}/{len(scored)}" for k, v in per.items()))
+        quoted = sum(1 for s in scored if s.got and s.expected.get("message") and s.got["message"] == s.expected["message"].strip())
+        print(f"{name}: {right}/{len(scored)} right  " + "  ".join(f"{k} {v}/{len(scored)}" for k, v in per.items())
+              + (f"  message {quoted}/{len(scored)}" if name != "negative" else ""))
         if details:
             for s in scored:
                 if s.wrong:

@@ -67,6 +67,17 @@ def file_rank(artifact: Artifact) -> int | None:
     return rank
 
 
+# The process's own rank where its path does not say: HCCL's "rankNum[8], rank[0]", a RANK_ID.
+_OWN_RANK = re.compile(rb"rankNum\[\d+\],\s*rank\[(\d+)\]|\brank\[(\d+)\]|\bRANK_ID\s*[=:]\s*(\d+)")
+# A step the incident's own text gives (the silent check's "step=[5]", "step: 12")
+_STEP = re.compile(r"\bstep\s*[=:]\s*\[?\s*(\d+)\s*\]?(?!\s*/)")
+
+
+def _own_rank(data: bytes) -> int | None:
+    m = _OWN_RANK.search(data)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
+
+
 def named_rank(text: str) -> tuple[int | None, str | None]:
     """A rank the text names as the one that failed first, and how it names it."""
     m = _HEARTBEAT.search(text)
@@ -89,18 +100,24 @@ def read(artifact: Artifact) -> ReadResult:
     with guard.open_file(artifact.path, "rb") as fh:
         data = fh.read()
     rows = {c: [] for c in ("line", "wall_time", "level", "code", "runtime_code", "exception", "text", "context",
-                            "named_rank", "named_how")}
-    for inc in scan(data):
+                            "named_rank", "named_how", "step")}
+    incidents = scan(data)
+    for inc in incidents:
         whole = f"{inc.text}\n{inc.context}"
         rank_named, how = named_rank(whole)
+        step = _STEP.search(inc.text)
         values = (inc.line, inc.wall_time, inc.level, codes.first_code(inc.text) or codes.first_code(inc.context),
-                  codes.runtime_code(whole), inc.exception, inc.text, inc.context, rank_named, how)
+                  codes.runtime_code(whole), inc.exception, inc.text, inc.context, rank_named, how,
+                  int(step.group(1)) if step else None)
         for column, value in zip(rows, values):
             rows[column].append(value)
     end = last_time(data)  # the files' last word: a hang is progress that stops long before it
-    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None)):
+    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None, None)):
         rows[column].append(value)
-    result.tables["incidents"] = frame({**rows, "rank": file_rank(artifact), "file": artifact.rel, "source": source}, INCIDENTS)
+    rank = file_rank(artifact)
+    if rank is None and incidents:
+        rank = _own_rank(data)
+    result.tables["incidents"] = frame({**rows, "rank": rank, "file": artifact.rel, "source": source}, INCIDENTS)
     return result
 
 

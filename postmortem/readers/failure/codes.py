@@ -37,6 +37,7 @@ KINDS = {
     "EI0001": "config_error",  # abnormal HCCL environment variable configuration
     "EI0002": "hccl_timeout",  # notify wait timeout: a collective waited for a rank that did not come
     "EI0004": "config_error",  # invalid rank table / ranks
+    "EI0005": "config_error",  # a collective's arguments differ between ranks (count, dtype, op)
     "EI0006": "hccl_timeout",  # socket build timeout while linking ranks (HCCL_CONNECT_TIMEOUT)
     "EI0008": "config_error",  # the CANN versions of the ranks differ
     "EE1001": "config_error",  # the runtime was given an invalid argument (a device id out of range)
@@ -45,6 +46,9 @@ KINDS = {
 }
 # Modules whose user errors (0000-8999) are raised while a graph or its operators are compiled.
 COMPILE_MODULES = frozenset("12478BZ")
+# Modules whose user errors say the job was set up wrong: the runtime's and ACL's arguments,
+# HCCL's and HCCP's environment and rank table, the profiler's options and paths.
+SETUP_MODULES = frozenset("EHIJKP")
 
 
 def module(code: str) -> str | None:
@@ -58,6 +62,17 @@ def internal(code: str) -> bool:
 def runtime_family(value: int) -> str:
     """The aclError family of a numeric runtime result: call, resource, service, internal."""
     return {1: "call", 2: "resource", 3: "service", 5: "internal"}.get(value // 100000, "unknown")
+
+
+def family_kind(code: str) -> str | None:
+    """The kind a user error's module implies (an internal error, 9000-9999, implies none)."""
+    if len(code) != 6 or internal(code):
+        return None
+    if code[1] in COMPILE_MODULES:
+        return "compile_error"
+    if code[1] in SETUP_MODULES:
+        return "config_error"
+    return None
 
 
 def first_code(text: str) -> str | None:
