@@ -27,6 +27,7 @@ from enum import StrEnum
 import polars as pl
 
 from ..readers.failure import codes
+from ..readers.failure.scan import EXCEPTION as EXCEPTION_LINE
 
 
 class Kind(StrEnum):
@@ -418,7 +419,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
         kind=kind, kind_basis=basis, error_code=code, code_module=codes.module(code) if code else None,
         runtime_code=root["runtime_code"] if root is not None else None, exception=exception,
         first_failing_rank=rank, rank_basis=rank_basis, failed_at=phase, last_step=rank_last, last_loss=last_loss,
-        message=_quoted(root, code) if root is not None else None, message_file=root["file"] if root is not None else None,
+        message=_quoted(root, code, rows, rank_basis, rank) if root is not None else None, message_file=root["file"] if root is not None else None,
         message_line=root["line"] if root is not None else None,
         failed_wall_time=root["wall_time"] if root is not None else last_wall,
         evidence=evidence, consequences=sum(1 for _, why in classified if why not in (None, Why.REPEAT)),
@@ -428,15 +429,42 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     )
 
 
-def _quoted(root: dict, code: str | None) -> str:
-    """The line to quote: the root's header, or, where the header only announces an error
-    ("Ascend error occurred, error message:", "call trace: ret -> 7"), the line below it that
-    starts with its code (CANN's error manager prints the cause there)."""
-    if code is None or code in root["text"]:
-        return root["text"]
-    for line in (root["context"] or "").splitlines():
-        if line.strip().startswith(code):
+_MESSAGE_BLOCK = re.compile(r"^-\s*(?:Framework|Ascend) Error Message:?\s*$")
+_HEARTBEAT_LINE = re.compile(r"Heartbeat Lost")
+SAME_MOMENT_S = 60.0  # a rank's lines this close to its root are one failure told several times
+
+
+def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | None, rank: int | None) -> str:
+    """The line a careful engineer quotes, verbatim. Of the root's own lines (its file, from the
+    root on, at the same moment): the first line of an exception's "Framework Error Message"
+    block (MindSpore's sentence of the cause), else the first header that carries the root's
+    code, else the line below an announcing header that starts with the code (CANN's error
+    manager prints the cause there). A rank named lost by HCCL's heartbeat with no log of its
+    own: the heartbeat line that names it. Else the root's header."""
+    if rank_basis == "heartbeat_lost" and root["rank"] != rank:
+        line = next((x for x in f"{root['text']}\n{root['context']}".splitlines() if _HEARTBEAT_LINE.search(x)), None)
+        if line:
             return line.strip()
+    t0 = root["wall_time"]
+    same = [r for r in rows if r["file"] == root["file"] and (r["line"] or 0) >= (root["line"] or 0)
+            and (t0 is None or r["wall_time"] is None or abs(r["wall_time"] - t0) <= SAME_MOMENT_S)]
+    same.sort(key=lambda r: r["line"] or 0)
+    for r in same:
+        lines = (r["context"] or "").splitlines()
+        for i, line in enumerate(lines):
+            if _MESSAGE_BLOCK.match(line.strip()):
+                sentence = next((x.strip() for x in lines[i + 1:] if x.strip() and not set(x.strip()) <= {"-"}), None)
+                if sentence:
+                    return sentence
+    if code is not None and not codes.internal(code):  # an internal code's line only says "Inner Error!"
+        for r in same:
+            if code in r["text"]:
+                return r["text"]
+        for r in same:
+            for line in (r["context"] or "").splitlines():
+                stripped = line.strip()
+                if code in stripped and (stripped.startswith(code) or EXCEPTION_LINE.match(stripped)):
+                    return stripped
     return root["text"]
 
 

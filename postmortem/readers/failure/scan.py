@@ -4,7 +4,8 @@ A training log of 160 KB holds a few incident lines or none, and a run may have 
 the file is never split into lines: ``bytes.find`` runs over the whole file for each of a few
 anchors (memchr speed, a few GB/s), and only the lines around the hits are decoded and read.
 Every incident line holds one of the anchors: a level (``[ERROR]``, ``- ERROR -``, ``CRITICAL``),
-an exception's name (``RuntimeError``, ``MemoryError``: "rror"), a Python traceback, or what a
+an exception's name (``RuntimeError``, ``MemoryError``: "rror"), MindSpore's ``[EXCEPTION]`` level and
+msrun's "exit with exception", a Python traceback, or what a
 shell prints for a process killed by a signal (``Killed``, ``Segmentation fault``).
 
 An incident is its header line (the line a careful engineer quotes) and the lines that follow it
@@ -19,7 +20,7 @@ import calendar
 import re
 from dataclasses import dataclass
 
-ANCHORS = (b"RROR", b"rror", b"CRITICAL", b"Traceback", b"Killed", b"egmentation")
+ANCHORS = (b"RROR", b"rror", b"CRITICAL", b"XCEPTION", b"xception", b"Traceback", b"Killed", b"egmentation")
 MAX_INCIDENTS = 200  # a crash loop can print millions of ERROR lines; the first ones say it
 MAX_CONTEXT_LINES = 40
 MAX_CONTEXT_BYTES = 6000
@@ -169,7 +170,12 @@ def scan(data: bytes) -> list[Incident]:
                     frames.append(line)
                     pos = nxt
                     continue
-                if EXCEPTION.match(line.strip()) or line.strip():
+                m = EXCEPTION.match(line.strip())
+                if m and (m["msg"] or "").startswith(_TRACEBACK):  # a chained traceback (TVM's): its frames go on
+                    frames.append(line)
+                    pos = nxt
+                    continue
+                if line.strip():
                     header_line = line_no + len(frames) + 1
                     header, header_start, pos = line, pos, nxt
                     level = "exception"
@@ -182,6 +188,10 @@ def scan(data: bytes) -> list[Incident]:
             line, nxt = _line_at(data, pos)
             if _RECORD.match(line):
                 break
+            if exception is None and not line[:1].isspace():  # a traceback told inside the record ("except_msg: ...")
+                inner = EXCEPTION.match(line.strip())
+                if inner and not (inner["msg"] or "").startswith(_TRACEBACK):
+                    exception = inner["name"]
             context.append(line)
             n, size, pos = n + 1, size + len(line), nxt
         skip_to = pos
