@@ -18,6 +18,7 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
+from .failure import judge as judge_failure
 from .identity import identity, implied_settings
 from .findings import findings
 from .mfu import mfu
@@ -193,6 +194,7 @@ def analyze(
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
         plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
+        failure=judge_failure(run.tables),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)

@@ -185,6 +185,8 @@ class Failure:
     failed_wall_time: float | None
     evidence: tuple[Evidence, ...]  # the root first, then each other rank's first incident
     consequences: int  # incidents told apart as consequences of the root
+    consequence_ranks: int  # ranks other than the root's whose errors are consequences
+    why_counts: dict[str, int]  # consequences by why (Why)
     ranks_failed: int  # ranks with an incident of their own
     resume_from: ResumePoint | None
     steps_lost: int | None
@@ -423,6 +425,9 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
         message_line=root["line"] if root is not None else None,
         failed_wall_time=root["wall_time"] if root is not None else last_wall,
         evidence=evidence, consequences=sum(1 for _, why in classified if why not in (None, Why.REPEAT)),
+        consequence_ranks=len({r["rank"] for r, why in classified if why not in (None, Why.REPEAT)
+                               and r["rank"] is not None and r["rank"] != rank}),
+        why_counts=_why_counts(classified),
         ranks_failed=len({r["rank"] for r, why in classified if why is None}),
         resume_from=resume, steps_lost=steps_lost, hours_lost=hours, stalled_s=stalled,
         actions=PLAYBOOK[kind], reasons=reasons,
@@ -478,6 +483,14 @@ def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, rows: 
         return False
     med = _median_step_s(steps) or 0.0
     return last_wall > root["wall_time"] + max(AFTER_LAST_STEP_S, 3 * med)
+
+
+def _why_counts(classified: list[tuple[dict, Why | None]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for _, why in classified:
+        if why not in (None, Why.REPEAT):
+            counts[str(why)] = counts.get(str(why), 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _hours_lost(steps: pl.DataFrame, resume: ResumePoint | None, last_step: int | None) -> float | None:

@@ -1083,6 +1083,7 @@ class Analysis:
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
+    failure: Any = None  # analysis/failure.py's Failure: how the run died; None for a run that did not fail
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -108,6 +108,7 @@ class RunPoint:
     changed_vs_baseline: tuple[str, ...]
     changes: tuple[Change, ...] | None = None  # against the previous run; None: unknown (why below)
     changes_why: str = ""  # "first_run" or the label key of why they are unknown
+    failure: dict | None = None  # metrics.json's failure block: how the run died (None: it did not fail)
 
 
 def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunPoint:
@@ -146,6 +147,7 @@ def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunP
         nan_steps=len(nan) if isinstance(nan, list) else int(nan or 0),
         settings=settings,
         changed_vs_baseline=tuple(str(k) for k in _get(m, "baseline.settings_changed", []) or []),
+        failure=m.get("failure") if isinstance(m.get("failure"), dict) else None,
     )
 
 
@@ -280,6 +282,10 @@ def _loss_cell(p: RunPoint, L: Labels) -> Cell:
 
 def _verdict_cell(p: RunPoint, L: Labels) -> Cell:
     parts = []
+    if p.failure is not None:  # a failed run: its kind, rank and step lead the cell
+        from .failure_view import brief
+
+        parts.append(Cell(brief(p.failure, L) or "", tone="critical"))
     if p.nan_steps:
         parts.append(Cell(L.fmt("nan_flag", n=p.nan_steps), tone="bad"))
     if not p.verdicts:

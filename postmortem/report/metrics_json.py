@@ -12,6 +12,10 @@ the parameters of every finding and diagnostic (`evidence` / `params`, `variant`
 `check` codes and parameters, deltas' `alignment_code` / `aligned_tokens`, `baseline.settings`
 (the diff in explaining order, with each setting's group), `mfu.reason_text` and
 `convergence.status_reason_text` (the keys and parameters behind the English reasons).
+
+1.5 adds `failure` (report/failure_json.py): how a failed run died (kind, error code, exception,
+first failing rank, where, last step and loss, the quoted line, evidence per rank, the checkpoint
+to resume from and the steps lost); null for a run that did not fail.
 """
 
 from __future__ import annotations
@@ -42,9 +46,10 @@ from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..text import Text
 from .catalog import english, jsonable
+from .failure_json import failure_block
 from .messages import alignment, finding_text
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -339,6 +344,7 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "data_quality": [d.to_dict() for d in a.diagnostics],
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
+        "failure": failure_block(a.failure),
     }
     if a.comparison is not None:
         c = a.comparison
