@@ -102,8 +102,11 @@ PLAYBOOK: dict[Kind, tuple[Action, ...]] = {
 # A run whose progress stops this long before its files do hangs (and at least this many step times).
 HANG_AFTER_S = 1800.0
 HANG_STEPS = 30
-# An incident counts as after the last step when no step ended later than this after it.
-AFTER_LAST_STEP_S = 60.0
+# A run trained on after an error (a caught exception, a launch that died and was resumed) when it
+# logged this many steps ending later than the error (by this much, or three step times): a rank
+# that logs a step or two while another dies is not training on.
+TRAINED_ON_STEPS = 3
+AFTER_ERROR_S = 1.0
 
 _I = re.IGNORECASE
 # The words of each kind, most specific first. Host memory before device memory ("Cannot allocate
@@ -370,7 +373,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     if rows:
         classified = _classified(rows)
         root, rank, rank_basis = _root(classified)
-        if _trained_on(root, last_wall, tables["steps"], rows):
+        if _trained_on(root, last_wall, tables["steps"], tables["scalars"], rows):
             return None
         kind, basis = _kind(root, classified)
         stalled = None
@@ -473,7 +476,7 @@ def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | No
     return root["text"]
 
 
-def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, rows: list[dict]) -> bool:
+def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, scalars: pl.DataFrame, rows: list[dict]) -> bool:
     """The run logged steps well after its first error, or its errors name later steps (a check
     that only reports and lets training go on): it did not die of it."""
     if root["step"] is not None and any(r["step"] is not None and r["step"] > root["step"] and r["file"] == root["file"]
@@ -482,7 +485,9 @@ def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, rows: 
     if root["wall_time"] is None or last_wall is None:
         return False
     med = _median_step_s(steps) or 0.0
-    return last_wall > root["wall_time"] + max(AFTER_LAST_STEP_S, 3 * med)
+    walls = pl.concat([steps.select("step", "wall_time"), scalars.select("step", "wall_time")]).drop_nulls()
+    later = walls.filter(pl.col("wall_time") > root["wall_time"] + max(AFTER_ERROR_S, 3 * med))["step"].n_unique()
+    return later >= TRAINED_ON_STEPS
 
 
 def _why_counts(classified: list[tuple[dict, Why | None]]) -> dict[str, int]:

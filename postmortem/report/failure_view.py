@@ -49,7 +49,8 @@ def lines(f: Failure) -> list[Text]:
     if f.first_failing_rank is not None and f.rank_basis:
         out.append(Text(f"failure.named.{f.rank_basis}", rank=f.first_failing_rank))
     elif f.first_failing_rank is None:
-        out.append(Text("failure.rank." + f.reasons.get("first_failing_rank", "not_said").replace("not_said", "none")))
+        reason = f.reasons.get("first_failing_rank")
+        out.append(Text(f"failure.rank.{'timeout_names_none' if reason == 'timeout_names_none' else 'none'}"))
     if f.consequences:
         whys = [Text(f"failure.why.{w}") for w in f.why_counts]
         key = "failure.chain" if f.consequence_ranks else "failure.chain/norank"

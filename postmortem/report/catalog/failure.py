@@ -124,6 +124,10 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "failure.action.config_named": ("Fix the setting the error names (device id, rank table, path, environment variable) and relaunch.",
                                     "修正报错指出的配置（device id、rank table、路径、环境变量）后重新拉起。"),
     "failure.action.root_log": ("Read the root rank's own log around the quoted line.", "查看根因 rank 自己的日志中所引用行的前后内容。"),
+    # readers/failure/: the fault-tolerance records
+    "failure-record-unreadable": ("{path} is not the abnormal-global-norm record MindFormers writes ({detail}): not read",
+                                  "{path} 不是 MindFormers 写出的 abnormal global norm 记录（{detail}）：未读取"),
+    "failure-record-empty": ("{path} records no step: no abnormal global norm", "{path} 中没有记录任何 step：没有异常的 global norm"),
     # metrics.json: why a field is null
     "failure.reason.not_said": ("the files do not say which rank failed first", "日志未说明最先出错的 rank"),
     "failure.reason.timeout_names_none": ("the timeout names no rank", "超时报错未指明 rank"),
