@@ -114,11 +114,16 @@ def _gather(
 def _add_witnessed(tables: dict[str, pl.DataFrame], diagnostics: list[Diagnostic], results: list[ReadResult]) -> None:
     """What the witnesses read beside a file's own reader: their tables (the failure reader's
     incidents) and their diagnostics. The file's inventory entry is its own reader's."""
+    parts: dict[str, list[pl.DataFrame]] = {}
     for result in results:
         diagnostics.extend(result.diagnostics)
         for name, table in result.tables.items():
             if name in TABLES and name not in _ORDERED and table is not None and not table.is_empty():
-                tables[name] = concat([tables[name], conform(table, TABLES[name])], TABLES[name])
+                if table.schema != TABLES[name]:
+                    table = conform(table, TABLES[name])
+                parts.setdefault(name, []).append(table)
+    for name, found in parts.items():  # one concat per table, not one per file
+        tables[name] = concat([tables[name], *found], TABLES[name])
 
 
 def _nothing_taken(reader: str, art: Artifact, result: ReadResult) -> list[Diagnostic]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+
+import polars as pl
 from fnmatch import fnmatch
 
 from ... import diagnostics as dg
@@ -117,7 +119,11 @@ def read(artifact: Artifact) -> ReadResult:
     rank = file_rank(artifact)
     if rank is None and incidents:
         rank = _own_rank(data)
-    result.tables["incidents"] = frame({**rows, "rank": rank, "file": artifact.rel, "source": source}, INCIDENTS)
+    n = len(rows["line"])
+    rows.update(rank=[rank] * n, file=[artifact.rel] * n, source=[source] * n)
+    # one DataFrame call in the schema's order (model.frame's repeated constants and a select cost
+    # several times the scan itself: bench/failure_scan.py)
+    result.tables["incidents"] = pl.DataFrame({c: rows[c] for c in INCIDENTS}, schema=INCIDENTS, strict=False)
     return result
 
 

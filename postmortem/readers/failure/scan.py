@@ -25,7 +25,7 @@ MAX_INCIDENTS = 200  # a crash loop can print millions of ERROR lines; the first
 MAX_CONTEXT_LINES = 40
 MAX_CONTEXT_BYTES = 6000
 MAX_TEXT = 500
-TAIL_BYTES = 8192  # where the file's last time is looked for
+TAIL_LINES = 50  # the last lines a file's last time is looked for in
 
 # 2024-05-08 10:36:53,123 · 2024-05-08T10:36:53.123 · MindSpore / CANN: 2024-05-08-10:36:53.123.456
 TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?")
@@ -68,14 +68,18 @@ def unix_time(m: re.Match) -> float | None:
 
 
 def last_time(data: bytes) -> float | None:
-    """The last time written in the file (its tail): how long the files went on after progress stopped."""
-    tail = data[-TAIL_BYTES:]
-    found = None
-    for found in TIME_B.finditer(tail):
-        pass
-    if found is None:
-        return None
-    return unix_time(re.match(TIME.pattern, found.group().decode()))
+    """The last time written at the start of one of the file's last lines: how long the files
+    went on after progress stopped."""
+    end = len(data)
+    for _ in range(TAIL_LINES):
+        start = data.rfind(b"\n", 0, max(end - 1, 0)) + 1
+        m = TIME_B.search(data, start, min(end, start + 64))
+        if m:
+            return unix_time(re.match(TIME.pattern, m.group().decode()))
+        if start == 0:
+            break
+        end = start
+    return None
 
 
 def _hit_lines(data: bytes) -> list[int]:
