@@ -222,7 +222,9 @@ INCIDENTS = {
     "text": pl.Utf8,  # the header line as written
     "context": pl.Utf8,  # the lines after it (a traceback's frames, CANN's Ascend Error Message block)
     "named_rank": pl.Int32,  # a rank the text names as failed first ("remote rank [0]", "deviceId[0], Heartbeat Lost")
-    "named_how": pl.Utf8,  # "heartbeat_lost", "remote_rank"
+    "named_how": pl.Utf8,  # "heartbeat_lost", "timed_out_node", "remote_rank"
+    "pid": pl.Int64,  # the process the line names as its writer (ME(14466:...), [PID: 7277]); an end row: the file's first
+    "named_pid": pl.Int64,  # a process the launcher names as exited ("Worker process 14466 exit with exception")
     "source": pl.Utf8,  # "log", "plog", "device", "fault-tolerance"
     "step": pl.Int64,  # a fault-tolerance record's global step
 }

@@ -28,6 +28,7 @@ import polars as pl
 
 from ..readers.failure import codes
 from ..readers.failure.scan import EXCEPTION as EXCEPTION_LINE
+from ..readers.failure.scan import _unprefixed
 
 
 class Kind(StrEnum):
@@ -113,16 +114,19 @@ _I = re.IGNORECASE
 # memory" is the host's), NaN before the rest (its abort names the step's data).
 _WORDS: tuple[tuple[Kind, re.Pattern], ...] = (
     (Kind.OOM_HOST, re.compile(r"\bMemoryError\b|Cannot allocate memory|std::bad_alloc|oom-kill|Out of memory: Kill"
-                               r"|host memory (?:is )?(?:not enough|insufficient)|ENOMEM", _I)),
+                               r"|host memory (?:is )?(?:not enough|insufficient)|ENOMEM|HostAlloc failed"
+                               r"|plugin/cpu/[^\n]*mem\w*\.cc[^\n]*(?:fail|not enough)|cpu_memory_pool", _I)),
     (Kind.OOM_DEVICE, re.compile(r"out of memory|halMemAlloc|memory (?:isn't|is not|not) enough|Allocate (?:device )?memory failed"
                                  r"|Malloc (?:device )?memory failed|MallocDeviceMemory|device memory (?:is )?(?:not enough|insufficient)"
-                                 r"|Malloc for kernel (?:output|input|workspace) failed|DEVICE_MEMORY|\b20700[12]\b|\b207018\b", _I)),
+                                 r"|Malloc for kernel (?:output|input|workspace) failed|DEVICE_MEMORY|\b20700[12]\b|\b207018\b"
+                                 r"|more than total mem size|mem_dynamic_allocator", _I)),
     (Kind.NAN_ABORT, re.compile(r"silent data corruption|\bSDC\b|SilentCheck|val = \[(?:nan|inf)\]|global.?norm[^\n]{0,60}(?:greater|abnormal|exceed)"
                                 r"|loss (?:is|became|has) (?:nan|inf)|\bnan\b[^\n]{0,60}(?:stop|abort|terminat|detect)"
                                 r"|(?:detect|found|contains?)[^\n]{0,30}\b(?:nan|inf)\b|CheckNumerics|abnormal_global_norm", _I)),
     (Kind.HCCL_TIMEOUT, re.compile(r"HCCL[^\n]{0,80}time ?out|time ?out[^\n]{0,80}HCCL|notify wait|Notify register times out"
                                    r"|HCCL_(?:EXEC|CONNECT)_TIMEOUT|event wait timeout|Heartbeat Lost|socket[^\n]{0,40}time[sd]? ?out"
-                                   r"|wait for all ranks|collective[^\n]{0,40}time ?out|\b50704[78]\b", _I)),
+                                   r"|wait for all ranks|collective[^\n]{0,40}time ?out|\b50704[678]\b|wait receiving"
+                                   r"|Stream synchroni[sz]e timeout|stream sync timeout", _I)),
     (Kind.DATA_ERROR, re.compile(r"GetNext|\bdataset\b|MindRecord|MindDataset|data ?queue|device ?queue|PyFunc|map operation"
                                  r"|Exception thrown from (?:dataset|user defined Python function)|data ?loader|batch_op"
                                  r"|GeneratorDataset|minddata|UnicodeDecodeError|\bsample\b", _I)),
@@ -132,10 +136,12 @@ _WORDS: tuple[tuple[Kind, re.Pattern], ...] = (
     (Kind.CONFIG_ERROR, re.compile(r"invalid device|device[_ ]id[^\n]{0,30}(?:invalid|out of range|must)|rank_?table|RANK_TABLE"
                                    r"|\.ya?ml\b|config(?:uration)? (?:file|item|key)|ASCEND_RT_VISIBLE_DEVICES|No module named"
                                    r"|ModuleNotFoundError|ImportError|FileNotFoundError|No such file|versions? (?:are )?inconsistent"
-                                   r"|environment variable|device_num|world size|not (?:a )?valid (?:value|argument)|KeyError", _I)),
+                                   r"|environment variable|device_num|world size|not (?:a )?valid (?:value|argument)|KeyError"
+                                   r"|Address already in use|errno: 98|failed to bind", _I)),
     (Kind.KILLED, re.compile(r"\bKilled\b|SIGKILL|signal 9\b|SIGTERM|signal 15\b|Segmentation fault|SIGSEGV|core dumped"
                              r"|terminated by signal|was killed|exit(?:ed)? with (?:exception|signal|code -)|exitcode[=: ]+-?\d"
-                             r"|received signal|Worker process[^\n]{0,60}exit", _I)),
+                             r"|received signal|Worker process[^\n]{0,60}exit|terminate called after throwing|\bAborted\b|SIGABRT"
+                             r"|Fatal Python error", _I)),
 )
 _DATA_CHANNEL = re.compile(r"acltdtSendTensor|failed to send|tdt (?:channel|send)|TdtSend|Send data failed|data channel", _I)
 _TEARDOWN = re.compile(r"Exception ignored in|Error in atexit|__del__|[Ff]inali[sz]e|Destroy|destroy|ClearResAndExit"
@@ -276,9 +282,12 @@ def _root(classified: list[tuple[dict, Why | None]]) -> tuple[dict, int | None, 
 
 
 def _kind(root: dict, classified: list[tuple[dict, Why | None]]) -> tuple[Kind, str]:
-    code = root["code"]
+    code = root["code"] or next((r["code"] for r, _ in classified if r["rank"] == root["rank"] and r["code"]), None)
     if root["level"] == "abnormal_global_norm":
         return Kind.NAN_ABORT, "text"
+    said = framework_sentence([r for r, _ in classified if r["file"] == root["file"] and r["rank"] == root["rank"]])
+    if said and kind_of(said) is not None:  # MindSpore's own sentence of the cause outranks the codes under it
+        return kind_of(said), "text"
     if code in codes.KINDS:
         return Kind(codes.KINDS[code]), "code"
     if code and codes.family_kind(code):
@@ -286,9 +295,10 @@ def _kind(root: dict, classified: list[tuple[dict, Why | None]]) -> tuple[Kind, 
     kind = kind_of(f"{root['text']}\n{root['context']}")
     if kind is not None:
         return kind, "text"
+    hccl = bool(code) and code[1] == "I"  # an HCCL code: its timeouts are the kind, not a consequence's word
     for r, _ in classified:  # the chain's other words: a worker's exit the scheduler names, a consequence that says more
         kind = kind_of(f"{r['text']}\n{r['context']}")
-        if kind is not None and kind != Kind.HCCL_TIMEOUT:
+        if kind is not None and (kind != Kind.HCCL_TIMEOUT or hccl):
             return kind, "chain"
     return Kind.OTHER, "text"
 
@@ -378,7 +388,9 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
         kind, basis = _kind(root, classified)
         stalled = None
         if kind == Kind.HCCL_TIMEOUT and rank_basis in ("earliest", "only"):
-            rank, rank_basis = None, None  # a timeout that names no rank: its reporter waited for another one
+            # a timeout's reporter waited for another rank: the one it names, else none is known
+            named = next((r for r, _ in classified if r["named_rank"] is not None and r["named_rank"] != r["rank"]), None)
+            rank, rank_basis = (named["named_rank"], named["named_how"]) if named else (None, None)
     else:
         med = _median_step_s(tables["steps"])
         if last_wall is None or files_end is None:
@@ -442,6 +454,23 @@ _HEARTBEAT_LINE = re.compile(r"Heartbeat Lost")
 SAME_MOMENT_S = 60.0  # a rank's lines this close to its root are one failure told several times
 
 
+_ABORT_HEADER = re.compile(r"terminate called after throwing")
+
+
+def framework_sentence(rows: list[dict]) -> str | None:
+    """The first line of an exception's "Framework Error Message" / "Ascend Error Message" block:
+    MindSpore's sentence of the cause (lines as written, a launcher's prefix kept)."""
+    for r in rows:
+        lines = (r["context"] or "").splitlines()
+        for i, line in enumerate(lines):
+            if _MESSAGE_BLOCK.match(_unprefixed(line).strip()):
+                for x in lines[i + 1:]:
+                    bare = _unprefixed(x).strip()
+                    if bare and not set(bare) <= {"-"}:
+                        return x.strip()
+    return None
+
+
 def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | None, rank: int | None) -> str:
     """The line a careful engineer quotes, verbatim. Of the root's own lines (its file, from the
     root on, at the same moment): the first line of an exception's "Framework Error Message"
@@ -457,13 +486,13 @@ def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | No
     same = [r for r in rows if r["file"] == root["file"] and (r["line"] or 0) >= (root["line"] or 0)
             and (t0 is None or r["wall_time"] is None or abs(r["wall_time"] - t0) <= SAME_MOMENT_S)]
     same.sort(key=lambda r: r["line"] or 0)
-    for r in same:
-        lines = (r["context"] or "").splitlines()
-        for i, line in enumerate(lines):
-            if _MESSAGE_BLOCK.match(line.strip()):
-                sentence = next((x.strip() for x in lines[i + 1:] if x.strip() and not set(x.strip()) <= {"-"}), None)
-                if sentence:
-                    return sentence
+    sentence = framework_sentence(same)
+    if sentence:
+        return sentence
+    for r in same:  # a C++ exception's own words ("terminate called after throwing ...", then "what(): ...")
+        what = next((x.strip() for x in (r["context"] or "").splitlines() if x.strip().startswith("what():")), None)
+        if what and _ABORT_HEADER.search(r["text"]):
+            return what
     if code is not None and not codes.internal(code):  # an internal code's line only says "Inner Error!"
         for r in same:
             if code in r["text"]:

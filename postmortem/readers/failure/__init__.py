@@ -75,6 +75,21 @@ _OWN_RANK = re.compile(rb"rankNum\[\d+\],\s*rank\[(\d+)\]|\brank\[(\d+)\]|\bRANK
 _STEP = re.compile(r"\bstep\s*[=:]\s*\[?\s*(\d+)\s*\]?(?!\s*/)")
 
 
+# The rank a line itself names as its writer's: torchrun's "[rank1]: " prefix, torch_npu's
+# "(PID:6038, Device:0, RankID:3)", its "NPU out of memory ... (NPU 2; ...)" (one process per NPU).
+_LINE_RANK = re.compile(r"^\[rank(\d+)\]:|RankID:(\d+)\)|\(NPU (\d+);")
+_PID = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?\[[A-Z]+\] [A-Z_]+\((\d+)[:,]|\[PID: (\d+)\]|\(PID:(\d+),")
+_PID_B = re.compile(rb"\[[A-Z]+\] [A-Z_]+\((\d+)[:,]")
+# msrun's launcher names the worker process that died ("Worker process 14466 exit with exception")
+_WORKER_EXIT = re.compile(r"Worker process (\d+) exit")
+# MindSpore's CPU ring collectives name the rank they waited for ("wait receiving [1,16] failed")
+_RING_WAIT = re.compile(r"wait receiving \[(\d+),")
+
+
+def _first(m: re.Match | None) -> int | None:
+    return int(next(g for g in m.groups() if g is not None)) if m else None
+
+
 def _own_rank(data: bytes) -> int | None:
     m = _OWN_RANK.search(data)
     return int(next(g for g in m.groups() if g is not None)) if m else None
@@ -88,7 +103,7 @@ def named_rank(text: str) -> tuple[int | None, str | None]:
     m = _TIMED_OUT_NODES.search(text)
     if m:
         return int(m.group(1)), "timed_out_node"
-    m = _REMOTE.search(text)
+    m = _REMOTE.search(text) or _RING_WAIT.search(text)
     if m:
         return int(m.group(1)), "remote_rank"
     return None, None
@@ -102,7 +117,7 @@ def read(artifact: Artifact) -> ReadResult:
     with guard.open_file(artifact.path, "rb") as fh:
         data = fh.read()
     rows = {c: [] for c in ("line", "wall_time", "level", "code", "runtime_code", "exception", "text", "context",
-                            "named_rank", "named_how", "step")}
+                            "named_rank", "named_how", "step", "pid", "named_pid", "rank")}
     incidents = scan(data)
     for inc in incidents:
         whole = f"{inc.text}\n{inc.context}"
@@ -110,17 +125,20 @@ def read(artifact: Artifact) -> ReadResult:
         step = _STEP.search(inc.text)
         values = (inc.line, inc.wall_time, inc.level, codes.first_code(inc.text) or codes.first_code(inc.context),
                   codes.runtime_code(whole), inc.exception, inc.text, inc.context, rank_named, how,
-                  int(step.group(1)) if step else None)
+                  int(step.group(1)) if step else None, _first(_PID.search(inc.text)),
+                  _first(_WORKER_EXIT.search(inc.text)), _first(_LINE_RANK.search(inc.text)))
         for column, value in zip(rows, values):
             rows[column].append(value)
     end = last_time(data)  # the files' last word: a hang is progress that stops long before it
-    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None, None)):
+    head_pid = _first(_PID_B.search(data, 0, 4096))
+    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None, None, head_pid, None, None)):
         rows[column].append(value)
     rank = file_rank(artifact)
     if rank is None and incidents:
         rank = _own_rank(data)
     n = len(rows["line"])
-    rows.update(rank=[rank] * n, file=[artifact.rel] * n, source=[source] * n)
+    rows["rank"] = [own if own is not None else rank for own in rows["rank"]]  # a line's own rank, else the file's
+    rows.update(file=[artifact.rel] * n, source=[source] * n)
     # one DataFrame call in the schema's order (model.frame's repeated constants and a select cost
     # several times the scan itself: bench/failure_scan.py)
     result.tables["incidents"] = pl.DataFrame({c: rows[c] for c in INCIDENTS}, schema=INCIDENTS, strict=False)

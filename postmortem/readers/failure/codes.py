@@ -22,7 +22,8 @@ import re
 
 CODE = re.compile(r"(?<![A-Za-z0-9])(E[0-9A-Z]\d{4})(?![0-9])")
 # runtime results as MindSpore, torch_npu and CANN print them
-RUNTIME = re.compile(r"(?:error code is|runtime result = |error_code = |ret(?:Code)?\s*[=:]\s*|aclError\s*[=:]?\s*|result\s*=\s*)(\d{6})\b")
+RUNTIME = re.compile(r"(?:error code is|runtime result = |error_code = |ret(?:code)?\s*[=:]\s*|aclError\s*[=:]?\s*|result\s*=\s*"
+                     r"|ACL error\s*)(\d{6})\b", re.IGNORECASE)
 
 MODULES = {
     "1": "GE", "2": "FE", "3": "AI CPU", "4": "TE Fusion", "7": "Vector operator plugin", "8": "Vector operator",
@@ -46,9 +47,9 @@ KINDS = {
 }
 # Modules whose user errors (0000-8999) are raised while a graph or its operators are compiled.
 COMPILE_MODULES = frozenset("12478BZ")
-# Modules whose user errors say the job was set up wrong: the runtime's and ACL's arguments,
+# Modules whose user errors say the job was set up wrong: ACL's arguments,
 # HCCL's and HCCP's environment and rank table, the profiler's options and paths.
-SETUP_MODULES = frozenset("EHIJKP")
+SETUP_MODULES = frozenset("HIJKP")
 
 
 def module(code: str) -> str | None:

@@ -35,15 +35,25 @@ _LEVEL = re.compile(
     r"|.{0,80}?\s-\s(?P<d>ERROR|CRITICAL|FATAL|WARNING|INFO|DEBUG)\s-\s"  # python logging: 2024-.. - name - ERROR - msg
     r"|(?:\S+\s){0,3}?(?P<w>ERROR|CRITICAL|FATAL)[:\s])"  # ERROR: msg, 2024-.. ERROR msg
 )
-_RECORD = re.compile(r"^\s*\[(?:ERROR|CRITICAL|FATAL|EXCEPTION|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\]|^\d{4}-\d\d-\d\d[ T-]\d\d:|"
-                     r"^\[\d{4}-\d\d-\d\d|^Traceback \(most recent call last\)")
+# A line that starts the log's next record ends an incident's lines. A warning does not: MindSpore
+# writes what failed there ("GetNext error may be caused by slow data processing").
+_RECORD = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:\[(?:ERROR|CRITICAL|FATAL|EXCEPTION|INFO|DEBUG|EVENT|TRACE)\]|\d{4}-\d\d-\d\d[ T-]\d\d:"
+                     r"|\[\d{4}-\d\d-\d\d|Traceback \(most recent call last\))")
 EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault))(?::\s*(?P<msg>.*))?$")
 _KILLED = re.compile(r"\bKilled\b|Segmentation fault|\bSIGSEGV\b|\bSIGKILL\b|core dumped")
 _TRACEBACK = "Traceback (most recent call last)"
 # CANN's error manager prints a code at the start of its own line ("EI0002: [PID: 7277] ...",
 # "EE9999: Inner Error!") under a line that only announces it ("Error. Message is", torch_npu's
 # "Warning: NPU warning, error code is 507048[Error]:"); that code line is the header.
-_CODE_LINE = re.compile(r"^\s*E[0-9A-Z]\d{4}[:\s]")
+_CODE_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?E[0-9A-Z]\d{4}[:\s]")
+# Prefixes launchers put before every line of a worker: torchrun's "[rank1]: ", pytest's "E    ";
+# the line is read without it (and torchrun's names the rank).
+PREFIX = re.compile(r"^(?:\[rank(?P<rank>\d+)\]:\s?|E {3,})")
+# CANN's code lines need no anchor of their own: the tail of the file (where a dying job writes)
+# is searched for them once.
+_CODE_LINES_B = re.compile(rb"(?m)^[ \t]*(?:\[rank\d+\]:[ \t]*)?E[0-9A-Z]\d{4}:")
+CODE_TAIL_BYTES = 32768
+_ABORT = re.compile(r"terminate called after throwing|Fatal Python error|\bAborted\b")
 PEEK_LINES = 3
 
 
@@ -94,6 +104,8 @@ def _hit_lines(data: bytes) -> list[int]:
             if end < 0 or len(starts) > MAX_INCIDENTS * 8:
                 break
             i = data.find(anchor, end)
+    tail = max(0, len(data) - CODE_TAIL_BYTES)
+    starts.update(m.start() for m in _CODE_LINES_B.finditer(data, tail))
     return sorted(starts)
 
 
@@ -103,8 +115,14 @@ def _line_at(data: bytes, start: int) -> tuple[str, int]:
     return data[start:end].decode("utf-8", errors="replace").rstrip("\r"), end + 1
 
 
+def _unprefixed(line: str) -> str:
+    m = PREFIX.match(line)
+    return line[m.end():] if m else line
+
+
 def _level(line: str) -> str | None:
     """What makes a line an incident's header, or None."""
+    line = _unprefixed(line)
     m = _LEVEL.match(line)
     if m:
         level = m["b"] or m["d"] or m["w"]
@@ -119,7 +137,7 @@ def _level(line: str) -> str | None:
         return "traceback"
     if EXCEPTION.match(stripped) and not line[:1].isspace():
         return "exception"
-    if _KILLED.search(line) and not m:
+    if (_KILLED.search(line) or _ABORT.search(line)) and not m:
         return "killed"
     return None
 
@@ -156,6 +174,8 @@ def scan(data: bytes) -> list[Incident]:
             continue  # inside the previous incident's lines
         text, after = _line_at(data, start)
         level = _level(text)
+        if level is None and _CODE_LINE.match(text):  # a code line of CANN's error manager, on its own
+            level = "error"
         if level is None:
             start, text, after = _code_below(data, after)
             if text is None:
@@ -184,7 +204,7 @@ def scan(data: bytes) -> list[Incident]:
                     header, header_start, pos = line, pos, nxt
                     level = "exception"
                 break
-        m = EXCEPTION.match(header.strip())
+        m = EXCEPTION.match(_unprefixed(header).strip())
         if m:
             exception = m["name"]
         context, n, size = [], 0, 0
@@ -192,8 +212,9 @@ def scan(data: bytes) -> list[Incident]:
             line, nxt = _line_at(data, pos)
             if _RECORD.match(line):
                 break
-            if exception is None and not line[:1].isspace():  # a traceback told inside the record ("except_msg: ...")
-                inner = EXCEPTION.match(line.strip())
+            bare = _unprefixed(line)
+            if exception is None and not bare[:1].isspace():  # a traceback told inside the record ("except_msg: ...")
+                inner = EXCEPTION.match(bare.strip())
                 if inner and not (inner["msg"] or "").startswith(_TRACEBACK):
                     exception = inner["name"]
             context.append(line)
