@@ -146,13 +146,13 @@ _WORDS: tuple[tuple[Kind, re.Pattern], ...] = (
 _DATA_CHANNEL = re.compile(r"acltdtSendTensor|failed to send|tdt (?:channel|send)|TdtSend|Send data failed|data channel", _I)
 _TEARDOWN = re.compile(r"Exception ignored in|Error in atexit|__del__|[Ff]inali[sz]e|Destroy|destroy|ClearResAndExit"
                        r"|terminate called|Release(?:Resource)?|KeyboardInterrupt|SystemExit|at exit|Aborted")
-_SCHEDULER = re.compile(r"(?:^|/)scheduler[^/]*\.log$")
+_SCHEDULER = re.compile(r"(?:^|/)(?:scheduler|msrun)[^/]*\.log$")  # msrun's scheduler and its console (every worker echoed)
 _CHECKPOINT = re.compile(r"save_checkpoint|save checkpoint|saving checkpoint|ModelCheckpoint|\.ckpt\b|safetensors", _I)
 _LOAD = re.compile(r"load_checkpoint|load checkpoint|load_param_into_net|loading checkpoint", _I)
 _EVAL = re.compile(r"\beval(?:uat\w*)?\b|\bvalidat\w*", _I)
 _TTP = re.compile(r"ttp_saved_checkpoints-step_(\d+)")
 # How a text names the rank that failed first, for sure: HCCL saw its heartbeat stop, msrun saw it stop answering.
-_NAMING = ("heartbeat_lost", "timed_out_node")
+_NAMING = ("heartbeat_lost", "timed_out_node", "worker_exit")
 _ERRORS = ("error", "critical", "exception", "killed", "abnormal_global_norm")
 
 
@@ -178,7 +178,8 @@ class ResumePoint:
 @dataclass(frozen=True)
 class Failure:
     kind: Kind
-    kind_basis: str  # "code" (the code's documented meaning), "text", "chain" (another incident's words), "progress" (a hang)
+    kind_basis: str  # "code" (the code's documented meaning), "framework" (MindSpore's Framework Error Message), "text",
+    # "chain" (another incident's words), "progress" (a hang)
     error_code: str | None
     code_module: str | None  # the CANN module the code's second character names
     runtime_code: int | None
@@ -261,12 +262,30 @@ def _classified(rows: list[dict]) -> list[tuple[dict, Why | None]]:
     return out
 
 
+def _timeout(row: dict) -> bool:
+    return codes.KINDS.get(row["code"] or "") == "hccl_timeout" or kind_of(f"{row['text']}\n{row['context']}") == Kind.HCCL_TIMEOUT
+
+
+def _with_worker_ranks(rows: list[dict], incidents: pl.DataFrame) -> list[dict]:
+    """msrun's "Worker process 14466 exit": the rank whose log that process wrote (its files' pid)."""
+    ends = incidents.filter((pl.col("level") == "end") & pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
+    by_pid = dict(zip(ends["pid"].to_list(), ends["rank"].to_list()))
+    for r in rows:
+        if r["named_pid"] is not None and r["named_rank"] is None and r["named_pid"] in by_pid:
+            r["named_rank"], r["named_how"] = by_pid[r["named_pid"]], "worker_exit"
+    return rows
+
+
 def _root(classified: list[tuple[dict, Why | None]]) -> tuple[dict, int | None, str | None]:
     """The root incident, the first failing rank and how that rank is known."""
     lost = [r for r, _ in classified if r["named_how"] in _NAMING and r["named_rank"] is not None]
     if lost:
         rank = lost[0]["named_rank"]
         own = [r for r, why in classified if r["rank"] == rank and why in (None, Why.REPEAT)]
+        first = next((r for r, why in classified if r["rank"] == rank and why != Why.SCHEDULER), None)
+        if first is not None and first["named_rank"] not in (None, rank) and _timeout(first):
+            # the lost rank died of waiting for another one (its collective timed out): that one is the root
+            return first, first["named_rank"], "remote_rank"
         return (own[0] if own else lost[0]), rank, lost[0]["named_how"]
     causes = [r for r, why in classified if why is None]
     if causes:
@@ -287,7 +306,7 @@ def _kind(root: dict, classified: list[tuple[dict, Why | None]]) -> tuple[Kind, 
         return Kind.NAN_ABORT, "text"
     said = framework_sentence([r for r, _ in classified if r["file"] == root["file"] and r["rank"] == root["rank"]])
     if said and kind_of(said) is not None:  # MindSpore's own sentence of the cause outranks the codes under it
-        return kind_of(said), "text"
+        return kind_of(said), "framework"
     if code in codes.KINDS:
         return Kind(codes.KINDS[code]), "code"
     if code and codes.family_kind(code):
@@ -367,6 +386,27 @@ def _loss_at(scalars: pl.DataFrame, step: int | None, rank: int | None) -> float
     return float(loss["value"][-1]) if loss.height else None
 
 
+def _stalled(last_wall: float | None, files_end: float | None, med: float | None) -> float | None:
+    """How long the files went on after progress stopped, where that makes a hang: the last step
+    long before the files' last word (HANG_AFTER_S, and HANG_STEPS step times)."""
+    if last_wall is None or files_end is None:
+        return None  # steps without times (LossMonitor's lines) cannot tell a hang
+    stalled = files_end - last_wall
+    return stalled if stalled >= max(HANG_AFTER_S, HANG_STEPS * (med or 0.0)) else None
+
+
+def _last_finite_step(scalars: pl.DataFrame, last: int, rank: int | None) -> int:
+    """The last step whose loss is a number, where the last step's loss is NaN/Inf."""
+    loss = scalars.filter((pl.col("tag") == "loss") & pl.col("step").is_not_null() & (pl.col("step") <= last))
+    if rank is not None and (loss["rank"] == rank).any():
+        loss = loss.filter(pl.col("rank") == rank)
+    at_last = loss.filter(pl.col("step") == last)["value"]
+    if at_last.len() == 0 or at_last.is_finite().any():
+        return last
+    finite = loss.filter(pl.col("value").is_finite())["step"]
+    return int(finite.max()) if finite.len() else last
+
+
 def _median_step_s(steps: pl.DataFrame) -> float | None:
     t = steps["step_time_s"].drop_nulls()
     return float(t.median()) if t.len() else None
@@ -379,7 +419,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     last_wall = max((w for _, w in per_rank.values() if w is not None), default=None)
     ends = incidents.filter(pl.col("level") == "end")["wall_time"].drop_nulls()
     files_end = float(ends.max()) if ends.len() else None
-    rows = incidents.filter(pl.col("level").is_in(_ERRORS)).with_row_index("_order").to_dicts()
+    rows = _with_worker_ranks(incidents.filter(pl.col("level").is_in(_ERRORS)).with_row_index("_order").to_dicts(), incidents)
     if rows:
         classified = _classified(rows)
         root, rank, rank_basis = _root(classified)
@@ -393,10 +433,8 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
             rank, rank_basis = (named["named_rank"], named["named_how"]) if named else (None, None)
     else:
         med = _median_step_s(tables["steps"])
-        if last_wall is None or files_end is None:
-            return None
-        stalled = files_end - last_wall
-        if stalled < max(HANG_AFTER_S, HANG_STEPS * (med or 0.0)):
+        stalled = _stalled(last_wall, files_end, med)
+        if stalled is None:
             return None
         classified, root = [], None
         kind, basis = Kind.HANG, "progress"
@@ -404,6 +442,8 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
         rank = stopped[0][0] if len(per_rank) > 1 else None
         rank_basis = "stopped_first" if rank is not None else None
     rank_last = per_rank.get(rank, (last_step, None))[0] if rank is not None else last_step
+    if kind == Kind.NAN_ABORT and rank_last is not None:
+        rank_last = _last_finite_step(tables["scalars"], rank_last, rank)  # the NaN step stopped it: not one it completed
     compiled = not tables["events"].filter(pl.col("kind") == "compile").is_empty()
     phase = _phase(kind, root, last_step, compiled) if root is not None else Phase.TRAINING
     resume = resume_point(tables["checkpoints"], last_step)
@@ -418,8 +458,8 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     if resume is None:
         reasons["resume_from"] = "no_complete_checkpoint" if tables["checkpoints"].is_empty() is False else "no_checkpoint"
         reasons["steps_lost"] = reasons["resume_from"]
-    code = root["code"] if root is not None else None
-    if root is not None and code is None:
+    code = root["code"] if root is not None and basis != "framework" else None
+    if root is not None and code is None and basis != "framework":  # MindSpore's sentence is the cause: the codes under it are not
         code = next((r["code"] for r, why in classified if r["rank"] == root["rank"] and r["code"]), None)
     if code is None:
         reasons["error_code"] = "no_code"
@@ -449,7 +489,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     )
 
 
-_MESSAGE_BLOCK = re.compile(r"^-\s*(?:Framework|Ascend) Error Message:?\s*$")
+_MESSAGE_BLOCK = re.compile(r"^-\s*Framework Error Message:?\s*$")  # (the Ascend block: its code lines, _quoted)
 _HEARTBEAT_LINE = re.compile(r"Heartbeat Lost")
 SAME_MOMENT_S = 60.0  # a rank's lines this close to its root are one failure told several times
 
@@ -458,7 +498,7 @@ _ABORT_HEADER = re.compile(r"terminate called after throwing")
 
 
 def framework_sentence(rows: list[dict]) -> str | None:
-    """The first line of an exception's "Framework Error Message" / "Ascend Error Message" block:
+    """The first line of an exception's "Framework Error Message" block:
     MindSpore's sentence of the cause (lines as written, a launcher's prefix kept)."""
     for r in rows:
         lines = (r["context"] or "").splitlines()
@@ -493,7 +533,14 @@ def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | No
         what = next((x.strip() for x in (r["context"] or "").splitlines() if x.strip().startswith("what():")), None)
         if what and _ABORT_HEADER.search(r["text"]):
             return what
-    if code is not None and not codes.internal(code):  # an internal code's line only says "Inner Error!"
+    if code is not None and codes.internal(code):
+        # an internal code's first line only says "Inner Error!"; the next line of the code says what failed
+        for r in same:
+            for line in (r["text"], *(r["context"] or "").splitlines()):
+                bare = _unprefixed(line).strip()
+                if bare.startswith(code) and not _INNER.search(bare):
+                    return line.strip()
+    elif code is not None:
         for r in same:
             if code in r["text"]:
                 return r["text"]
@@ -502,7 +549,28 @@ def _quoted(root: dict, code: str | None, rows: list[dict], rank_basis: str | No
                 stripped = line.strip()
                 if code in stripped and (stripped.startswith(code) or EXCEPTION_LINE.match(stripped)):
                     return stripped
-    return root["text"]
+    inner = _innermost_exception(root)
+    return inner if inner is not None else root["text"]
+
+
+_INNER = re.compile(r"^E[0-9A-Z]\d{4}:?\s*(?:\[PID: \d+\]\s*)?(?:[\d:.-]+\s*)?Inner Error!?\s*$")
+
+
+def _innermost_exception(root: dict) -> str | None:
+    """The user's own exception under MindSpore's wrapper ("Exception thrown from user defined
+    Python function in dataset", then its "Python Call Stack" ending in "ValueError: ..."): the
+    last exception line of the incident's lines."""
+    if root["exception"] is None:
+        return None
+    found = None
+    for line in (root["context"] or "").splitlines():
+        bare = _unprefixed(line)
+        if bare[:1].strip() and EXCEPTION_LINE.match(bare.strip()) and not bare.strip().endswith(_TRACEBACK_TAIL):
+            found = line.strip()
+    return found
+
+
+_TRACEBACK_TAIL = "(most recent call last):"
 
 
 def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, scalars: pl.DataFrame, rows: list[dict]) -> bool:

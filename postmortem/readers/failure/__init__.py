@@ -38,7 +38,7 @@ _HEARTBEAT = re.compile(r"deviceId\[(\d+)\][^\n]{0,40}Heartbeat Lost|"
                         r"Cluster Exception Location\[IP/ID\]:\[[^/\]]*/(\d+)\][^\n]{0,200}?Heartbeat Lost")
 _REMOTE = re.compile(r"remote rank\s*:?\s*\[(\d+)\]")
 # msrun's launcher names the workers that stopped answering the scheduler (process_entity/_api.py)
-_TIMED_OUT_NODES = re.compile(r"Time out nodes are \[\s*'?(\d+)'?")
+_TIMED_OUT_NODES = re.compile(r"Time out nodes are \[\s*'?(\d+)'?|Timed out node list is: \[const vector\]\{(\d+)\}")
 
 
 def claims(artifact: Artifact) -> bool:
@@ -91,8 +91,10 @@ def _first(m: re.Match | None) -> int | None:
 
 
 def _own_rank(data: bytes) -> int | None:
-    m = _OWN_RANK.search(data)
-    return int(next(g for g in m.groups() if g is not None)) if m else None
+    """The one rank the file names as its own; a file naming several (a launcher's log, msrun's
+    console echoing every worker) has none."""
+    found = {int(next(g for g in m.groups() if g is not None)) for m in _OWN_RANK.finditer(data)}
+    return found.pop() if len(found) == 1 else None
 
 
 def named_rank(text: str) -> tuple[int | None, str | None]:
@@ -102,7 +104,7 @@ def named_rank(text: str) -> tuple[int | None, str | None]:
         return int(m.group(1) or m.group(2)), "heartbeat_lost"
     m = _TIMED_OUT_NODES.search(text)
     if m:
-        return int(m.group(1)), "timed_out_node"
+        return int(m.group(1) or m.group(2)), "timed_out_node"
     m = _REMOTE.search(text) or _RING_WAIT.search(text)
     if m:
         return int(m.group(1)), "remote_rank"

@@ -83,7 +83,7 @@ def last_time(data: bytes) -> float | None:
     end = len(data)
     for _ in range(TAIL_LINES):
         start = data.rfind(b"\n", 0, max(end - 1, 0)) + 1
-        m = TIME_B.search(data, start, min(end, start + 64))
+        m = TIME_B.search(data, start, min(end, start + 200))  # MindSpore's time follows its level and module
         if m:
             return unix_time(re.match(TIME.pattern, m.group().decode()))
         if start == 0:
@@ -151,6 +151,15 @@ def _time_above(data: bytes, start: int) -> float | None:
     return unix_time(re.match(TIME.pattern, found.group().decode())) if found else None
 
 
+def _in_section(line: str, context: list[str]) -> bool:
+    """A traceback that MindSpore prints as a section of its exception ("- Python Call Stack:",
+    then a dashed line): part of the same incident, not the next record."""
+    if not _unprefixed(line).startswith(_TRACEBACK):
+        return False
+    last = next((x.strip() for x in reversed(context) if x.strip()), "")
+    return len(last) > 3 and set(_unprefixed(last).strip()) <= {"-"}
+
+
 def _code_below(data: bytes, pos: int) -> tuple[int, str | None, int]:
     """A code line just below an announcing line: (its start, its text, the next line's start)."""
     for _ in range(PEEK_LINES):
@@ -210,7 +219,7 @@ def scan(data: bytes) -> list[Incident]:
         context, n, size = [], 0, 0
         while pos < len(data) and n < MAX_CONTEXT_LINES and size < MAX_CONTEXT_BYTES:
             line, nxt = _line_at(data, pos)
-            if _RECORD.match(line):
+            if _RECORD.match(line) and not _in_section(line, context):
                 break
             bare = _unprefixed(line)
             if exception is None and not bare[:1].isspace():  # a traceback told inside the record ("except_msg: ...")

@@ -49,6 +49,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "failure.runtime.unknown": ("an unlisted family", "未列出的类别"),
     "failure.named.heartbeat_lost": ("HCCL's heartbeat lost rank {rank:int}: its process had exited or its network was down",
                                      "HCCL 心跳检测到 rank {rank:int} 失联：进程已退出或网络断开"),
+    "failure.named.worker_exit": ("msrun saw rank {rank:int}'s worker process exit", "msrun 报告 rank {rank:int} 的 worker 进程退出"),
     "failure.named.timed_out_node": ("msrun's scheduler lost rank {rank:int}", "msrun 调度器失去了 rank {rank:int} 的响应"),
     "failure.named.remote_rank": ("The other ranks waited for rank {rank:int} (remote rank)",
                                   "其他 rank 在等待 rank {rank:int}（remote rank）"),
