@@ -464,7 +464,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
     if code is None:
         reasons["error_code"] = "no_code"
     exception = root["exception"] if root is not None else None
-    if exception is None and root is not None:
+    if exception is None and root is not None and root["rank"] is not None:  # the root rank's own exception
         exception = next((r["exception"] for r, why in classified if r["rank"] == root["rank"] and r["exception"]), None)
     if exception is None:
         reasons["exception"] = "no_exception"
