@@ -36,7 +36,9 @@ def make(ranks: int) -> list[Path]:
     import sys
 
     sys.path.insert(0, str(HERE))
-    from logfields import write_rank_logs  # the ranks bench's 160 KB MindFormers rank logs
+    from logfields import (
+        write_rank_logs,  # the ranks bench's 160 KB MindFormers rank logs
+    )
 
     tail = (ROOT / "tests" / "fixtures" / "failcorpus" / "real" / "cases" / "msdoc-cann-ei0002-notify" / "train.log").read_bytes()
     write_rank_logs(DATA, ranks, SIZE)

@@ -620,5 +620,16 @@ def _evidence(root: dict | None, classified: list[tuple[dict, Why | None]]) -> t
     return tuple(out)
 
 
-__all__ = ["judge", "resume_point", "kind_of", "Failure", "Kind", "Phase", "Why", "Action", "PLAYBOOK", "Evidence",
-           "ResumePoint"]
+__all__ = [
+    "PLAYBOOK",
+    "Action",
+    "Evidence",
+    "Failure",
+    "Kind",
+    "Phase",
+    "ResumePoint",
+    "Why",
+    "judge",
+    "kind_of",
+    "resume_point",
+]

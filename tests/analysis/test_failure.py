@@ -16,7 +16,7 @@ from postmortem.load import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "failcorpus_tools"))
-import score  # noqa: E402
+import score
 
 FIELDS = score.FIELDS
 AT_LEAST = 0.90
@@ -174,3 +174,21 @@ def test_the_failure_block_validates_and_a_finished_run_has_none(tmp_path):
     done = to_metrics(analyze(load_run(REPO / "samples" / "gpt-tiny-base")))
     assert done["failure"] is None
     jsonschema.validate(json.loads(json.dumps(done)), schema)
+
+
+def test_the_dashboard_digest_and_terminal_name_kind_rank_and_step():
+    from postmortem.analysis import analyze
+    from postmortem.index import _failure_row, headline_line
+    from postmortem.report.failure_view import brief
+    from postmortem.report.format import labels
+    from postmortem.report.metrics_json import to_metrics
+
+    folder = REPO / "tests" / "fixtures" / "failcorpus" / "made" / "cases" / "made-msrun-killed"
+    m = json.loads(json.dumps(to_metrics(analyze(load_run(folder)))))
+    assert _failure_row(m["failure"]) == {"kind": "killed", "error_code": None, "first_failing_rank": 1,
+                                          "failed_at": "training", "last_step": 9}
+    en, zh = brief(m["failure"], labels("en")), brief(m["failure"], labels("zh"))
+    assert "process killed" in en and "rank 1" in en and "9" in en
+    assert "进程被终止" in zh and "rank 1" in zh and "step 9" in zh
+    assert en in headline_line(m, "made-msrun-killed", None, "en")
+    assert brief(None, labels("en")) is None

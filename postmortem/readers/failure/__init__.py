@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import re
+from fnmatch import fnmatch
 
 import polars as pl
-from fnmatch import fnmatch
 
 from ... import diagnostics as dg
 from ...model import INCIDENTS, Artifact, ReadResult, frame
@@ -174,4 +174,4 @@ def _read_global_norms(artifact: Artifact, result: ReadResult) -> ReadResult:
 
 READER = Reader(name="failure", claims=claims, read=read)
 
-__all__ = ["READER", "read", "claims", "named_rank"]
+__all__ = ["READER", "claims", "named_rank", "read"]
