@@ -57,7 +57,7 @@ def test_whole_cases_are_right_for_nine_runs_in_ten(scored):
 def test_the_cause_is_never_a_consequence(scored):
     """The quoted line is the cause's: never a data channel that failed to send, a teardown, the
     launcher's word, nor a timeout that names another rank; the root of the evidence is a cause."""
-    from postmortem.analysis.failure import _DATA_CHANNEL, _TEARDOWN
+    from postmortem.analysis.failure.words import _DATA_CHANNEL, _TEARDOWN
 
     bad = []
     for _, s in scored:
