@@ -77,7 +77,7 @@ def judge(tables: dict[str, pl.DataFrame]) -> Failure | None:
             return None
         kind, basis = _kind(root, classified)
         stalled = None
-        if kind == Kind.HCCL_TIMEOUT and rank_basis in ("earliest", "only"):
+        if kind == Kind.HCCL_TIMEOUT and (rank_basis in ("earliest", "only") or rank is None):
             # a timeout's reporter waited for another rank: the one it names, else none is known
             named = next((r for r, _ in classified if r["named_rank"] is not None and r["named_rank"] != r["rank"]), None)
             rank, rank_basis = (named["named_rank"], named["named_how"]) if named else (None, None)

@@ -31,8 +31,14 @@ def _consequence(row: dict, first_cause_time: float | None, other_rank_causes: b
 
 
 def _order_key(row: dict) -> tuple:
+    """Time order, CANN's own logs (plog, device) after the processes' logs: they tell the same
+    failure from below, and the process's line is the one to quote."""
     t = row["wall_time"]
-    return (t is None, t if t is not None else 0.0, row["rank"] is None, row["rank"] or 0, row["_order"])
+    return (row["source"] in _CANN_LOGS, t is None, t if t is not None else 0.0, row["rank"] is None, row["rank"] or 0,
+            row["_order"])
+
+
+_CANN_LOGS = ("plog", "device")
 
 
 def _classified(rows: list[dict]) -> list[tuple[dict, Why | None]]:

@@ -23,7 +23,8 @@ _WORDS: tuple[tuple[Kind, re.Pattern], ...] = (
     (Kind.HCCL_TIMEOUT, re.compile(r"HCCL[^\n]{0,80}time ?out|time ?out[^\n]{0,80}HCCL|notify wait|Notify register times out"
                                    r"|HCCL_(?:EXEC|CONNECT)_TIMEOUT|event wait timeout|Heartbeat Lost|socket[^\n]{0,40}time[sd]? ?out"
                                    r"|wait for all ranks|collective[^\n]{0,40}time ?out|\b50704[678]\b|wait receiving"
-                                   r"|Stream synchroni[sz]e timeout|stream sync timeout", _I)),
+                                   r"|Stream synchroni[sz]e timeout|stream sync timeout|fetch the unique id"
+                                   r"|Communicator of group[^\n]{0,40}failed", _I)),
     (Kind.DATA_ERROR, re.compile(r"GetNext|\bdataset\b|MindRecord|MindDataset|data ?queue|device ?queue|PyFunc|map operation"
                                  r"|Exception thrown from (?:dataset|user defined Python function)|data ?loader|batch_op"
                                  r"|GeneratorDataset|minddata|UnicodeDecodeError|\bsample\b", _I)),

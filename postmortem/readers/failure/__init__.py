@@ -36,7 +36,7 @@ _DEVICE_DIR = re.compile(r"(?:^|/)device-(\d+)/")
 # (MindCluster / HCCL troubleshooting: "Heartbeat Lost Occurred" = the named rank's process exited).
 _HEARTBEAT = re.compile(r"deviceId\[(\d+)\][^\n]{0,40}Heartbeat Lost|"
                         r"Cluster Exception Location\[IP/ID\]:\[[^/\]]*/(\d+)\][^\n]{0,200}?Heartbeat Lost")
-_REMOTE = re.compile(r"remote rank\s*:?\s*\[(\d+)\]")
+_REMOTE = re.compile(r"remote rank\s*:?\s*\[(\d+)\]|check root rank: (\d+)")
 # msrun's launcher names the workers that stopped answering the scheduler (process_entity/_api.py)
 _TIMED_OUT_NODES = re.compile(r"Time out nodes are \[\s*'?(\d+)'?|Timed out node list is: \[const vector\]\{(\d+)\}")
 
@@ -65,8 +65,14 @@ def file_rank(artifact: Artifact) -> int | None:
     rank = rank_from_path(artifact.rel)
     if rank is None:
         m = _DEVICE_DIR.search(artifact.rel)
-        rank = int(m.group(1)) if m else None
+        rank = _device_rank(int(m.group(1))) if m else None
     return rank
+
+
+def _device_rank(device: int) -> int | None:
+    """A device number as a rank (one process per device): device 0 is also every single-process
+    job's, so it names no rank by itself."""
+    return device if device > 0 else None
 
 
 # The process's own rank where its path does not say: HCCL's "rankNum[8], rank[0]", a RANK_ID.
@@ -84,6 +90,13 @@ _PID_B = re.compile(rb"\[[A-Z]+\] [A-Z_]+\((\d+)[:,]")
 _WORKER_EXIT = re.compile(r"Worker process (\d+) exit")
 # MindSpore's CPU ring collectives name the rank they waited for ("wait receiving [1,16] failed")
 _RING_WAIT = re.compile(r"wait receiving \[(\d+),")
+
+
+def _line_rank(text: str) -> int | None:
+    m = _LINE_RANK.search(text)
+    if m is None:
+        return None
+    return _device_rank(int(m.group(3))) if m.group(3) is not None else _first(m)
 
 
 def _first(m: re.Match | None) -> int | None:
@@ -107,7 +120,7 @@ def named_rank(text: str) -> tuple[int | None, str | None]:
         return int(m.group(1) or m.group(2)), "timed_out_node"
     m = _REMOTE.search(text) or _RING_WAIT.search(text)
     if m:
-        return int(m.group(1)), "remote_rank"
+        return _first(m), "remote_rank"
     return None, None
 
 
@@ -128,7 +141,7 @@ def read(artifact: Artifact) -> ReadResult:
         values = (inc.line, inc.wall_time, inc.level, codes.first_code(inc.text) or codes.first_code(inc.context),
                   codes.runtime_code(whole), inc.exception, inc.text, inc.context, rank_named, how,
                   int(step.group(1)) if step else None, _first(_PID.search(inc.text)),
-                  _first(_WORKER_EXIT.search(inc.text)), _first(_LINE_RANK.search(inc.text)))
+                  _first(_WORKER_EXIT.search(inc.text)), _line_rank(inc.text))
         for column, value in zip(rows, values):
             rows[column].append(value)
     end = last_time(data)  # the files' last word: a hang is progress that stops long before it

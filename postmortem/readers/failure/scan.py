@@ -24,7 +24,7 @@ ANCHORS = (b"RROR", b"rror", b"CRITICAL", b"XCEPTION", b"xception", b"Traceback"
 MAX_INCIDENTS = 200  # a crash loop can print millions of ERROR lines; the first ones say it
 MAX_CONTEXT_LINES = 40
 MAX_CONTEXT_BYTES = 6000
-MAX_TEXT = 500
+MAX_TEXT = 4000  # a header is quoted verbatim: only a runaway line is cut
 TAIL_LINES = 50  # the last lines a file's last time is looked for in
 
 # 2024-05-08 10:36:53,123 · 2024-05-08T10:36:53.123 · MindSpore / CANN: 2024-05-08-10:36:53.123.456
