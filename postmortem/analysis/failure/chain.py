@@ -12,7 +12,6 @@ from .words import _DATA_CHANNEL, _NAMING, _SCHEDULER, _TEARDOWN, kind_of
 
 
 def _consequence(row: dict, first_cause_time: float | None, other_rank_causes: bool) -> Why | None:
-    whole = f"{row['text']}\n{row['context']}"
     named = row["named_rank"]
     if named is not None and row["named_how"] in _NAMING and named != row["rank"]:
         return Why.PEER_DIED
@@ -24,8 +23,7 @@ def _consequence(row: dict, first_cause_time: float | None, other_rank_causes: b
         return Why.TEARDOWN
     if named is not None and named != row["rank"] and row["rank"] is not None:
         return Why.PEER_DIED
-    if other_rank_causes and codes.KINDS.get(row["code"] or "") == "hccl_timeout" or (
-            other_rank_causes and kind_of(whole) == Kind.HCCL_TIMEOUT):
+    if other_rank_causes and _timeout(row):
         return Why.TIMEOUT_AFTER
     return None
 
@@ -45,16 +43,14 @@ def _classified(rows: list[dict]) -> list[tuple[dict, Why | None]]:
     """Each incident with why it is a consequence (None: a cause), in time order."""
     rows = sorted(rows, key=_order_key)
     own = [r for r in rows if not _SCHEDULER.search(r["file"] or "")]
-    timeout_words = [kind_of(f"{r['text']}\n{r['context']}") == Kind.HCCL_TIMEOUT or
-                     codes.KINDS.get(r["code"] or "") == "hccl_timeout" for r in own]
     # ranks with an error of their own that is no timeout: the others' timeouts came after it
-    cause_ranks = {r["rank"] for r, timeout in zip(own, timeout_words)
-                   if not timeout and not _DATA_CHANNEL.search(r["text"]) and not _TEARDOWN.search(r["text"])}
+    cause_ranks = {r["rank"] for r in own  # the header's cheap tests first: the words of a timeout cost a regex pass
+                   if not _DATA_CHANNEL.search(r["text"]) and not _TEARDOWN.search(r["text"]) and not _timeout(r)}
     out: list[tuple[dict, Why | None]] = []
     first_time = None
     seen_cause_rank: set = set()
     for r in rows:
-        others = bool(cause_ranks - {r["rank"]})
+        others = len(cause_ranks) > 1 or (bool(cause_ranks) and r["rank"] not in cause_ranks)  # a cause on another rank
         why = _consequence(r, first_time, others)
         if why is None and r["rank"] in seen_cause_rank:
             why = Why.REPEAT
@@ -67,7 +63,15 @@ def _classified(rows: list[dict]) -> list[tuple[dict, Why | None]]:
 
 
 def _timeout(row: dict) -> bool:
-    return codes.KINDS.get(row["code"] or "") == "hccl_timeout" or kind_of(f"{row['text']}\n{row['context']}") == Kind.HCCL_TIMEOUT
+    """A communication timeout, by its code or its words (worked out once per incident: 8,192
+    ranks' timeouts are read more than once)."""
+    if "_timeout" not in row:
+        row["_timeout"] = codes.KINDS.get(row["code"] or "") == "hccl_timeout" or \
+            kind_of(f"{row['text']}\n{(row['context'] or '')[:TIMEOUT_WORDS_CHARS]}") == Kind.HCCL_TIMEOUT
+    return row["_timeout"]
+
+
+TIMEOUT_WORDS_CHARS = 2000  # a timeout says so at its head: the rest of a long block is not searched per incident
 
 
 def _with_worker_ranks(rows: list[dict], incidents: pl.DataFrame) -> list[dict]:
