@@ -288,6 +288,28 @@ HEALTH_CKPTS = {
     "step": pl.Int64,  # the global step the record states (Checkpoint 2.0's common.json), else null
 }
 
+# What a dying job left, one row per incident (readers/failure/): a CRITICAL / ERROR line, an
+# exception with its traceback, a killed process, a fault-tolerance record; and one "end" row per
+# log, the last time it wrote (a hang is progress that stops long before its files do).
+INCIDENTS = {
+    "rank": pl.Int32,  # the rank the file's path names (rank_N/, worker_N.log, a CANN device-N/ folder); null: not said
+    "file": pl.Utf8,
+    "line": pl.Int64,  # 1-based line of the header
+    "wall_time": pl.Float64,  # the header's time (a zone-less log time read as UTC, as the text-log reader does)
+    "level": pl.Utf8,  # "error", "critical", "exception", "killed", "abnormal_global_norm", "end"
+    "code": pl.Utf8,  # an Ascend error code: EI0002, EE9999, E39999, ...
+    "runtime_code": pl.Int64,  # a runtime result: 507011, ...
+    "exception": pl.Utf8,  # a Python exception's name: RuntimeError, MemoryError, ...
+    "text": pl.Utf8,  # the header line as written
+    "context": pl.Utf8,  # the lines after it (a traceback's frames, CANN's Ascend Error Message block)
+    "named_rank": pl.Int32,  # a rank the text names as failed first ("remote rank [0]", "deviceId[0], Heartbeat Lost")
+    "named_how": pl.Utf8,  # "heartbeat_lost", "timed_out_node", "remote_rank"
+    "pid": pl.Int64,  # the process the line names as its writer (ME(14466:...), [PID: 7277]); an end row: the file's first
+    "named_pid": pl.Int64,  # a process the launcher names as exited ("Worker process 14466 exit with exception")
+    "source": pl.Utf8,  # "log", "plog", "device", "fault-tolerance"
+    "step": pl.Int64,  # a fault-tolerance record's global step
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "scalars": SCALARS,
     "histograms": HISTOGRAMS,
@@ -308,6 +330,8 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "strategy": STRATEGY_SCHEMA,
     "strategy_splits": STRATEGY_SPLITS_SCHEMA,
     "health_ckpts": HEALTH_CKPTS,
+
+    "incidents": INCIDENTS,
 }
 
 

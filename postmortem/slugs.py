@@ -37,6 +37,9 @@ DIAGNOSTICS: dict[str, str] = {
     "ckpt-unreadable": "not a MindSpore checkpoint (encrypted or another format)",
     "checkpoint-companion": "a file ModelCheckpoint / SummaryCollector writes beside checkpoints, not read",
     "ckpt-meta-invalid": "a MindFormers meta.json that is not JSON or not a resume pointer",
+    # fault-tolerance leftovers (readers/failure/)
+    "failure-record-unreadable": "a fault-tolerance record (abnormal_global_norm.json) that is not the JSON its writer writes",
+    "failure-record-empty": "a fault-tolerance record (abnormal_global_norm.json) that holds no step",
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
     "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",

@@ -67,6 +67,7 @@ class Attention:
     findings: tuple[dict, ...]  # metrics.json findings (kind, severity, message, evidence)
     families: tuple[str, ...] = ()  # rank 1: the families that regressed
     baseline: str | None = None
+    failure: dict | None = None  # rank 0: metrics.json's failure block of a run that died
 
 
 FAILURES = frozenset({"log_errors", "restarts", "interrupted_checkpoint"})
@@ -133,7 +134,9 @@ def _attention(run: archive.ArchivedRun) -> list[Attention]:
     found = [f for f in run.metrics.get("findings") or [] if isinstance(f, dict)]
     report = f"{run.experiment}/{run.run_id}/report.html"
     base = dict(experiment=run.experiment, run_id=run.run_id, report=report, finished=run.finished)
-    out = [Attention(0, findings=(f,), **base) for f in found if f.get("severity") == "critical"]
+    failure = run.metrics.get("failure")
+    out = [Attention(0, findings=(), failure=failure, **base)] if isinstance(failure, dict) else []
+    out += [Attention(0, findings=(f,), **base) for f in found if f.get("severity") == "critical"]
     verdicts = (run.metrics.get("baseline") or {}).get("verdicts") or {}
     regressed = tuple(sorted(k for k, v in verdicts.items() if v == "regressed"))
     if regressed:
@@ -191,6 +194,10 @@ def _tag(rank: int, L) -> str:
 
 
 def attention_text(a: Attention, L) -> str:
+    if a.failure is not None:  # how the run died: its kind, first failing rank and step
+        from .report.failure_view import brief
+
+        return brief(a.failure, L) or ""
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
         return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
     # whole sentences, each with its own full stop: set side by side, not joined by a separator
@@ -248,7 +255,11 @@ def render_markdown(digest: Digest, lang: str = "en") -> str:
     for e in digest.experiments:
         lines += ["", f"## {escape_md(e.name)}", ""]
         for r in e.runs:
+            from .report.failure_view import brief
+
             figures = " · ".join(f"{label} {text}" for label, text in headline_figures(r.metrics, lang))
+            failed = brief(r.metrics.get("failure"), L)
+            figures = f"{failed} · {figures}" if failed else figures
             baseline = ((r.metrics.get("baseline") or {}).get("run") or {}).get("id")
             against = L["paren"].format(L.fmt("vs_baseline", baseline=escape_md(baseline))) if baseline else ""
             link = f"[{L['report_link']}]({r.experiment}/{r.run_id}/report.html)"

@@ -20,6 +20,7 @@ from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
 from .domains import comm_domains
+from .failure import judge as judge_failure
 from .history import PastRun, history
 from .identity import identity, implied_settings
 from .findings import findings
@@ -218,12 +219,14 @@ def analyze(
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
     steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
+    run_health = health(run)
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings), health=health(run),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings), health=run_health,
         strategy=strategy_layout(run),
+        failure=judge_failure(run.tables, healthy_step=run_health.resume.step if run_health and run_health.resume else None),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)

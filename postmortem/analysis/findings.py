@@ -124,6 +124,8 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         ("log_error", FindingKind.LOG_ERRORS, W),
     ):
         rows = events.filter(pl.col("kind") == kind)
+        if kind == "log_error" and a.failure is not None:
+            continue  # the failure tells these lines (analysis/failure.py reads the same logs): said once
         if rows.height:
             first = rows.row(0, named=True)
             # a log line is quoted as written (the run's own text); loading's own restart note is a diagnostic

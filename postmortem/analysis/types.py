@@ -1098,6 +1098,8 @@ class Analysis:
     health: Any = None  # analysis.health.Health: MindFormers' health records, None where the run left none
     strategy: Any = None  # analysis.layout.StrategyLayoutView: the strategy files' layout, None where there are none
 
+    failure: Any = None  # analysis/failure.py's Failure: how the run died; None for a run that did not fail
+
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""
         return next((p for p in self.plausibility if figure in p.figures), None)

@@ -34,6 +34,7 @@ from ..diagnostics import Diagnostic
 from ..discover import discover
 from ..model import TABLES, InventoryEntry, Run, conform
 from ..readers import all_readers
+from ..readers import witnesses as default_witnesses
 from ..readers.base import Reader
 from .checkpoints import resolve_checkpoints, shape_settings
 from .events import eval_events, place_pauses, restart_events
@@ -50,12 +51,15 @@ if TYPE_CHECKING:
 __all__ = ["load_run", "warm_up", "segments_of_steps"]
 
 
-def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None) -> Run:
+def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None,
+             witnesses: Sequence[Reader] | None = None) -> Run:
     """Read every artifact of a run folder into one Run (see the module docstring for the rules).
 
-    session: the processes to read ranks with (parallel.Session); without one, all are read here."""
+    session: the processes to read ranks with (parallel.Session); without one, all are read here.
+    witnesses: the readers that read a file beside the one that claims it (readers.witnesses())."""
     readers = tuple(readers) if readers is not None else all_readers()
-    found = discover(path, readers)
+    seen_by = tuple(witnesses) if witnesses is not None else default_witnesses()
+    found = discover(path, readers, seen_by)
     order = file_order(found.claimed)
     ranks_files = [rank_files(group, order) for group in by_rank(found.claimed)]
     if session is not None:

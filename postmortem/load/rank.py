@@ -59,6 +59,8 @@ def load_rank(rank: RankFiles) -> RankPart:
     results = [_safe_read(reader, artifact) for reader, artifact in jobs]
     one_source_per_launch(jobs, results)
     tables, settings_found, inventory, diagnostics, local = _gather(jobs, results, rank.order)
+    beside = [_safe_read(w, c.artifact) for c in rank.files for w in c.witnesses]
+    _add_witnessed(tables, diagnostics, beside)
     scalars, events, clock_notes, unaligned = align_local_clocks(tables["scalars"], tables["events"], local)
     scalars, _, renumber_notes = renumber_restarted_counters(scalars)
     scalars, unit_notes = settle_units(scalars)
@@ -100,13 +102,28 @@ def _gather(
                 )
             parts[table_name].append(table)
 
-    tables = {name: _fill_rank(concat(parts[name], TABLES[name])) for name in TABLES}
+    tables = {name: _fill_rank(concat(parts[name], TABLES[name]), name) for name in TABLES}
     for name in _ORDERED:  # an empty table has no launch-order columns yet
         if "_file_order" not in tables[name].columns:
             tables[name] = tables[name].with_columns(
                 pl.lit(None, pl.Int32).alias("_file_order"), pl.lit(None, pl.Int32).alias("_row")
             )
     return tables, settings_found, inventory, diagnostics, local
+
+
+def _add_witnessed(tables: dict[str, pl.DataFrame], diagnostics: list[Diagnostic], results: list[ReadResult]) -> None:
+    """What the witnesses read beside a file's own reader: their tables (the failure reader's
+    incidents) and their diagnostics. The file's inventory entry is its own reader's."""
+    parts: dict[str, list[pl.DataFrame]] = {}
+    for result in results:
+        diagnostics.extend(result.diagnostics)
+        for name, table in result.tables.items():
+            if name in TABLES and name not in _ORDERED and table is not None and not table.is_empty():
+                if table.schema != TABLES[name]:
+                    table = conform(table, TABLES[name])
+                parts.setdefault(name, []).append(table)
+    for name, found in parts.items():  # one concat per table, not one per file
+        tables[name] = concat([tables[name], *found], TABLES[name])
 
 
 def _nothing_taken(reader: str, art: Artifact, result: ReadResult) -> list[Diagnostic]:
@@ -122,9 +139,12 @@ def concat(frames: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed")
 
 
-def _fill_rank(table: pl.DataFrame) -> pl.DataFrame:
+_RANK_SAID = ("incidents",)  # tables whose null rank means "the files do not say" (analysis/failure.py decides)
+
+
+def _fill_rank(table: pl.DataFrame, name: str = "") -> pl.DataFrame:
     """Files without a rank in their path belong to a single-rank run: rank 0."""
-    if "rank" in table.columns and table["rank"].null_count():
+    if name not in _RANK_SAID and "rank" in table.columns and table["rank"].null_count():
         return table.with_columns(pl.col("rank").fill_null(0))
     return table
 

@@ -24,3 +24,11 @@ def all_readers() -> tuple[Reader, ...]:
         configfile.READER,
         textlog.READER,
     )
+
+
+def witnesses() -> tuple[Reader, ...]:
+    """Readers that read a file beside the reader that claimed it (discover.py): the failure
+    reader takes the incidents of every log, whichever reader has its records."""
+    from . import failure
+
+    return (failure.READER,)

@@ -110,6 +110,8 @@ class RunPoint:
     changes_why: str = ""  # "first_run" or the label key of why they are unknown
     normal: dict[str, Any] | None = None  # metrics.json history.figures (1.5): each figure's normal range as of this run
 
+    failure: dict | None = None  # metrics.json's failure block: how the run died (None: it did not fail)
+
 
 def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunPoint:
     m = run.metrics
@@ -148,6 +150,8 @@ def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunP
         settings=settings,
         changed_vs_baseline=tuple(str(k) for k in _get(m, "baseline.settings_changed", []) or []),
         normal=_get(m, "history.figures", None) if isinstance(_get(m, "history.figures", None), dict) else None,
+
+        failure=m.get("failure") if isinstance(m.get("failure"), dict) else None,
     )
 
 
@@ -282,6 +286,10 @@ def _loss_cell(p: RunPoint, L: Labels) -> Cell:
 
 def _verdict_cell(p: RunPoint, L: Labels) -> Cell:
     parts = []
+    if p.failure is not None:  # a failed run: its kind, rank and step lead the cell
+        from .failure_view import brief
+
+        parts.append(Cell(brief(p.failure, L) or "", tone="critical"))
     if p.nan_steps:
         parts.append(Cell(L.fmt("nan_flag", n=p.nan_steps), tone="bad"))
     if not p.verdicts:

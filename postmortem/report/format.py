@@ -715,6 +715,15 @@ _PROFILE_LABELS: dict[str, tuple[str, str]] = {
     "tool_wait_share": ("{tool}: waiting on others", "{tool}：等待其他卡"),
 }
 _LABELS.update({k: v for k, v in _PROFILE_LABELS.items() if k not in _LABELS})
+_LABELS.update({  # a failed run (report/failure_view.py)
+    "failure_section": ("How the run failed", "训练中断分析"),
+    "failure_where": ("File and line", "文件与行号"),
+    "failure_role": ("Role", "角色"),
+    "failure_line": ("Line as written", "原始报错行"),
+    "failure_more": ("and {n} more ranks' first errors", "另有 {n} 个 rank 的首条报错未列出"),
+    "failure_kind": ("Failure", "中断类型"),
+    "failure_at": ("Failed at", "中断位置"),
+})
 
 CATALOGS: dict[str, dict[str, str]] = {
     "en": {k: en for k, (en, _) in _LABELS.items()},

@@ -12,6 +12,10 @@ the parameters of every finding and diagnostic (`evidence` / `params`, `variant`
 `check` codes and parameters, deltas' `alignment_code` / `aligned_tokens`, `baseline.settings`
 (the diff in explaining order, with each setting's group), `mfu.reason_text` and
 `convergence.status_reason_text` (the keys and parameters behind the English reasons).
+
+1.5 adds `failure` (report/failure_json.py): how a failed run died (kind, error code, exception,
+first failing rank, where, last step and loss, the quoted line, evidence per rank, the checkpoint
+to resume from and the steps lost); null for a run that did not fail.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from ..analysis.window import excluded_ranges
 from ..text import Text
 from .catalog import english, jsonable
 from .domains_view import metrics_block as domains_block
+
+from .failure_json import failure_block
 from .messages import alignment, finding_text
 
 SCHEMA_VERSION = "1.5"
@@ -386,6 +392,8 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "history": _history(a.history),  # 1.5
 
         "health": _health(a.health),
+
+        "failure": failure_block(a.failure),
     }
     if a.comparison is not None:
         c = a.comparison

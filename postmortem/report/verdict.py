@@ -239,6 +239,11 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
     domain = verdict_item(a, L)
     if domain is not None:
         items.append(domain)
+
+    if a.failure is not None:  # a failed run: how it died leads, before any figure
+        from .failure_view import verdict_item
+
+        items.insert(0, verdict_item(a.failure, L, sections))
     note = (L.text(Text("verdict.note.baseline", baseline=d.baseline_id)) if d.baseline_id
             else L.text(Text("verdict.note.run")))
     empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
@@ -252,6 +257,10 @@ def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
     L = labels(lang)
     d = a.diagnosis
     out = [f"[{L.get(str(p.severity), str(p.severity))}] {L.sentence(problem_text(p, d.baseline_id))}" for p in d.problems[:limit]]
+    if a.failure is not None:
+        from .failure_view import one_line
+
+        out.insert(0, f"[{L.get('critical', 'critical')}] {one_line(a.failure, L)}")
     if len(d.problems) > limit:
         out.append(L.fmt("verdict_more", n=len(d.problems) - limit))
     return out

@@ -818,6 +818,14 @@ def _note(note: str, L: Labels) -> str:
 # --------------------------------------------------------------------------- entry point
 
 
+def _failed_summary(a: t.Analysis, L: Labels) -> Summary | None:
+    """A run that died before its first step has no figure to show: the summary says so once
+    instead of a row of missing marks (the failure leads the verdict above it)."""
+    if a.failure is None or a.step_range is not None:
+        return None
+    return Summary(badges=(), stats=(), findings=(), note=L.text(Text("failure.no-steps")))
+
+
 def build_view(
     analysis: t.Analysis,
     *,
@@ -840,7 +848,10 @@ def build_view(
     base_id = a.comparison.baseline_id if a.comparison else (base.run_id if base else "")
     from .history_view import history_section
 
+    from .failure_view import section as failure_section
+
     sections = [
+        failure_section(a.failure, L),  # a failed run: how it died, first
         _headline_section(a, L),
         _findings(a, L),
         history_section(a.history, L),  # what is normal for the experiment, with or without a baseline
@@ -872,6 +883,8 @@ def build_view(
     from .verdict import verdict_block
 
     shown = [sec for sec in sections if sec is not None]
+    if a.failure is not None and a.step_range is None:  # died before its first step: no figure to show
+        shown = [sec for sec in shown if sec.id != "headline"]
     return ReportView(
         verdict=verdict_block(a, L, {sec.id for sec in shown}),
         lang=lang,
@@ -882,7 +895,7 @@ def build_view(
         generated_at=fmt.datetime_(generated_at),
         version=version,
         labels=dict(fmt.CATALOGS[lang]),
-        summary=_summary(a, L),
+        summary=_failed_summary(a, L) or _summary(a, L),
         sections=tuple(shown),
         meta=tuple(meta),
     )
