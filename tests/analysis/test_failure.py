@@ -192,3 +192,29 @@ def test_the_dashboard_digest_and_terminal_name_kind_rank_and_step():
     assert "进程被终止" in zh and "rank 1" in zh and "step 9" in zh
     assert en in headline_line(m, "made-msrun-killed", None, "en")
     assert brief(None, labels("en")) is None
+
+
+def test_resume_point_is_no_later_than_the_last_healthy_save(tmp_path):
+    """The made host-OOM run saved at steps 4, 8, 12, 16 and 20 before it died at 22; with a
+    MindFormers health record (as CheckpointMonitor writes it) calling the saves of epoch 2
+    unhealthy, the run resumes from step 12, the last healthy one, not from 20."""
+    import shutil
+
+    from postmortem.analysis import analyze
+    from postmortem.config import AnalysisOptions
+
+    case = REPO / "tests" / "fixtures" / "failcorpus" / "made" / "cases" / "made-host-oom"
+    run_dir = tmp_path / "run"
+    shutil.copytree(case, run_dir)
+    names = sorted((p.name for p in (run_dir / "checkpoint").glob("*.ckpt")),  # in save order
+                   key=lambda n: tuple(int(x) for x in n[len("tiny-"):-len(".ckpt")].split("_")))
+    record = [{"is_health": 1 if n.startswith("tiny-2_") else 0, "ckpt_name": n} for n in names]
+    (run_dir / "output").mkdir()
+    (run_dir / "output" / "health_ckpts.json").write_text(json.dumps(record, indent=4))
+
+    plain = analyze(load_run(case), options=AnalysisOptions())
+    assert plain.failure.resume_from is not None and plain.failure.resume_from.step == 20
+    a = analyze(load_run(run_dir), options=AnalysisOptions())
+    assert a.health is not None and a.health.resume is not None
+    assert a.failure.resume_from is not None and a.failure.resume_from.step == 12
+    assert a.failure.resume_from.path.endswith("tiny-1_12.ckpt")
