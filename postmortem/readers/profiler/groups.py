@@ -22,6 +22,7 @@ import json
 
 from ... import diagnostics as dg
 from ...model import COMM_GROUPS, Artifact, ReadResult, Setting, frame
+from .. import guard
 
 _U32 = 0xFFFFFFFF
 
@@ -79,9 +80,9 @@ def put_layout(args: object, artifact: Artifact, result: ReadResult) -> None:
 def read_metadata(artifact: Artifact, rank: int | None, result: ReadResult) -> None:
     """profiler_metadata.json: its groups and layout; a file with neither is said, not silent."""
     try:
-        with open(artifact.path, encoding="utf-8") as f:
+        with guard.open_file(artifact.path, "r", encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # guard.Refused is an OSError
         result.diagnostics.append(dg.warning("profiler-unreadable", path=artifact.rel, detail=type(e).__name__))
         return
     data = data if isinstance(data, dict) else {}
