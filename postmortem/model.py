@@ -262,6 +262,8 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
     """Cast a frame to a schema: add missing columns as null, drop extra ones, order columns."""
     if df is None or df.is_empty() and not df.columns:
         return empty(schema)
+    if list(df.schema.items()) == list(schema.items()):
+        return df
     exprs = [
         (pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, dtype=t)).alias(c)
         for c, t in schema.items()

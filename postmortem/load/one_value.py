@@ -197,13 +197,13 @@ def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]
         bad = bad.filter((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), relative * pl.col("_best").abs()))
     if bad.is_empty():
         return []
-    bad = bad.hstack(scalars.select("tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
+    bad = bad.hstack(scalars.select("rank", "tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
         scalars["source"][bad["_best_i"]].alias("best_source")
     )
     notes = []
-    # per (tag, source, best source): how many steps, and the first one (in launch order within a step)
-    for (tag, source, best_source), group in bad.sort("tag", "source", "step", "_file_order", "_row").group_by(
-        ["tag", "source", "best_source"], maintain_order=True
+    # per rank and (tag, source, best source): how many steps, and the first one (in launch order within a step)
+    for (_, tag, source, best_source), group in bad.sort("rank", "tag", "source", "step", "_file_order", "_row").group_by(
+        ["rank", "tag", "source", "best_source"], maintain_order=True
     ):
         first = group.row(0, named=True)
         notes.append(
