@@ -63,11 +63,11 @@ def plain_profiler(root: Path) -> int:
     return per_rank.height
 
 
-def timed(cmd: list[str], env: dict | None = None) -> dict:
+def timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> dict:
     """Wall seconds and peak RSS (MB) of a fresh process, its stdout."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
         start = time.perf_counter()
-        done = subprocess.run(["/usr/bin/time", "-v", "-o", t.name, *cmd], capture_output=True, text=True, env=env)
+        done = subprocess.run(["/usr/bin/time", "-v", "-o", t.name, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
         wall = time.perf_counter() - start
         stats = t.read()
     if done.returncode:
@@ -93,7 +93,7 @@ def measure(size: int, repeat: int, code: Path) -> dict:
     best: dict = {}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="pm-ranks-") as out:
-            build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env)
+            build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env, code)
             build.update(slow_named(Path(out)))
         plain = timed([sys.executable, str(HERE / "ranks.py"), "--plain", str(root)])
         if not best or build["s"] < best["build"]["s"]:
@@ -112,7 +112,7 @@ def measure_profiler(root: Path, repeat: int, code: Path) -> dict:
     best: dict = {}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="pm-prof-") as out:
-            build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env)
+            build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env, code)
         plain = timed([sys.executable, str(HERE / "ranks.py"), "--plain-profiler", str(root)])
         for k, v in (("build", build), ("plain", plain)):
             v.pop("stdout", None)

@@ -50,7 +50,7 @@ def cases() -> dict[str, Path]:
 
 def replicated(tmp: Path) -> dict[str, Path]:
     out = {}
-    for case in ("odd", "even") if (FIX / "scale" / "replicate_ranks.py").exists() else ():
+    for case in ("odd", "node") if (FIX / "scale" / "replicate_ranks.py").exists() else ():
         dest = tmp / f"replicated-{case}"
         done = subprocess.run([sys.executable, str(FIX / "scale" / "replicate_ranks.py"), str(dest), "--ranks", "48",
                                "--case", case], capture_output=True, text=True)
@@ -65,7 +65,7 @@ def build(out: Path, code: Path) -> None:
         for name, run in {**cases(), **replicated(Path(tmp))}.items():
             dest = out / name
             done = subprocess.run([sys.executable, "-m", "postmortem", "build", str(run), "--out", str(dest), "--format",
-                                   "json", "--run-id", "run"], capture_output=True, text=True, env=env)
+                                   "json", "--run-id", "run"], capture_output=True, text=True, env=env, cwd=code)
             print(f"{name}: rc={done.returncode}", flush=True)
             (out / f"{name}.stderr").write_text(done.stderr[-4000:])
 

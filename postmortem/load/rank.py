@@ -103,8 +103,20 @@ def load_ranks(ranks: Sequence[RankFiles]) -> RankPart:
     tables["steps"] = steps_table(scalars, latest, tables["scalars"], segments)
     notes = clock_notes + renumber_notes + unit_notes + conflict_notes
     first = ranks[0].rank if ranks else 0
-    return RankPart(tables, settings_found, inventory, diagnostics + notes, segments.get(first, []),
+    return RankPart(tables, settings_found, inventory, _by_rank(diagnostics + notes, ranks), segments.get(first, []),
                     restart_notes.get(first, []), unaligned)
+
+
+def _by_rank(notes: list[Diagnostic], ranks: Sequence[RankFiles]) -> list[Diagnostic]:
+    """The notes of a batch, a rank's together (in the batch's rank order), each rank's in the
+    order they were made: by the file they are about (a note about no file of the batch stays
+    after the one before it)."""
+    index = {c.artifact.rel: i for i, rank in enumerate(ranks) for c in rank.files}
+    keys, last = [], 0
+    for note in notes:
+        last = index.get(note.path, last)
+        keys.append(last)
+    return [notes[i] for i in sorted(range(len(notes)), key=keys.__getitem__)]
 
 
 def _gather(
