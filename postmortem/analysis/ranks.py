@@ -144,7 +144,7 @@ def _centers(med: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def ranks(steps: pl.DataFrame, kept_steps: np.ndarray, *, profile: tuple[RankProfile, ...] = (),
           stragglers: Stragglers | None = None, layout: Layout = Layout()) -> Ranks:
-    df = steps.filter(pl.col("step_time_s").is_finite())
+    df = steps.select("rank", "step", "step_time_s", "in_step_s").filter(pl.col("step_time_s").is_finite())  # no copy of the rest
     if kept_steps.size:
         inside = df.filter(pl.col("step").is_in(pl.Series(kept_steps).implode()))
         df = inside if not inside.is_empty() else df

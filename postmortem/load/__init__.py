@@ -52,8 +52,8 @@ __all__ = ["load_run", "warm_up", "segments_of_steps"]
 # Ranks are read and joined in batches of about this much input, or this many ranks: one job each
 # for the session's processes, each joined in one pass; a batch's intermediate tables are what a
 # process holds besides the run's.
-BATCH_BYTES = 32 * 1024 * 1024
-BATCH_RANKS = 256
+BATCH_BYTES = 16 * 1024 * 1024
+BATCH_RANKS = 64
 
 
 def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None) -> Run:

@@ -29,7 +29,7 @@ def renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, di
     # A file's source and rank are one (one reader per file; per-launch sources are whole files):
     # grouped by the launch order, one integer per file; with one file there is nothing to shift.
     files = scalars.head(0) if scalars["_file_order"].n_unique() < 2 else (
-        scalars.group_by("_file_order")
+        scalars.select("_file_order", "source", "rank", "file", "step").group_by("_file_order")
         .agg(pl.col("source").first(), pl.col("rank").first(), pl.col("file").first(),
              pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
         .filter(pl.col("source").is_in(FILE_PER_LAUNCH))
