@@ -191,7 +191,10 @@ def analyze(
     m = mfu(run, options, tp, window, kept_steps)
 
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
-    steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
+    # each table's distinct steps first, by the streaming engine: the in-memory one builds a hash
+    # table as long as the column (millions of rows at thousands of ranks)
+    steps_seen = pl.concat([t.lazy().select(pl.col("step").unique()).collect(engine="streaming")["step"]
+                            for t in (run.tables["steps"], scalars)]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
