@@ -1,7 +1,7 @@
 """Ranks at scale: `postmortem build --format json` of a logs-only MindFormers job against the plain scan.
 
     python bench/ranks_generate.py                    # the inputs (bench/data/ranks/)
-    python bench/ranks.py [--sizes 64,1024,8192] [--repeat 1] [--json bench/data/ranks.json]
+    python bench/ranks.py [--sizes 64,1024,8192] [--repeat 1] [--json bench/data/ranks.json] [--base DIR]
     python bench/ranks.py --plain DIR                 # the plain scan alone (what is timed)
     python bench/ranks.py --plain-profiler DIR        # the plain polars read of a profiler cluster
 
@@ -87,22 +87,30 @@ def slow_named(out: Path) -> dict:
                                                                            or str(verdict)[:160])}
 
 
-def measure(size: int, repeat: int, code: Path) -> dict:
-    root = DATA / f"ranks{size}"
+def _build(root: Path, code: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
+    with tempfile.TemporaryDirectory(prefix="pm-ranks-") as out:
+        build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env, code)
+        build.update(slow_named(Path(out)))
+    return build
+
+
+def measure(size: int, repeat: int, code: Path, base: Path | None = None) -> dict:
+    """The build (and the base checkout's, if given) and the plain scan, one after the other."""
+    root = DATA / f"ranks{size}"
     best: dict = {}
     for _ in range(repeat):
-        with tempfile.TemporaryDirectory(prefix="pm-ranks-") as out:
-            build = timed([sys.executable, "-m", "postmortem", "build", str(root), "--out", out, "--format", "json"], env, code)
-            build.update(slow_named(Path(out)))
-        plain = timed([sys.executable, str(HERE / "ranks.py"), "--plain", str(root)])
-        if not best or build["s"] < best["build"]["s"]:
-            best["build"] = build
-        if "plain" not in best or plain["s"] < best["plain"]["s"]:
-            best["plain"] = plain
+        runs = {"build": _build(root, code), "plain": timed([sys.executable, str(HERE / "ranks.py"), "--plain", str(root)])}
+        if base is not None:
+            runs["base"] = _build(root, base)
+        for key, run in runs.items():
+            if key not in best or run["s"] < best[key]["s"]:
+                best[key] = run
     for part in best.values():
         part.pop("stdout", None)
     best["ratio"] = round(best["build"]["s"] / best["plain"]["s"], 2)
+    if base is not None:
+        best["base_ratio"] = round(best["base"]["s"] / best["plain"]["s"], 2)
     best["per_rank_ms"] = round(1000 * best["build"]["s"] / size, 2)
     return best
 
@@ -128,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profiler", type=int, default=1024, help="profiler cluster ranks (0: skip)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--code", type=Path, default=REPO, help="the checkout measured")
+    ap.add_argument("--base", type=Path, help="an earlier checkout measured in the same run (C extensions built)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--plain", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--plain-profiler", type=Path, help=argparse.SUPPRESS)
@@ -142,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(), "sizes": {}}
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        r = results["sizes"][size] = measure(size, args.repeat, args.code)
+        r = results["sizes"][size] = measure(size, args.repeat, args.code, args.base)
         b = r["build"]
         print(f"ranks {size:>5}: build {b['s']:7.2f} s {b['rss_mb']:7.0f} MB  plain {r['plain']['s']:6.2f} s  "
               f"{r['ratio']:5.1f}x  {r['per_rank_ms']:.2f} ms/rank  slow {b['slow_ranks']} right={b['right']}", flush=True)
+        if args.base:
+            print(f"      base: build {r['base']['s']:7.2f} s {r['base']['rss_mb']:7.0f} MB  {r['base_ratio']:5.1f}x  "
+                  f"slow right={r['base']['right']}", flush=True)
     if args.profiler:
         r = results["profiler"] = measure_profiler(DATA / f"profiler{args.profiler}", args.repeat, args.code)
         print(f"profiler {args.profiler}: build {r['build']['s']:.2f} s {r['build']['rss_mb']:.0f} MB  "

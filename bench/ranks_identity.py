@@ -7,7 +7,7 @@ The cases are every run folder whose loading has ranks, sources or restarts to j
 the fixture runs (tests/fixtures/runs/*, the scale fixtures, the conformance folders that hold a
 run), the rank-replicated logs of tests/fixtures/scale/replicate_ranks.py, and the bench inputs of
 bench/ranks_generate.py that exist. `--format json` with SOURCE_DATE_EPOCH=0; the build's own
-timings (`timings` blocks) are dropped before comparing.
+timings (`timings` blocks) are dropped before comparing; every build's experiment is "identity".
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def build(out: Path, code: Path) -> None:
         for name, run in {**cases(), **replicated(Path(tmp))}.items():
             dest = out / name
             done = subprocess.run([sys.executable, "-m", "postmortem", "build", str(run), "--out", str(dest), "--format",
-                                   "json", "--run-id", "run"], capture_output=True, text=True, env=env, cwd=code)
+                                   "json", "--run-id", "run", "--experiment", "identity"], capture_output=True, text=True, env=env, cwd=code)
             print(f"{name}: rc={done.returncode}", flush=True)
             (out / f"{name}.stderr").write_text(done.stderr[-4000:])
 
