@@ -73,7 +73,8 @@ def timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> d
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stats)[1]) / 1024
-    return {"s": round(wall, 3), "rss_mb": round(rss, 1), "stdout": done.stdout}
+    cpu = sum(float(re.search(rf"{what} time \(seconds\): ([\d.]+)", stats)[1]) for what in ("User", "System"))
+    return {"s": round(wall, 3), "cpu_s": round(cpu, 2), "rss_mb": round(rss, 1), "stdout": done.stdout}
 
 
 def slow_named(out: Path) -> dict:
@@ -109,6 +110,7 @@ def measure(size: int, repeat: int, code: Path, base: Path | None = None) -> dic
     for part in best.values():
         part.pop("stdout", None)
     best["ratio"] = round(best["build"]["s"] / best["plain"]["s"], 2)
+    best["cpu_ratio"] = round(best["build"]["cpu_s"] / best["plain"]["cpu_s"], 2)
     if base is not None:
         best["base_ratio"] = round(best["base"]["s"] / best["plain"]["s"], 2)
     best["per_rank_ms"] = round(1000 * best["build"]["s"] / size, 2)
@@ -153,15 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     for size in [int(s) for s in args.sizes.split(",") if s]:
         r = results["sizes"][size] = measure(size, args.repeat, args.code, args.base)
         b = r["build"]
-        print(f"ranks {size:>5}: build {b['s']:7.2f} s {b['rss_mb']:7.0f} MB  plain {r['plain']['s']:6.2f} s  "
+        print(f"ranks {size:>5}: build {b['s']:7.2f} s ({b['cpu_s']:.1f} s cpu) {b['rss_mb']:7.0f} MB  "
+              f"plain {r['plain']['s']:6.2f} s ({r['plain']['cpu_s']:.1f} s cpu)  "
               f"{r['ratio']:5.1f}x  {r['per_rank_ms']:.2f} ms/rank  slow {b['slow_ranks']} right={b['right']}", flush=True)
         if args.base:
-            print(f"      base: build {r['base']['s']:7.2f} s {r['base']['rss_mb']:7.0f} MB  {r['base_ratio']:5.1f}x  "
+            print(f"      base: build {r['base']['s']:7.2f} s ({r['base']['cpu_s']:.1f} s cpu) {r['base']['rss_mb']:7.0f} MB  "
+                  f"{r['base_ratio']:5.1f}x  "
                   f"slow right={r['base']['right']}", flush=True)
     if args.profiler:
         r = results["profiler"] = measure_profiler(DATA / f"profiler{args.profiler}", args.repeat, args.code)
-        print(f"profiler {args.profiler}: build {r['build']['s']:.2f} s {r['build']['rss_mb']:.0f} MB  "
-              f"plain polars {r['plain']['s']:.2f} s  {r['ratio']:.1f}x", flush=True)
+        print(f"profiler {args.profiler}: build {r['build']['s']:.2f} s ({r['build']['cpu_s']:.1f} s cpu) "
+              f"{r['build']['rss_mb']:.0f} MB  plain polars {r['plain']['s']:.2f} s ({r['plain']['cpu_s']:.1f} s cpu)  "
+              f"{r['ratio']:.1f}x", flush=True)
     results["load_after"] = os.getloadavg()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
