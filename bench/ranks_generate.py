@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import _MF, _MF_PROGRESS, DATA, STAMP, _clock, _g  # noqa: E402
+from generate import _MF, _MF_PROGRESS, DATA, STAMP, _clock, _g
 
 OUT = DATA / "ranks"
 SIZES = (64, 1024, 8192)
@@ -43,9 +43,9 @@ PROF_STEPS = 20
 
 _HEADER = (
     "{date} {hms},{ms:03d} - [mindformers/tools/utils.py:171] - INFO - set output path to '/job/output'",
-    "{date} {hms},{ms:03d} - [mindformers/core/context/build_context.py:168] - INFO - "
-    "initial parallel_config from dict: {{'data_parallel': {dp}, 'model_parallel': 8, 'pipeline_stage': 1, "
-    "'optimizer_shard': True, 'micro_batch_num': 1, 'vocab_emb_dp': True, 'gradient_aggregation_group': 4}}",
+    ("{date} {hms},{ms:03d} - [mindformers/core/context/build_context.py:168] - INFO - "
+     "initial parallel_config from dict: {{'data_parallel': {dp}, 'model_parallel': 8, 'pipeline_stage': 1, "
+     "'optimizer_shard': True, 'micro_batch_num': 1, 'vocab_emb_dp': True, 'gradient_aggregation_group': 4}}"),
     "{date} {hms},{ms:03d} - [mindformers/trainer/base_trainer.py:1084] - INFO - .........Starting Training Model..........",
 )
 

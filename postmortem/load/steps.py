@@ -107,8 +107,11 @@ def _steps_together(ranks: list[int], streams: dict[int, list[tuple[str, str]]],
     mine = kept.filter(pl.col("rank").is_in([r for r in ranks if r not in alone]))
     timers = mine.filter(is_timer).select(columns)
     steps = clock.join(timers, on=["rank", "step"], how="full", coalesce=True)
+
+    def whole(unit: float) -> pl.Expr:
+        return ((pl.col("wall_time") / unit - (pl.col("wall_time") / unit).round()).abs() < 1e-3).all()
+
     # The stamps' resolution per rank where they are whole milliseconds or seconds (log lines), else 0.
-    whole = lambda unit: ((pl.col("wall_time") / unit - (pl.col("wall_time") / unit).round()).abs() < 1e-3).all()  # noqa: E731
     resolution = steps.group_by("rank").agg(
         pl.when(pl.col("wall_time").count() == 0).then(0.0)
         .when(whole(1.0).fill_null(True)).then(1.0)
