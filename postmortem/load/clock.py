@@ -30,25 +30,31 @@ def align_local_clocks(
     file of every rank in one pass."""
     if not local_files:
         return scalars, events, [], []
-    timed = scalars.filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES))
-    is_local = pl.col("file").cast(pl.Utf8).is_in(local_files)
+    timed = (scalars.select("file", "rank", "step", "wall_time", "source")
+             .filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES)))
+    is_local = pl.col("file").is_in(local_files)  # categorical: no strings made
+    local = timed.filter(is_local)
+    rank_of = dict(local.group_by("file").agg(pl.col("rank").first()).with_columns(pl.col("file").cast(pl.Utf8)).iter_rows())
+    if not rank_of:
+        return scalars, events, [], []  # no wall times in them: nothing to align
     reference = (
         timed.filter(~is_local)
         .group_by("rank", "file", "step").agg(pl.col("wall_time").max().alias("ref"), pl.col("source").first())
         .drop("file")
     )
-    mine = (timed.filter(is_local).group_by("file", "rank", "step").agg(pl.col("wall_time").max().alias("local"))
-            .with_columns(pl.col("file").cast(pl.Utf8)))
-    if mine.is_empty():
-        return scalars, events, [], []  # no wall times in them: nothing to align
-    pairs = mine.join(reference, on=["rank", "step"]).with_columns((pl.col("ref") - pl.col("local")).alias("_diff"))
-    found = _offsets(pairs)
     with_reference = set(reference["rank"].unique().to_list())
-    rank_of = dict(mine.group_by("file").agg(pl.col("rank").first()).iter_rows())
-    agreeing = (pairs.join(pl.DataFrame({"file": list(found), "_offset": list(found.values())},
-                                        schema={"file": pl.Utf8, "_offset": pl.Float64}), on="file")
-                .filter((pl.col("_diff") - pl.col("_offset")).abs() < _AGREE_S)
-                .group_by("file").agg(pl.col("source").cast(pl.Utf8).unique().sort(), pl.col("step").n_unique()))
+    found: dict[str, float] = {}
+    agreeing = pl.DataFrame(schema={"file": pl.Utf8, "source": pl.List(pl.Utf8), "step": pl.UInt32})
+    if with_reference:  # a log-only run has none: no pairs to make
+        mine = (local.filter(pl.col("rank").is_in(list(with_reference)))
+                .group_by("file", "rank", "step").agg(pl.col("wall_time").max().alias("local"))
+                .with_columns(pl.col("file").cast(pl.Utf8)))
+        pairs = mine.join(reference, on=["rank", "step"]).with_columns((pl.col("ref") - pl.col("local")).alias("_diff"))
+        found = _offsets(pairs)
+        agreeing = (pairs.join(pl.DataFrame({"file": list(found), "_offset": list(found.values())},
+                                            schema={"file": pl.Utf8, "_offset": pl.Float64}), on="file")
+                    .filter((pl.col("_diff") - pl.col("_offset")).abs() < _AGREE_S)
+                    .group_by("file").agg(pl.col("source").cast(pl.Utf8).unique().sort(), pl.col("step").n_unique()))
     agreed = {file: (sources, steps) for file, sources, steps in agreeing.iter_rows()}
     notes: list[Diagnostic] = []
     unaligned: list[str] = []
