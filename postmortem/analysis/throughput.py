@@ -116,8 +116,7 @@ def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
 
 def one_rank_per_tag(scalars: pl.DataFrame, where: pl.Expr, rank: int | None = None) -> pl.DataFrame:
     """The rows `where` holds, of one rank per tag: `rank` where it logged the tag, else the tag's
-    lowest, in one pass that copies only the rows taken, not
-    every rank's (a run of thousands of ranks)."""
+    lowest; in one pass that copies only the rows taken, not every rank's (thousands of ranks)."""
     has = (pl.col("rank") == rank).any() if rank is not None else pl.lit(False)
     per_tag = scalars.lazy().filter(where).group_by("tag").agg(pl.col("rank").min().alias("low"), has.alias("has")).collect()
     taken = []

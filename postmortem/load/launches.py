@@ -167,14 +167,6 @@ def _match_wall_times(mine: pl.DataFrame, scalars: pl.DataFrame, source: str, ra
     return int(best) if count >= 0.6 * matched.height and best > 0 else 0
 
 
-def launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
-    """Launches of a one-rank run (launches_by_rank of its lowest rank)."""
-    if scalars.is_empty():
-        return [], []
-    segments, notes = launches_by_rank(scalars.filter(pl.col("rank") == scalars["rank"].min()))
-    return next(iter(segments.values()), []), next(iter(notes.values()), [])
-
-
 def launches_by_rank(scalars: pl.DataFrame) -> tuple[dict[int, list[Segment]], dict[int, list[Diagnostic]]]:
     """Each rank's launches, from where its primary stream's steps go back (a resume), and the
     notes about them; every rank in one pass."""
