@@ -7,7 +7,8 @@ The cases are every run folder whose loading has ranks, sources or restarts to j
 the fixture runs (tests/fixtures/runs/*, the scale fixtures, the conformance folders that hold a
 run), the rank-replicated logs of tests/fixtures/scale/replicate_ranks.py, and the bench inputs of
 bench/ranks_generate.py that exist. `--format json` with SOURCE_DATE_EPOCH=0; the build's own
-timings (`timings` blocks) are dropped before comparing; every build's experiment is "identity".
+timings (`timings` blocks) and the experiment's name (every build's is now "identity"; it was the
+run folder's parent's) are dropped before comparing.
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ def _clean(value):
     return value
 
 
+def _unnamed(metrics: dict) -> dict:
+    """Without the experiment's name (a folder's name: builds made before it was set by `build`)."""
+    if isinstance(metrics.get("run"), dict):
+        metrics["run"].pop("experiment", None)
+    return metrics
+
+
 def compare(a: Path, b: Path) -> int:
     bad = 0
     names = sorted({p.name for p in a.iterdir() if p.is_dir()} | {p.name for p in b.iterdir() if p.is_dir()})
@@ -88,7 +96,7 @@ def compare(a: Path, b: Path) -> int:
             bad += 1
             continue
         for x, y in zip(ma, mb):
-            if _clean(json.loads(x.read_text())) != _clean(json.loads(y.read_text())):
+            if _clean(_unnamed(json.loads(x.read_text()))) != _clean(_unnamed(json.loads(y.read_text()))):
                 print(f"DIFF {name}: {x.relative_to(a)}")
                 bad += 1
         if not ma:
