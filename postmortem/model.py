@@ -356,14 +356,12 @@ def frame(columns: dict[str, Any], schema: dict[str, pl.DataType]) -> pl.DataFra
     n = next((len(v) for v in columns.values() if not _is_scalar(v)), 0)
     if n == 0:
         return empty(schema)
-    data = {}
-    for name, dtype in schema.items():
-        value = columns.get(name)
-        if value is None or _is_scalar(value):
-            data[name] = pl.repeat(value, n, dtype=dtype, eager=True)
-        else:
-            data[name] = pl.Series(name, value, dtype=dtype, strict=False)
-    return pl.DataFrame(data).select(list(schema))
+    data = {name: pl.Series(name, columns[name], dtype=dtype, strict=False)
+            for name, dtype in schema.items() if not _is_scalar(columns.get(name))}
+    # a value for every row is broadcast in the select (cheaper than a column made for it: a
+    # reader makes a table per file, thousands at thousands of ranks)
+    return pl.DataFrame(data).select(pl.col(name) if name in data else pl.lit(columns.get(name), dtype=dtype).alias(name)
+                                     for name, dtype in schema.items())
 
 
 def _is_scalar(value: Any) -> bool:
@@ -374,6 +372,8 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
     """Cast a frame to a schema: add missing columns as null, drop extra ones, order columns."""
     if df is None or df.is_empty() and not df.columns:
         return empty(schema)
+    if list(df.schema.items()) == list(schema.items()):
+        return df
     exprs = [
         (pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, dtype=t)).alias(c)
         for c, t in schema.items()

@@ -52,7 +52,8 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
         steps = steps.with_columns(pl.lit(0, pl.Int32).alias("segment"), pl.lit(0, pl.Int32).alias("rank"))
         steps = steps.select([pl.col(c).cast(t) if c in steps.columns else pl.lit(None, t).alias(c)
                               for c, t in STEPS.items()])
-    counts = steps.group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=True)
+    # narrow first: a group-by of the whole frame copies every column
+    counts = steps.select("rank").group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=True)
     rank = counts["rank"][0]
     one = steps.filter(pl.col("rank") == rank) if rank is not None else steps.filter(pl.col("rank").is_null())
     return last_per_step(one), rank
@@ -60,8 +61,12 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
 
 def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     """(step, value, wall_time) per tag from its lowest rank, like Run.series but in one pass."""
-    df = scalars.filter(pl.col("tag").is_in(list(tags)))
-    df = df.filter(pl.col("rank").fill_null(-1) == pl.col("rank").fill_null(-1).min().over("tag"))
+    # Each tag's lowest rank first (a pass that copies nothing), then only its rows are taken.
+    wanted = pl.col("tag").is_in(list(tags))
+    rank = pl.col("rank").fill_null(-1)
+    lowest = scalars.lazy().filter(wanted).group_by("tag").agg(rank.min().alias("low")).collect()
+    taken = [(pl.col("tag") == tag) & (rank == low) for tag, low in lowest.iter_rows()]
+    df = scalars.filter(wanted & pl.any_horizontal(taken)) if taken else scalars.clear()
     parts = {t: last_per_step(g).select("step", "value", "wall_time")
              for (t,), g in df.partition_by("tag", as_dict=True).items()}
     empty = scalars.select("step", "value", "wall_time").clear()
@@ -217,7 +222,10 @@ def analyze(
     m = mfu(run, options, tp, window, kept_steps)
 
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
-    steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
+    # each table's distinct steps first, by the streaming engine: the in-memory one builds a hash
+    # table as long as the column (millions of rows at thousands of ranks)
+    steps_seen = pl.concat([t.lazy().select(pl.col("step").unique()).collect(engine="streaming")["step"]
+                            for t in (run.tables["steps"], scalars)]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
     run_health = health(run)
     analysis = Analysis(

@@ -114,12 +114,16 @@ def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
     return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
 
 
-def _first_rank(df: pl.DataFrame, rank: int | None) -> pl.DataFrame:
-    """Rows of `rank` where it logged the tag, else of the tag's lowest rank."""
-    if rank is not None and (df["rank"] == rank).any():
-        return df.filter(pl.col("rank") == rank)
-    low = df["rank"].min()
-    return df.filter(pl.col("rank") == low) if low is not None else df
+def one_rank_per_tag(scalars: pl.DataFrame, where: pl.Expr, rank: int | None = None) -> pl.DataFrame:
+    """The rows `where` holds, of one rank per tag: `rank` where it logged the tag, else the tag's
+    lowest; in one pass that copies only the rows taken, not every rank's (thousands of ranks)."""
+    has = (pl.col("rank") == rank).any() if rank is not None else pl.lit(False)
+    per_tag = scalars.lazy().filter(where).group_by("tag").agg(pl.col("rank").min().alias("low"), has.alias("has")).collect()
+    taken = []
+    for tag, low, mine in per_tag.iter_rows():
+        chosen = rank if mine else low  # None: no row of the tag has a rank, all of them are taken
+        taken.append((pl.col("tag") == tag) & (pl.col("rank") == chosen if chosen is not None else pl.lit(True)))
+    return scalars.filter(where & pl.any_horizontal(taken)) if taken else scalars.clear()
 
 
 def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str, ...],
@@ -129,12 +133,9 @@ def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str,
     out: dict[str, Figure] = {}
     if window.start_step is None:
         return out
-    df = scalars.filter(
-        pl.col("tag").is_in(list(tags)) & pl.col("step").is_between(window.start_step, window.end_step)
-        & pl.col("value").is_finite()
-    )
+    df = one_rank_per_tag(scalars, pl.col("tag").is_in(list(tags))
+                          & pl.col("step").is_between(window.start_step, window.end_step) & pl.col("value").is_finite())
     for (tag,), part in sorted(df.partition_by("tag", as_dict=True).items()):
-        part = _first_rank(part, None)
         where = "method.logged-median-window"
         if kept_steps is not None and kept_steps.size:
             inside = part.filter(pl.col("step").is_in(pl.Series(kept_steps, dtype=pl.Int64).implode()))
@@ -152,12 +153,11 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
     Per-device rates (raw tag ".../p") are left out."""
     if kept.is_empty():
         return None
-    df = scalars.filter(pl.col("tag") == tag)
-    per_device = pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p")
-    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device)
+    per_device = pl.col("raw_tag").is_in([r for r in scalars["raw_tag"].unique().to_list() if r and r.endswith("/p")])
+    df = one_rank_per_tag(scalars, (pl.col("tag") == tag) & pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device,
+                          rank)
     if df.is_empty():
         return None
-    df = _first_rank(df, rank)
     rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
     if rate_step.size > 1 and not np.all(np.diff(rate_step) > 0):  # one value per step, sorted
         df = last_per_step(df)

@@ -2,7 +2,8 @@
 
 The rules, in order (each in its module):
 1. Each claimed file is read by its reader. Files are grouped by the rank their reader locates
-   them at (files.py), and a rank is read and joined as one job (rank.py), shared with the
+   them at (files.py), and consecutive ranks are read and joined in batches, each as one job
+   (rank.py: the rules below run once over a batch's frame, grouped by rank), shared with the
    session's helper processes when there is one (parallel.Session.share); a file that gives
    nothing and says nothing gets a warning (rank.py).
 2. Zone-less log times are aligned with the sources that know UTC (clock.py).
@@ -40,7 +41,7 @@ from .checkpoints import resolve_checkpoints, shape_settings
 from .events import eval_events, place_pauses, restart_events
 from .files import by_rank, file_order, natural_order
 from .launches import segments_of_steps
-from .rank import concat, load_rank, rank_files
+from .rank import batches, concat, load_ranks, rank_files
 from .settings import merge_settings
 from .strategy import strategy_settings
 from .units import settle_per_device
@@ -49,6 +50,12 @@ if TYPE_CHECKING:
     from ..parallel import Session
 
 __all__ = ["load_run", "warm_up", "segments_of_steps"]
+
+# Ranks are read and joined in batches of about this much input, or this many ranks: one job each
+# for the session's processes, each joined in one pass; a batch's intermediate tables are what a
+# process holds besides the run's.
+BATCH_BYTES = 16 * 1024 * 1024
+BATCH_RANKS = 64
 
 
 def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None,
@@ -61,11 +68,11 @@ def load_run(path: str | Path, *, session: Session | None = None, readers: Seque
     seen_by = tuple(witnesses) if witnesses is not None else default_witnesses()
     found = discover(path, readers, seen_by)
     order = file_order(found.claimed)
-    ranks_files = [rank_files(group, order) for group in by_rank(found.claimed)]
+    jobs = batches([rank_files(group, order, rank) for rank, group in by_rank(found.claimed)], BATCH_BYTES, BATCH_RANKS)
     if session is not None:
-        parts = session.share(load_rank, ranks_files, sizes=[sum(c.artifact.size for c in r.files) for r in ranks_files])
+        parts = session.share(load_ranks, jobs, sizes=[sum(c.artifact.size for r in b for c in r.files) for b in jobs])
     else:
-        parts = [load_rank(r) for r in ranks_files]
+        parts = [load_ranks(b) for b in jobs]
 
     tables = {name: concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
     found_settings = [kv for p in parts for kv in p.settings_found]
