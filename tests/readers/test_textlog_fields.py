@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from postmortem.model import Artifact
-from postmortem.readers import logfields, logparse, logshapes, textlog
+from postmortem.readers import textlog
+from postmortem.readers.textlog import fields as logfields, parse as logparse, shapes as logshapes
 
 
 def fields(line: str) -> logfields.FieldRecord | None:

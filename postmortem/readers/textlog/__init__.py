@@ -36,20 +36,20 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from .. import diagnostics as dg
-from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
-from . import logparse, logrecords
-from .logparse import LINE_FLOAT, LINE_INT, MISSING
-from . import logshapes as g
-from . import guard
-from .base import Reader
+from ... import diagnostics as dg
+from ...model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
+from . import parse as logparse, records as logrecords
+from .parse import LINE_FLOAT, LINE_INT, MISSING
+from . import shapes as g
+from .. import guard
+from ..base import Reader
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ERROR_EVENTS = 1000  # a crash loop can print millions of ERROR lines; keep the first ones
 
 try:
-    from . import _logscan
+    from .. import _logscan
 except ImportError:  # built without a compiler: logparse reads every line, slower, same result
     _logscan = None
 

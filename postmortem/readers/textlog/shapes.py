@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Callable
 
-from ..model import CANONICAL_TAGS, canonical_tag
+from ...model import CANONICAL_TAGS, canonical_tag
 
 # A number as writers print them: decimal, exponent, nan / inf in any case (what float() reads).
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"

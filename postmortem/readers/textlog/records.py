@@ -13,10 +13,11 @@ import re
 
 import numpy as np
 
-from .. import diagnostics as dg
-from . import guard, logparse
-from . import logshapes as g
-from .logparse import LINE_INT, MISSING
+from ... import diagnostics as dg
+from .. import guard
+from . import parse as logparse
+from . import shapes as g
+from .parse import LINE_INT, MISSING
 
 FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
 _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")

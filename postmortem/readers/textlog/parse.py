@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 
-from . import logfields
-from . import logshapes as g
+from . import fields as logfields
+from . import shapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
 LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")  # the lines' columns (Records)
