@@ -35,7 +35,7 @@ def variants(r) -> set[str]:
 
 
 def test_every_spelling_of_the_lexicon_is_reached():
-    """keys() only tries KEY_RE where a word holds a hint: each family's spellings must be found."""
+    """keys() only tries the key pattern where a word holds a hint: each family's spellings must be found."""
     samples = {
         "loss": ["loss", "total_loss", "avg loss", "aver loss", "cur loss", "train_loss", "Loss", "LOSS", "损失"],
         "loss_part": ["lm_loss", "G_loss", "loss_cls", "Dloss", "kl loss"],
@@ -109,15 +109,15 @@ def test_no_key_holds_a_stop_character():
                               c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_NOT_SPACE: r"\S", c.CATEGORY_NOT_WORD: r"\W"}[av])
         return f"[{neg}{''.join(parts)}]"
 
-    tests = consumed(p.parse(logfields.KEY_RE.pattern, logfields.re.I), [])
+    tests = consumed(p.parse(logfields.GRAMMAR.key_re.pattern, logfields.re.I), [])
     assert len(tests) > 50
     for ch in logfields.KEY_STOP:
         assert not any(t(ch) for t in tests), ch
     # and the window gives what KEY_RE gives, on lines that differ only after a stop character
     for text in ("epoch: 1, step: 5, loss is loss:5.0", "loss_value(ms) = 3", "per step time: 5ms", "G_loss:1 D_loss:2"):
         for start, end, fam in logfields.keys(text):
-            m = logfields.KEY_RE.match(text, start)
-            assert (m.end(), logfields._FAMILY_OF[int(m.lastgroup[1:])]) == (end, fam)
+            m = logfields.GRAMMAR.key_re.match(text, start)
+            assert (m.end(), logfields.GRAMMAR.family_of[int(m.lastgroup[1:])]) == (end, fam)
 
 
 def test_the_digits_a_pattern_spells_are_in_the_form():
@@ -148,7 +148,7 @@ def test_the_digits_a_pattern_spells_are_in_the_form():
     for name in ("KEY_RE", "VALUE_RE", "RATE_RE", "RANK_PREFIX_RE", "BARE_PROGRESS_RE", "_SEP_AFTER", "DOUBLE_PROGRESS_RE",
                  "GLUED_COUNTER_RE", "SUFFIX_COUNTER_RE", "SEC_PER_IT_RE", "ZH_EPOCH_RE", "ZH_STEP_RE", "EVAL_WORDS",
                  "EVAL_AFTER", "EVAL_DICT", "TOKEN_RE"):
-        pat = getattr(logfields, name)
+        pat = getattr(logfields.GRAMMAR, name.lower()) if hasattr(logfields.GRAMMAR, name.lower()) else getattr(logfields, name)
         spelled |= {(name, d, where) for d, where in digits(p.parse(pat.pattern, pat.flags), []) if where != "word"}
     assert spelled == {("VALUE_RE", "0", "."), ("RANK_PREFIX_RE", "1", "[")}
 
@@ -173,9 +173,9 @@ def test_a_line_read_by_its_form_is_read_as_alone():
         first = logfields.normalise(line)
         for digits in ("0", "1", None, None, None):
             other = "".join((digits or rnd.choice("0123456789")) if c in "0123456789" else c for c in first)
-            logfields._FORMS.clear()
+            logfields.GRAMMAR.forms.clear()
             alone = logfields.read(other)
-            logfields._FORMS.clear()
+            logfields.GRAMMAR.forms.clear()
             logfields.read(first)  # decides the form, when it is the same
             seen += logfields.read(other) is not None
             after = logfields.read(other)

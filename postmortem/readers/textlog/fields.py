@@ -23,63 +23,14 @@ import math
 import re
 from dataclasses import dataclass, field
 
-NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
-_S = r"[ _\-.]?"  # between the words of a key: "per_step_time", "per step time", "step-time"
+from . import lexicon
+from .lexicon import S
 
-# family -> spellings. Order matters twice: families are tried in this order at one place (so the
-# longer "loss scale" wins over "loss"), and within a family the first spelling that fits wins.
-LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
-    # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
-    ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
-    # (a word between needs its separator: "value_loss" is no eval loss; "Vali Loss": Informer's validation)
-    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:i|id(?:ation)?)?|test(?:ing)?|dev)(?:[ _\-.][a-z0-9]+)?{_S}loss",)),
-    # the loss itself; modifiers the writer puts before it (total, average, train, ...)
-    ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
-              rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
-              r"损失(?:值|函数值)?", r"训练损失")),
-    # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
-    ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
-                                                                                    r" loss",
-                   # numbered losses, one per sub-domain or output: "loss1: 2.14, loss2: 8.2" (SciAI cPINNs), "loss_0   0.0348"
-                   # (MindFlow); never a number glued to the key ("loss0.5")
-                   r"loss_?\d{1,2}(?!\.\d)")),
-    # what is left of the run, not a step's time: "left time: 20244.7053s" (Informer's speed line), "eta" (read as nothing)
-    ("time_left", (rf"(?:left|remain(?:ing)?){_S}time", rf"time{_S}(?:left|remain(?:ing)?)", r"eta")),
-    # (MindFormers' epoch_end in sink mode: "Per sink_size step time" is the time of sink_size steps)
-    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"per{_S}sink{_S}size{_S}step{_S}time", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
-                    r"每(?:个)?epoch耗时")),
-    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
-                   rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
-                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时",
-                   # CycleGAN's Reporter: "total cost: 220538.81 ms, per step: 22053.88 ms" (read only with its unit: PER_ALONE)
-                   rf"per{_S}(?:step|iter(?:ation)?|batch)")),
-    # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", rf"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
-    ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
-                    r"throughput(?:[ _]per[ _](?:npu|device))?")),
-    ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
-    ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
-    ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
-    ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
-    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
-    ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
-                         rf"dataset{_S}size")),
-    # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
-    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{_S}(?:idx|id))?",
-              r"步数", r"步", r"迭代")),
-    ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
-)
-COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
-LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
-WEAK = ("time",)  # read as a per-step time only beside a step counter, and where no step-time key is on the line
+NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
 # after a time's number: a date or a clock goes on ("2021-07-24 02:08:33", "23 09:45:32")
 CLOCK_AFTER = re.compile(r"[-:/]\d|\s+\d{1,2}:\d{2}")
 # "per step" alone is a time only with a unit after it ("samples per step: 32" is none)
-PER_ALONE = re.compile(rf"per{_S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
-TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
-        "lr": "lr", "grad_norm": "grad_norm", "loss_scale": "loss_scale", "overflow": "overflow"}
-TIME_FAMILIES = ("epoch_time", "step_time", "time")
+PER_ALONE = re.compile(rf"per{S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
 
 # The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
 EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|vali|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
@@ -111,106 +62,130 @@ _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "
                         "；": ";", "　": " ", "／": "/"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
-_FAMILY_OF: list[str] = []
-
-
-def _key_regex() -> re.Pattern:
-    alts = []
-    for fam, spellings in LEXICON:
-        for sp in spellings:
-            alts.append(f"(?P<k{len(_FAMILY_OF)}>{sp})")
-            _FAMILY_OF.append(fam)
-    # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
-    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
-
-
-KEY_RE = _key_regex()
-
-# Where a key may start: a word holding one of these (or equal to a short one), or Chinese. Trying
-# KEY_RE only there, not at every character, is what makes this path ~10x faster; a new family's
-# first word goes here too (test_logfields_hints checks every spelling is reachable).
-TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
-HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
-         "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
-         "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
-         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum", "left", "remain")
-_HINT_RE = re.compile("|".join(HINTS))
-SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "vali", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp", "eta"))
-
-
-# The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
+# The characters no key holds (the key pattern only looks at them, in its lookaheads): its answer at
 # a word depends on the character before it and the text up to the first of them, so it is kept
-# per such window (a log repeats its keys; test_logfields_key_window checks the set).
+# per such window (a log repeats its keys; test_no_key_holds_a_stop_character checks the set).
 KEY_STOP = ":=,;()[]{}<>'\"|!?#%&*+@^`~$\\"
 _KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
-_KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
-_HINTED: dict[str, bool] = {}  # word -> may start a key
+TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
 
 
-def _key_at(text: str, at: int) -> tuple[int, str] | None:
-    stop = _KEY_STOP_RE.search(text, at)
-    end = stop.end() if stop is not None else len(text)
-    window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
-    hit = _KEY_AT.get(window, False)
-    if hit is False:
-        km = KEY_RE.match(text, at)
-        hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
-        if len(window) <= 256:
-            if len(_KEY_AT) > 100_000:
-                _KEY_AT.clear()
-            _KEY_AT[window] = hit
-    return hit
+def _longest_first(spellings) -> str:
+    """An alternation of literals, the longest first (so "ms" is tried before "s")."""
+    return "|".join(re.escape(s) for s in sorted(dict.fromkeys(spellings), key=len, reverse=True))
 
 
-def _hinted(word: str) -> bool:
-    hit = _HINTED.get(word)
-    if hit is None:
-        low = word.lower()
-        hit = bool(low in SHORT_HINTS or low[0] >= "\u4e00" or _HINT_RE.search(low))
-        if len(_HINTED) > 100_000:
-            _HINTED.clear()
-        _HINTED[word] = hit
-    return hit
+class Grammar:
+    """A lexicon (a module or namespace with FAMILIES and UNITS, see lexicon.py) compiled into the
+    patterns the field reader matches, with the memory of what it decided per line form."""
+
+    def __init__(self, lex=lexicon) -> None:
+        self.lexicon = lex
+        self.family = {f.name: f for f in lex.FAMILIES}
+        alts, self.family_of = [], []
+        for fam in lex.FAMILIES:
+            for sp in fam.spellings:
+                alts.append(f"(?P<k{len(self.family_of)}>{sp})")
+                self.family_of.append(fam.name)
+        # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
+        self.key_re = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+        # Where a key may start: a word holding a hint (or equal to a short one), or Chinese. Trying
+        # the key pattern only there, not at every character, is what makes this path ~10x faster.
+        self.hints = tuple(dict.fromkeys(h for f in lex.FAMILIES for h in f.hints))
+        self.hint_re = re.compile("|".join(self.hints))
+        self.short_hints = frozenset(w for f in lex.FAMILIES for w in f.words)
+        self.loss_families = frozenset(f.name for f in lex.FAMILIES if f.loss)
+        self.time_families = frozenset(f.name for f in lex.FAMILIES if f.dimension == "time" and f.role == "value")
+        self.weak = frozenset(f.name for f in lex.FAMILIES if f.strength == "weak")
+        self.bare = frozenset(f.name for f in lex.FAMILIES if f.bare)
+        self.counters = frozenset(f.name for f in lex.FAMILIES if f.role == "counter")
+        self.skipped = frozenset(f.name for f in lex.FAMILIES if f.role in ("mark", "ignore"))
+        self.tag = {f.name: f.tag for f in lex.FAMILIES}
+        times = [u for u in lex.UNITS if u.dimension == "time"]
+        self.unit_si = {u.spelling.lower(): u.si for u in times}
+        unit = _longest_first(u.spelling for u in times)
+        # After a key: a unit in parentheses or brackets, a separator, then a value in one of its forms.
+        self.value_re = re.compile(
+            rf"\s*(?:\(\s*(?P<punit>{unit})\s*\)|\[\s*(?P<bunit>{unit})\s*\])?"
+            r"['\"]?\s*(?P<sep>::?|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+            r"(?:"
+            r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
+            r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
+            r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
+            r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
+            r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
+            r")"
+            rf"(?:\s*(?P<vunit>{unit})(?![A-Za-z]))?",
+            re.IGNORECASE,
+        )
+        # tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
+        self.sec_per_it_re = re.compile(rf"(?<![\w.])({NUM})\s*({unit})/(?:it(?:er(?:ation)?)?|step|batch)(?![A-Za-z])")
+        # a rate printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p"
+        rates = [u for u in lex.UNITS if u.dimension == "rate"]
+        self.rate_tag = {u.spelling.lower(): u.tag for u in rates}
+        self.rate_re = re.compile(rf"(?<![\w.])({NUM})\s*(?P<u>{_longest_first(u.spelling for u in rates)})(?![A-Za-z])",
+                                  re.IGNORECASE)
+        # (the literal each holds, looked for before the pattern: "/s", "fps")
+        self.rate_hints = tuple(dict.fromkeys((u.spelling[u.spelling.find("/"):][:2] if "/" in u.spelling else u.spelling).lower()
+                                              for u in rates))
+        # what was decided: per key window, per word, per line form, per part key (a log repeats them)
+        self.key_at: dict[str, tuple[int, str] | None] = {}
+        self.hinted: dict[str, bool] = {}
+        self.forms: dict[tuple, tuple | None] = {}
+        self.part_names: dict[str, str] = {}
+
+    def key_at_(self, text: str, at: int) -> tuple[int, str] | None:
+        stop = _KEY_STOP_RE.search(text, at)
+        end = stop.end() if stop is not None else len(text)
+        window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
+        hit = self.key_at.get(window, False)
+        if hit is False:
+            km = self.key_re.match(text, at)
+            hit = None if km is None else (km.end() - at, self.family_of[int(km.lastgroup[1:])])
+            if len(window) <= 256:
+                if len(self.key_at) > 100_000:
+                    self.key_at.clear()
+                self.key_at[window] = hit
+        return hit
+
+    def may_start_key(self, word: str) -> bool:
+        hit = self.hinted.get(word)
+        if hit is None:
+            low = word.lower()
+            hit = bool(low in self.short_hints or low[0] >= "\u4e00" or self.hint_re.search(low))
+            if len(self.hinted) > 100_000:
+                self.hinted.clear()
+            self.hinted[word] = hit
+        return hit
+
+    def keys(self, text: str, at: int = 0):
+        """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each."""
+        end = at
+        for tm in TOKEN_RE.finditer(text, at):
+            start = tm.start()
+            if start < end or not self.may_start_key(tm.group()):
+                continue
+            hit = self.key_at_(text, start)
+            if hit is not None:
+                end = start + hit[0]
+                yield start, end, hit[1]
+
+    def part_name(self, key: str) -> str:
+        name = self.part_names.get(key)
+        if name is None:
+            if len(self.part_names) > 10_000:
+                self.part_names.clear()
+            name = self.part_names[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+        return name
 
 
-def keys(text: str, at: int = 0):
-    """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each KEY_RE match."""
-    end = at
-    for tm in TOKEN_RE.finditer(text, at):
-        start = tm.start()
-        if start < end or not _hinted(tm.group()):
-            continue
-        hit = _key_at(text, start)
-        if hit is not None:
-            end = start + hit[0]
-            yield start, end, hit[1]
+GRAMMAR = Grammar()  # the lexicon's; tests may read with another (Grammar(module))
 
 
-# After a key: a unit in parentheses, a separator, then a value in one of its forms.
-_UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)"
-VALUE_RE = re.compile(
-    r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
-    + r"\s*\])?"
-    r"['\"]?\s*(?P<sep>::?|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
-    r"(?:"
-    r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
-    r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
-    r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
-    r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
-    r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
-    r")"
-    r"(?:\s*(?P<vunit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)(?![A-Za-z]))?",
-    re.IGNORECASE,
-)
-_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
-           "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
-           "毫秒": 1e-3, "秒": 1.0, "分钟": 60.0}
+def keys(text: str, at: int = 0, gr: Grammar | None = None):
+    return (gr or GRAMMAR).keys(text, at)
 
-# Throughput printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p".
-RATE_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(?P<u>samples?/s(?:ec)?/p|samples?/s(?:ec)?|imgs?/s(?:ec)?|images?/s(?:ec)?|"
-                     r"tokens?/s(?:ec)?|tok/s|fps)(?![A-Za-z])", re.IGNORECASE)
-_RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/s": "samples_per_s", "image/s": "samples_per_s",
-             "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
+
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
 # a line that only names the rank of the records after it: pix2pix's `Device ID : 3` (the rank family's spellings)
@@ -232,8 +207,6 @@ TQDM_COUNT_RE = re.compile(r"(?<![\w.])(\d{1,9})it \[\d+:\d+")
 GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
 # a counter glued after its key: "step_0: loss=3.59"
 SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
-# tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
-SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(m?s)/(?:it(?:er(?:ation)?)?|step|batch)(?![A-Za-z])")
 # Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
 ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
 ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
@@ -345,23 +318,23 @@ def segments(text: str) -> list[str]:
 DIGITS_0 = str.maketrans("123456789", "000000000")
 _AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
 _DOT_0 = re.compile(r"\.0(?![0-9])")
-_FORMS: dict[tuple, tuple | None] = {}
 FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
 
 
-def read(text: str) -> FieldRecord | None:
+def read(text: str, gr: Grammar | None = None) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
     loss-family key."""
     m = RANK_PREFIX_RE.match(text)
     form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
             tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
-    d = _FORMS.get(form, False)
+    gr = gr or GRAMMAR
+    d = gr.forms.get(form, False)
     if d is False:
-        d = _plan(_decide(text, m))
+        d = _plan(_decide(text, m, gr))
         if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
-            if len(_FORMS) > 20_000:
-                _FORMS.clear()
-            _FORMS[form] = d
+            if len(gr.forms) > 20_000:
+                gr.forms.clear()
+            gr.forms[form] = d
     if d is None:
         return None
     fixed, counters, specs, unitless = d
@@ -374,7 +347,7 @@ def read(text: str) -> FieldRecord | None:
     for tag, k, v in specs:
         key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
         x = float(text[v[0]:v[1]])  # (a value's conversion is float)
-        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
+        values.append((gr.part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
     f["values"] = values
     f["unitless"] = list(unitless)
     return rec
@@ -398,18 +371,6 @@ class _Part(str):
     """A named part's tag (lm_loss): made from each line's own key."""
 
 
-_PART_NAMES: dict[str, str] = {}
-
-
-def _part_name(key: str) -> str:
-    name = _PART_NAMES.get(key)
-    if name is None:
-        if len(_PART_NAMES) > 10_000:
-            _PART_NAMES.clear()
-        name = _PART_NAMES[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
-    return name
-
-
 def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
     """Where a number is: (start, end, conversion, factor)."""
     return (*m.span(group), conv, factor)
@@ -419,7 +380,7 @@ def _counted(m: re.Match, group: int) -> tuple | None:
     return None if _count(m.group(group)) is None else _taken(m, group, _count)
 
 
-def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
     """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
     them from (_taken: a span of the line and a conversion): the same for every line of its form.
     ``m``: RANK_PREFIX_RE's match."""
@@ -430,11 +391,11 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
     eval_kind = None  # the same for the evaluation's loss: one per line, the others its parts
     open_key = None  # (end, spelling) of a loss key with no value after it: "avg_loss:" of "avg_loss:loss:1.9"
-    for k_start, k_end, fam in keys(text):
+    for k_start, k_end, fam in gr.keys(text):
         key = text[k_start:k_end].strip(" _-.")
         kspec = (k_start, k_end, True)
-        vm = VALUE_RE.match(text, k_end)
-        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
+        vm = gr.value_re.match(text, k_end)
+        if fam in gr.loss_families and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
         outer = None
         if open_key is not None and fam == "loss" and text[open_key[0]:k_start].strip(" ") in (":", "="):
@@ -443,13 +404,13 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if vm is None:
             continue
         # a key then a space then a value reads only for counters and losses ("Epoch 3", "loss 0.2")
-        if vm.group("sep").strip() == "" and fam not in ("epoch", "step", "global_step", "loss", "eval_loss", "rank") \
+        if vm.group("sep").strip() == "" and fam not in gr.bare \
                 and vm.group("v") is None and vm.group("lv") is None:
             continue
         if vm.group("sep") == "->":
             continue
         taken.append((k_start, vm.end()))
-        if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
+        if fam in gr.counters:
             ga = next((x for x in ("pa", "qa", "v", "lv") if vm.group(x)), None)
             gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
             a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
@@ -478,27 +439,27 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         value = _number(raw)
         if value is None:
             continue
-        if fam in ("overflow", "loss_summary", "time_left"):
+        if fam in gr.skipped:
             continue  # True/False: read by the shapes that print it; a run's best / last loss; the time left
         unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
-        if fam in TIME_FAMILIES:
-            if fam in WEAK and unit is None and vm.group("v") is None:
+        if fam in gr.time_families:
+            if fam in gr.weak and unit is None and vm.group("v") is None:
                 continue
             if unit is None and CLOCK_AFTER.match(text, vm.end()):
                 continue  # "time: 2021-07-24 02:08:33", "time is 23 09:45:32": when, not how long
             if unit is None and fam == "step_time" and PER_ALONE.fullmatch(key):
                 continue
             if unit is not None:
-                value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
+                value = _taken(vm, graw, float, gr.unit_si[unit.lower()])
             else:
                 rec.unitless.append(len(rec.values))
                 value = _taken(vm, graw, float, 1e-3)  # MindSpore's callbacks print ms; settled by evidence in textlog
-            rec.values.append((TAGS[fam], fam if fam in WEAK else kspec, value))
+            rec.values.append((gr.tag[fam], fam if fam in gr.weak else kspec, value))
             continue
         value = _taken(vm, graw, float)
-        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end, gr):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
         kind = _loss_kind(outer or key) if fam in ("loss", "eval_loss") else None
         if fam == "loss":
@@ -514,19 +475,16 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             eval_kind = _best_loss(rec, "eval_loss", kind, eval_kind, kspec, value)
             continue
         if fam == "loss_part":
-            rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
+            rec.values.append((_Part(gr.part_name(key)), kspec, value))  # (the name: of each line's key)
             continue
         if fam == "throughput":
             rec.values.append(("fps" if key.lower() == "fps" else "throughput", kspec, value))
             continue
-        rec.values.append((TAGS[fam], kspec, value))
+        rec.values.append((gr.tag[fam], kspec, value))
     # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
     low = text.lower()
-    for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
-        unit = rm.group("u").lower().replace("sec", "s").replace("imgs", "img").replace("images", "image").replace("samples/",
-                                                                                                             "samples/")
-        unit = {"sample/s": "samples/s", "sample/s/p": "samples/s/p", "token/s": "tokens/s"}.get(unit, unit)
-        tag = _RATE_TAG.get(unit)
+    for rm in gr.rate_re.finditer(text) if any(h in low for h in gr.rate_hints) else ():
+        tag = gr.rate_tag.get(rm.group("u").lower())
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
             rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
@@ -567,8 +525,8 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
-    if "s/" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
-        rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, 1e-3 if sm.group(2) == "ms" else None)))
+    if "s/" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := gr.sec_per_it_re.search(text)):
+        rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, gr.unit_si[sm.group(2).lower()])))
     _weak_after_strong(rec)
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
             and any(t == "loss" for t, _, _ in rec.values)):
@@ -637,8 +595,8 @@ def _weak_after_strong(rec: FieldRecord) -> None:
     rec.values = [rec.values[i] for i in keep]
 
 
-def _plain_loss_later(text: str, at: int) -> bool:
-    for _, _, fam in keys(text, at):
+def _plain_loss_later(text: str, at: int, gr: Grammar) -> bool:
+    for _, _, fam in gr.keys(text, at):
         if fam == "loss":
             return True
     return False

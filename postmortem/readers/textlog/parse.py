@@ -343,7 +343,7 @@ def _joined(lines: list) -> tuple:
                               per_epoch=c.per_epoch, text=first_loss.text, loss_like=True, has_loss=True)
     for _, _, _, part in lines:
         r.unitless.extend(j + len(r.values) for j in part.unitless)
-        r.values.extend(v if v[0] != "loss" or part is first_loss else (logfields._part_name(v[1]), v[1], v[2])
+        r.values.extend(v if v[0] != "loss" or part is first_loss else (logfields.GRAMMAR.part_name(v[1]), v[1], v[2])
                         for v in part.values)
     pos, wall, zone, _ = lines[0]
     if wall is None:
