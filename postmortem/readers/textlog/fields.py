@@ -232,6 +232,7 @@ class FieldRecord:
     has_loss: bool = False  # a training (or eval) loss value
     summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
     time_line: bool = False  # no loss, a step's time: "\tspeed: 0.2837s/iter; left time: ..." (textlog._neighbour_times)
+    unread: tuple[str, ...] = ()  # keys with a number after them that no family takes ("acc: 0.91"): listed, never read
 
     def counters_only(self) -> bool:
         """An epoch or a step and no loss key: one half of a record printed over two lines, maybe."""
@@ -388,12 +389,14 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
     if m:
         rec.rank = _taken(m, 1 if m.group(1) else 2, int)
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
+    known: list[tuple[int, int]] = []  # spans of the lexicon's keys
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
     eval_kind = None  # the same for the evaluation's loss: one per line, the others its parts
     open_key = None  # (end, spelling) of a loss key with no value after it: "avg_loss:" of "avg_loss:loss:1.9"
     for k_start, k_end, fam in gr.keys(text):
         key = text[k_start:k_end].strip(" _-.")
         kspec = (k_start, k_end, True)
+        known.append((k_start, k_end))
         vm = gr.value_re.match(text, k_end)
         if fam in gr.loss_families and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
@@ -525,7 +528,7 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
-    if "s/" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := gr.sec_per_it_re.search(text)):
+    if slash and not any(t == "step_time" for t, _, _ in rec.values) and (sm := gr.sec_per_it_re.search(text)):
         rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, gr.unit_si[sm.group(2).lower()])))
     _weak_after_strong(rec)
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
@@ -533,6 +536,8 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     _summary_or_eval(text, rec)
+    if rec.has_loss:
+        rec.unread = _unread_keys(text, known + taken)
     if not rec.has_loss and not rec.loss_like:
         # a line with a step's time and no loss: the time of a record on a line beside it (textlog pairs them);
         # counters and no loss: maybe the first half of a record printed over two lines (logparse pairs them)
@@ -541,6 +546,22 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
             return rec
         return rec if rec.counters_only() else None
     return rec
+
+
+# a key of a line's own, a separator and a number: "acc: 0.91", "EPS=4765.57" (never a path's "train.py:529")
+ANY_KEY_RE = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9_]*)['\"]?\s*(?::|=|\bis\b)\s*\[?\s*[-+]?\.?\d", re.ASCII)
+
+
+def _unread_keys(text: str, spans: list[tuple[int, int]]) -> tuple[str, ...]:
+    """The keys with a number after them that are none of the lexicon's and hold no value it read."""
+    if ":" not in text and "=" not in text and " is " not in text:
+        return ()
+    out = []
+    for km in ANY_KEY_RE.finditer(text):
+        a, b = km.span(1)
+        if not any(x < b and a < y for x, y in spans) and km.group(1) not in out:
+            out.append(km.group(1))
+    return tuple(out)
 
 
 def _best_loss(rec: FieldRecord, tag: str, kind: int, best: int | None, kspec, value) -> int:

@@ -69,6 +69,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
+    _say_unread_keys(train, rel, diags)
     ranks = _ranks(train, rel, diags, error_positions(rec), rec.path)
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
     totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
@@ -127,6 +128,23 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _say_unread_keys(train: list, rel: str, diags: list) -> None:
+    """Keys printed beside the records that no family of the lexicon takes: their count of lines,
+    the keys (each with its count) and the first such line, in one info. Nothing is dropped unsaid."""
+    counts: dict[str, int] = {}
+    first = None
+    for pos, _, _, r in train:
+        for key in r.unread:
+            counts[key] = counts.get(key, 0) + 1
+        if r.unread and first is None:
+            first = (pos, r.text)
+    if first is not None:
+        text = first[1] if len(first[1]) <= 120 else first[1][:117] + "..."
+        diags.append(dg.info("log-keys-unread", path=rel, offset=first[0], n=sum(1 for f in train if f[3].unread),
+                             keys=", ".join(f"{k} ({n})" for k, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:12]),
+                             line=text))
 
 
 def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tuple[int, int]]:

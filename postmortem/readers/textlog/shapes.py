@@ -179,6 +179,22 @@ def _tensor_value(dtype: str) -> str:
 
 # --------------------------------------------------------------------------- the shapes
 
+def writer_shapes(writers) -> tuple[Shape, ...]:
+    """The lexicon's free-form writers as shapes: their lines are read by their fields."""
+    return tuple(
+        Shape(f"fields:{w.anchors[0]}", "log:fields",
+              f"any writer ({w.name}): a line read by its fields (textlog/lexicon.py FAMILIES): a loss-family value and a counter",
+              w.example, w.source, anchors=w.anchors, step=w.step, pairs="fields")
+        for w in writers
+    )
+
+
+def with_writers(shapes: tuple[Shape, ...], writers) -> tuple[Shape, ...]:
+    """``shapes`` with its free-form writers' shapes replaced by those of ``writers`` (a lexicon of a test's)."""
+    at = [i for i, s in enumerate(shapes) if s.pairs == "fields" and s.name.startswith("fields:")]
+    return shapes[: at[0]] + writer_shapes(writers) + shapes[at[-1] + 1 :]
+
+
 MF_WRITER = (
     "MindFormers MFLossMonitor, mindformers/core/callback/callback.py: r0.3-r0.6 `Epoch:[..], step:[..], "
     "loss:[cur/mean], time: ms`; r0.7-r1.2 `{ Epoch:[..], step:[..], loss: , per_step_time: ms`; r1.3 adds "
@@ -636,19 +652,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     # Any other line with a loss word: read by its fields (logfields' lexicon), after every shape
     # above had its chance. Four shapes only because anchors are literals (case, Chinese).
-    *(
-        Shape(
-            f"fields:{w.anchors[0]}",
-            "log:fields",
-            f"any writer ({w.name}): a line read by its fields (textlog/lexicon.py FAMILIES): a loss-family value and a counter",
-            w.example,
-            w.source,
-            anchors=w.anchors,
-            step=w.step,
-            pairs="fields",
-        )
-        for w in lexicon.WRITERS
-    ),
+    *writer_shapes(lexicon.WRITERS),
     # after the lines read by their fields: a copy that prints the epoch's mean loss beside is read there
     Shape(
         "timemonitor-copy",
