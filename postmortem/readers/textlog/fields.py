@@ -107,7 +107,7 @@ class Grammar:
         # After a key: a unit in parentheses or brackets, a separator, then a value in one of its forms.
         self.value_re = re.compile(
             rf"\s*(?:\(\s*(?P<punit>{unit})\s*\)|\[\s*(?P<bunit>{unit})\s*\])?"
-            r"['\"]?\s*(?P<sep>::?|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+            r"['\"]?\s*(?P<sep>::?|=|\bis\b(?:\s*[:=])?|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
             r"(?:"
             r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
             r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
@@ -195,7 +195,7 @@ BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
-_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b(?:\s*[:=])?|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
 HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
@@ -226,6 +226,7 @@ class FieldRecord:
     values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
     unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
     per_epoch: int | None = None  # a printed steps-per-epoch
+    epoch_frac: float | None = None  # an epoch printed with a decimal point ("'epoch': 0.66", a Trainer's): the run's fraction
     text: str = ""  # the line as printed (for the unread warning)
     header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
@@ -354,7 +355,7 @@ def read(text: str, gr: Grammar | None = None) -> FieldRecord | None:
     return rec
 
 
-_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch")
+_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch", "epoch_frac")
 
 
 def _plan(d: FieldRecord | None) -> tuple | None:
@@ -418,6 +419,8 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
             gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
             a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
             n, total = _count(a), _total(b)
+            if fam == "epoch" and b is None and a is not None and "." in a and rec.epoch_frac is None:
+                rec.epoch_frac = _taken(vm, ga, float)
             if n is None:
                 continue
             n, total = _taken(vm, ga, _count), None if total is None else _taken(vm, gb, _total)

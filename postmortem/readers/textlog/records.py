@@ -75,7 +75,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
-        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found))
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found), _run_steps(summary))
         if steps is None:
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
@@ -228,7 +228,8 @@ def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None,
             diags.append(dg.info("log-inferred", path=rel, variant="ranks-printed", n=len(printed)))
         return [f[3].rank if f[3].rank is not None else printed[0] for f in train]
     keyed = [_counters(f[3]) for f in train]
-    if not train or all(k == (None, None) for k in keyed):
+    if not train or all(k == (None, None) for k in keyed) or _fractional([f[3] for f in train]):
+        # (a fraction of epochs printed to two decimals repeats over many steps: no sign of ranks)
         return [None] * len(train)
     same = np.array([bool(i) and k == keyed[i - 1] for i, k in enumerate(keyed)], dtype=bool)
     by_order = runs_as_ranks(same)
@@ -344,10 +345,14 @@ def _printed_per_epoch(found: list) -> list[int]:
     return [f[3].per_epoch for f in found if f[3].per_epoch]
 
 
-def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = ()) -> list[int] | None:
+def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = (),
+                 run: tuple[int, float] | None = None) -> list[int] | None:
     """Global steps of one rank's training records (None: not records, e.g. one loss line with
-    no counter). ``elsewhere``: the steps per epoch other lines of the file print."""
+    no counter). ``elsewhere``: the steps per epoch other lines of the file print; ``run``: the
+    steps and epochs of the whole run, as its closing summary prints them."""
     n = len(records)
+    if _fractional(records):
+        return _epoch_fraction_steps(records, run, rel, diags)
     epochs = [r.epoch for r in records]
     steps = [r.step for r in records]
     has_epoch = any(e is not None for e in epochs)
@@ -413,6 +418,49 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
     # a line with the epoch but no step beside lines with both is the epoch's summary: no record
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
+
+
+# A Trainer's closing summary: {'train_runtime': 1664.7, 'train_steps_per_second': 0.267, ..., 'epoch': 0.07}
+_RUN_KEYS = re.compile(r"""['"]?(train_runtime|train_steps_per_second|epoch)['"]?\s*:\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)""")
+
+
+def _fractional(records: list) -> bool:
+    """The records count a fraction of epochs and no step ("'epoch': 0.66")."""
+    return any(r.epoch_frac is not None and r.epoch_frac != int(r.epoch_frac) for r in records) \
+        and not any(r.step is not None for r in records)
+
+
+def _run_steps(summary: list) -> tuple[int, float] | None:
+    """(steps, epochs) of the run by its closing summary: runtime x steps per second, its epoch."""
+    for _, _, _, r in reversed(summary):
+        got = dict(_RUN_KEYS.findall(r.text))
+        if len(got) == 3 and float(got["epoch"]) > 0 and (steps := round(float(got["train_runtime"])
+                                                                            * float(got["train_steps_per_second"]))) > 0:
+            return steps, float(got["epoch"])
+    return None
+
+
+def _epoch_fraction_steps(records: list, run: tuple[int, float] | None, rel: str, diags: list) -> list[int]:
+    """Records whose only counter is the fraction of the run's epochs done (a Trainer's ``'epoch':
+    0.66``): step = epoch x steps per epoch, the steps per epoch from the run's summary (its steps
+    over its epochs). The fraction is printed to two decimals, so records that print the same one
+    are told apart in order: each at least one step after the one before, and none after the
+    run's last step (counted back from it). Without a summary, the ordinal."""
+    if run is None:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-fraction-ordinal", n=len(records)))
+        return list(range(1, len(records) + 1))
+    total, epochs = run
+    per_epoch = total / epochs
+    steps, prev = [], 0
+    for r in records:
+        e = r.epoch_frac if r.epoch_frac is not None else r.epoch
+        prev = max(round(e * per_epoch) if e is not None else prev + 1, prev + 1)
+        steps.append(prev)
+    cap = total + 1
+    for i in range(len(steps) - 1, -1, -1):
+        cap = steps[i] = max(1, min(steps[i], cap - 1))
+    diags.append(dg.info("log-inferred", path=rel, variant="epoch-fraction", n=round(per_epoch), total=total))
+    return steps
 
 
 def _agree(a, b) -> bool | None:
