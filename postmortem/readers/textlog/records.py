@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from ... import diagnostics as dg
 from .. import guard
 from . import parse as logparse
 from . import shapes as g
+from . import fields as logfields
 from .parse import LINE_INT, MISSING
 
 FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
@@ -69,6 +71,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
+    train = _join_networks(train, rel, diags)
     _say_unread_keys(train, rel, diags)
     ranks = _ranks(train, rel, diags, error_positions(rec), rec.path)
     out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
@@ -128,6 +131,56 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[\u4e00-\u9fff]+")
+
+
+def _join_networks(train: list, rel: str, diags: list) -> list:
+    """Several networks' losses of one iteration, each on a line of its own (a GAN's generator and
+    discriminator, an actor and its critic): runs of records at the same counters whose lines
+    differ in their words (ranks print the same line), the same words in the same order in every
+    run. Each run is one record: the first line's loss is the loss, the others' are its parts,
+    named by their key (or by the words their line has and the first has not: "critic loss")."""
+    if len(train) < 4:
+        return train
+    keyed = [_counters(f[3]) for f in train]
+    starts = [i for i in range(len(train)) if i == 0 or keyed[i] != keyed[i - 1] or keyed[i] == (None, None)]
+    bounds = list(zip(starts, starts[1:] + [len(train)]))
+    forms = [_NUMBER.sub("#", f[3].text) for f in train]
+    full = [(a, b) for a, b in bounds[1:-1] or bounds]
+    pattern = forms[full[0][0]:full[0][1]]
+    if len(pattern) < 2 or len(set(pattern)) != len(pattern) or keyed[full[0][0]] == (None, None):
+        return train
+    for a, b in bounds:  # (the first and the last run may be cut by the excerpt)
+        run = forms[a:b]
+        if run != pattern and not ((a, b) in (bounds[0], bounds[-1]) and _within(run, pattern)):
+            return train
+    out = []
+    for a, b in bounds:
+        first = train[a]
+        r = replace(first[3], values=list(first[3].values), unitless=list(first[3].unitless))
+        words = set(_WORD.findall(first[3].text.lower()))
+        for _, _, _, other in train[a + 1 : b]:
+            for j, (t, raw, v) in enumerate(other.values):
+                if t == "loss":
+                    own = [w for w in _WORD.findall(other.text.lower()) if w not in words]
+                    t = logfields.GRAMMAR.part_name(raw) if raw.lower() not in ("loss", "losses") or not own \
+                        else "_".join(own + ["loss"])
+                elif any(t == x for x, _, _ in r.values):
+                    continue
+                if j in other.unitless:
+                    r.unitless.append(len(r.values))
+                r.values.append((t, raw, v))
+        out.append((first[0], first[1], first[2], r))
+    diags.append(dg.info("log-inferred", path=rel, variant="networks", n=len(pattern), records=len(out)))
+    return out
+
+
+def _within(run: list, pattern: list) -> bool:
+    """A run cut by the excerpt: a contiguous part of the pattern."""
+    return any(pattern[k : k + len(run)] == run for k in range(len(pattern) - len(run) + 1))
 
 
 def _say_unread_keys(train: list, rel: str, diags: list) -> None:

@@ -8,4 +8,17 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                         "readers/textlog/lexicon.py.",
                         "{n:int} 行训练日志中有文本日志词表（lexicon）不认识的字段，其数值未读取：{keys}。第一行为：{line:q}。"
                         "若它是已知字段的另一种写法，在 readers/textlog/lexicon.py 中加一行即可。"),
+    "log-inferred/networks": ("{n:int} lines at the same counters print the losses of {n:int} networks of one iteration "
+                              "(a generator and a discriminator, an actor and a critic): {records:int} records, the first "
+                              "line's loss as the loss and the others' as its parts.",
+                              "同一计数器下的 {n:int} 行打印的是同一次迭代中 {n:int} 个网络的 loss（生成器与判别器、actor 与 critic）："
+                              "合为 {records:int} 条记录，第一行的 loss 作为 loss，其余作为其分项。"),
+    "log-inferred/epoch-fraction": ("The records count the fraction of epochs done (a Trainer's 'epoch': 0.66): each step is that "
+                                    "fraction × {n:int} steps per epoch, from the run's closing summary ({total:int} steps); "
+                                    "records that print the same rounded fraction are placed one step apart.",
+                                    "记录只打印已完成的 epoch 比例（Trainer 的 'epoch': 0.66）：step = 该比例 × 每 epoch {n:int} 个 step，"
+                                    "由训练结束时的汇总行得出（共 {total:int} 个 step）；打印同一舍入比例的记录依次相隔一个 step。"),
+    "log-inferred/epoch-fraction-ordinal": ("The {n:int} records count only the fraction of epochs done and no summary gives the "
+                                            "run's steps: their steps are their order (1, 2, ...).",
+                                            "{n:int} 条记录只打印已完成的 epoch 比例，且没有汇总行给出总 step 数：以其顺序（1, 2, …）作为 step。"),
 }
