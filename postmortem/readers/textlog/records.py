@@ -83,6 +83,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
+        steps = _stages(stream, steps, rel, diags)
         _neighbour_times(stream, rec.times, rank, rel, diags)
         values = _settle_time_units(stream, steps, rel, diags)
         for (pos, wall, zone, r), step, vals in zip(stream, steps, values):
@@ -514,6 +515,34 @@ def _epoch_fraction_steps(records: list, run: tuple[int, float] | None, rel: str
         cap = steps[i] = max(1, min(steps[i], cap - 1))
     diags.append(dg.info("log-inferred", path=rel, variant="epoch-fraction", n=round(per_epoch), total=total))
     return steps
+
+
+# The writer naming the part of the loop a record is in: "Stage 2 Epoch 1/30", "phase 3", "第 2 阶段"
+_STAGE = re.compile(r"(?<![A-Za-z])(?:stage|phase|curriculum|round)[ _\-:=]*(\d{1,4})(?!\d)|第\s*(\d{1,4})\s*阶段|阶段\s*(\d{1,4})",
+                    re.IGNORECASE)
+
+
+def _stages(stream: list, steps: list[int], rel: str, diags: list) -> list[int]:
+    """A loop of stages (a curriculum, a pre-training then a fine-tuning in one launch) whose epoch
+    counter starts again in each: where the lines name the stage ("Stage 2 Epoch 1/30") and the
+    steps go back as it changes, each stage's steps follow the last one's on one axis (an info)."""
+    if len(steps) < 2 or not any("tage" in f[3].text or "hase" in f[3].text or "阶段" in f[3].text or "ound" in f[3].text
+                                 for f in stream):
+        return steps
+    names = []
+    for f in stream:
+        m = _STAGE.search(f[3].text)
+        names.append(next((g for g in m.groups() if g), None) if m else None)
+    cuts = [i for i in range(1, len(steps)) if names[i] != names[i - 1] and steps[i] != MISSING
+            and (last := max((s for s in steps[:i] if s != MISSING), default=None)) is not None and steps[i] <= last]
+    if not cuts:
+        return steps
+    out = list(steps)
+    for i in cuts:  # (each stage's counter as printed, after the last step of the stages before it)
+        offset = max(s for s in out[:i] if s != MISSING) + (1 if steps[i] == 0 else 0)
+        out[i:] = [s if s == MISSING else s + offset for s in steps[i:]]
+    diags.append(dg.info("log-inferred", path=rel, variant="stages", n=len(cuts) + 1))
+    return out
 
 
 def _agree(a, b) -> bool | None:

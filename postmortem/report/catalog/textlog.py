@@ -21,4 +21,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "log-inferred/epoch-fraction-ordinal": ("The {n:int} records count only the fraction of epochs done and no summary gives the "
                                             "run's steps: their steps are their order (1, 2, ...).",
                                             "{n:int} 条记录只打印已完成的 epoch 比例，且没有汇总行给出总 step 数：以其顺序（1, 2, …）作为 step。"),
+    "log-inferred/stages": ("The lines name {n:int} stages of one loop (\"Stage 2 Epoch 1\"), each counting its epochs from the "
+                            "start again: each stage's steps follow the last one's on one axis.",
+                            "日志行标出同一训练中的 {n:int} 个阶段（如 \"Stage 2 Epoch 1\"），每个阶段的 epoch 重新计数："
+                            "各阶段的 step 依次接在前一阶段之后，放在同一条 step 轴上。"),
 }
