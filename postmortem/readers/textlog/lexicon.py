@@ -117,8 +117,9 @@ FAMILIES: tuple[Family, ...] = (
     # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
     Family("step", "counter", "step",
            (r"episodes?", rf"cur(?:rent)?{S}step", rf"step{S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{S}(?:idx|id))?",
-            r"步数", r"步", r"迭代"),
-           bare=True, hints=("episode", "step", "iter", "batch")),
+            r"步数", r"步", r"迭代",
+            r"it(?=\s*[:=]\s*\d)"),  # Raissi's PINNs and their copies: "It: 10, Loss: 2.1e-01, Time: 0.11"
+           bare=True, hints=("episode", "step", "iter", "batch"), words=("it",)),
     Family("rank", "counter", "rank", (rf"rank(?:{S}id)?", rf"device{S}id", rf"local{S}rank"), bare=True,
            hints=("rank", "device")),
 )

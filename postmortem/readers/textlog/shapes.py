@@ -343,7 +343,8 @@ SHAPES: tuple[Shape, ...] = (
         fields=(
             Field("epoch", r"epoch:\s*(\d+)(?:\.0)?(?![\d.])", kind="count"),  # 0.x printed "epoch: 0.0"
             Field("step", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
-            Field("loss", r"outputs are\s*\(?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
+            # (a copy that prints a list: "outputs are [2.3012]")
+            Field("loss", r"outputs are\s*[(\[]?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
                   key="outputs are", tag="loss", raw="loss"),
             Field("overflow", _tensor_value("Bool") + r"(True|False)\)", tag="overflow", raw="overflow", kind="bool"),
             Field("loss_scale", _tensor_value("Bool") + r"(?:True|False)\),\s*" + _tensor_value(r"\w+") + rf"\[?\s*({NUM}){END}",
