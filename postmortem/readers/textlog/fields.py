@@ -123,6 +123,7 @@ class Grammar:
         # a rate printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p"
         rates = [u for u in lex.UNITS if u.dimension == "rate"]
         self.rate_tag = {u.spelling.lower(): u.tag for u in rates}
+        self.per_step = frozenset(u.spelling.lower() for u in rates if u.tag == "step_time")  # steps a second: 1 / the step's time
         self.rate_re = re.compile(rf"(?<![\w.])({NUM})\s*(?P<u>{_longest_first(u.spelling for u in rates)})(?![A-Za-z])",
                                   re.IGNORECASE)
         # (the literal each holds, looked for before the pattern: "/s", "fps")
@@ -348,7 +349,9 @@ def read(text: str, gr: Grammar | None = None) -> FieldRecord | None:
     values = []
     for tag, k, v in specs:
         key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
-        x = float(text[v[0]:v[1]])  # (a value's conversion is float)
+        x = float(text[v[0]:v[1]])  # (a value's conversion is float, or its inverse: a rate of steps)
+        if v[2] is _per_step:
+            x = 1.0 / x if x > 0 else math.nan
         values.append((gr.part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
     f["values"] = values
     f["unitless"] = list(unitless)
@@ -493,7 +496,8 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
         tag = gr.rate_tag.get(rm.group("u").lower())
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
-            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
+            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, _per_step if rm.group("u").lower() in gr.per_step
+                                                                      else float)))
     if not text.isascii():
         if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
             rec.epoch = _counted(zm, 1)
@@ -553,6 +557,12 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
 
 # a key of a line's own, a separator and a number: "acc: 0.91", "EPS=4765.57" (never a path's "train.py:529")
 ANY_KEY_RE = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9_]*)['\"]?\s*(?::|=|\bis\b)\s*\[?\s*[-+]?\.?\d", re.ASCII)
+
+
+def _per_step(text: str) -> float:
+    """A rate of steps (tqdm's "3.40it/s") as the step's time."""
+    x = float(text)
+    return 1.0 / x if x > 0 else math.nan
 
 
 def _unread_keys(text: str, spans: list[tuple[int, int]]) -> tuple[str, ...]:

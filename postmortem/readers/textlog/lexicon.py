@@ -169,6 +169,8 @@ UNITS: tuple[Unit, ...] = (
     Unit("sample/sec/p", "rate", tag="samples_per_s"),
     *(Unit(f"{w}/{s}", "rate", tag="tokens_per_s") for w in ("token", "tokens", "tok") for s in ("s", "sec")),
     Unit("fps", "rate", tag="fps"),
+    # steps a second (tqdm's rate once faster than one step a second: "3.40it/s"): the step's time is its inverse
+    Unit("it/s", "rate", tag="step_time"),
 )
 
 
