@@ -405,7 +405,7 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
     no counter). ``elsewhere``: the steps per epoch other lines of the file print; ``run``: the
     steps and epochs of the whole run, as its closing summary prints them."""
     n = len(records)
-    if _fractional(records):
+    if _fractional(records, run):
         return _epoch_fraction_steps(records, run, rel, diags)
     epochs = [r.epoch for r in records]
     steps = [r.step for r in records]
@@ -478,10 +478,14 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
 _RUN_KEYS = re.compile(r"""['"]?(train_runtime|train_steps_per_second|epoch)['"]?\s*:\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)""")
 
 
-def _fractional(records: list) -> bool:
-    """The records count a fraction of epochs and no step ("'epoch': 0.66")."""
-    return any(r.epoch_frac is not None and r.epoch_frac != int(r.epoch_frac) for r in records) \
-        and not any(r.step is not None for r in records)
+def _fractional(records: list, run: tuple[int, float] | None = None) -> bool:
+    """The records count a fraction of epochs and no step ("'epoch': 0.66"; "'epoch': 1.0" where the
+    run's summary says how many steps its epochs took)."""
+    if any(r.step is not None for r in records):
+        return False
+    if any(r.epoch_frac is not None and r.epoch_frac != int(r.epoch_frac) for r in records):
+        return True
+    return run is not None and all(r.epoch_frac is not None for r in records)
 
 
 def _run_steps(summary: list) -> tuple[int, float] | None:
@@ -505,10 +509,12 @@ def _epoch_fraction_steps(records: list, run: tuple[int, float] | None, rel: str
         return list(range(1, len(records) + 1))
     total, epochs = run
     per_epoch = total / epochs
+    fracs = [r.epoch_frac if r.epoch_frac is not None else r.epoch for r in records]
+    guess = [None if e is None else e * per_epoch for e in fracs]
+    every = _logging_interval(guess)
     steps, prev = [], 0
-    for r in records:
-        e = r.epoch_frac if r.epoch_frac is not None else r.epoch
-        prev = max(round(e * per_epoch) if e is not None else prev + 1, prev + 1)
+    for g in guess:
+        prev = max(prev + 1, prev + 1 if g is None else round(g) if every is None else every * round(g / every))
         steps.append(prev)
     cap = total + 1
     for i in range(len(steps) - 1, -1, -1):
@@ -543,6 +549,19 @@ def _stages(stream: list, steps: list[int], rel: str, diags: list) -> list[int]:
         out[i:] = [s if s == MISSING else s + offset for s in steps[i:]]
     diags.append(dg.info("log-inferred", path=rel, variant="stages", n=len(cuts) + 1))
     return out
+
+
+def _logging_interval(guess: list) -> int | None:
+    """The steps between records logged every k steps (a Trainer's logging_steps), where the
+    fractions, two decimals each, place every record about k after the one before (within a
+    quarter of k): k from their whole span; None where they do not (records of one printed
+    fraction, an elision between them)."""
+    if len(guess) < 2 or any(g is None for g in guess):
+        return None
+    every = (guess[-1] - guess[0]) / (len(guess) - 1)
+    if every < 2 or any(abs(b - a - every) > 0.25 * every for a, b in zip(guess, guess[1:])):
+        return None
+    return round(every)
 
 
 def _agree(a, b) -> bool | None:
