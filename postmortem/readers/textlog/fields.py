@@ -107,7 +107,7 @@ class Grammar:
         # After a key: a unit in parentheses or brackets, a separator, then a value in one of its forms.
         self.value_re = re.compile(
             rf"\s*(?:\(\s*(?P<punit>{unit})\s*\)|\[\s*(?P<bunit>{unit})\s*\])?"
-            r"['\"]?\s*(?P<sep>::?|=|\bis\b(?:\s*[:=])?|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+            r"['\"]?\s*(?P<sep>::?|=|\bis\b(?:\s*[:=])?|->|(?<=[A-Za-z_\]])-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
             r"(?:"
             r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
             r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
@@ -191,15 +191,18 @@ def keys(text: str, at: int = 0, gr: Grammar | None = None):
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
 # a line that only names the rank of the records after it: pix2pix's `Device ID : 3` (the rank family's spellings)
 RANK_HEADER_RE = re.compile(r"^\s*(?:device[ _\-.]?id|rank(?:[ _\-.]?id)?|local[ _\-.]?rank)\s*[:=]?\s*(\d{1,6})\s*$", re.IGNORECASE)
-# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
-BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12";
+# Keras' "103/103 [==============================] - 128s 1s/step - loss: 0.3013".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[(?:\d+:\d+|[=>.]{3,}\])")
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
 _SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b(?:\s*[:=])?|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
-HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)[\s\-=*#]*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?[\s\-=*#]*$")
+# ... or the steps each epoch has, printed once before the loop: "iters_per_epoch:  5" (a header of the run)
+PER_EPOCH_HEADER_RE = re.compile(r"^\s*(?:iters?|steps?|batch(?:es)?)[ _\-.]?per[ _\-.]?epoch\s*[:=]?\s*(\d{1,9})\s*$", re.IGNORECASE)
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # tqdm's count when the loop has no known total ("{n}it [{elapsed}, {rate}]"): the iterations done, the step
@@ -285,6 +288,9 @@ def header(text: str) -> FieldRecord | None:
     m = RANK_HEADER_RE.match(text)
     if m:
         return FieldRecord(rank=int(m.group(1)), header=True)
+    m = PER_EPOCH_HEADER_RE.match(text)
+    if m:
+        return FieldRecord(per_epoch=int(m.group(1)), header=True)
     return None
 
 

@@ -111,7 +111,7 @@ FAMILIES: tuple[Family, ...] = (
            (rf"global{S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{S}step{S}num", rf"total{S}step"), bare=True,
            hints=("global", "total")),
     Family("steps_per_epoch", "counter", "per_epoch",
-           (r"steps(?=\s*[:=])", rf"steps?{S}per{S}epoch", rf"per{S}epoch{S}size", rf"batch(?:es)?{S}per{S}epoch",
+           (r"steps(?=\s*[:=])", rf"(?:steps?|iters?){S}per{S}epoch", rf"per{S}epoch{S}size", rf"batch(?:es)?{S}per{S}epoch",
             rf"dataset{S}size"),
            hints=("size",)),
     # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)

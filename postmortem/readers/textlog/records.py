@@ -78,7 +78,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
-        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found), _run_steps(summary))
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(rec.fields), _run_steps(summary))
         if steps is None:
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
@@ -254,7 +254,7 @@ def _under_headers(found: list, said: dict | None = None) -> list:
         if r.header:
             if r.rank is not None:
                 rank = r.rank
-            else:
+            elif r.per_epoch is None:
                 epoch = r.epoch
             continue
         if r.epoch is None and epoch is not None:
@@ -311,6 +311,8 @@ def runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
     in a row (``same[i]``: record i prints the counters of record i-1), else None. The first and the
     last run may be cut short (an excerpt starts and ends anywhere); the runs between are N long."""
     starts = np.flatnonzero(~same)
+    if len(starts) == 1 and len(same) >= 2:  # one step printed by each rank, and nothing else
+        return np.arange(len(same))
     if len(starts) < 2 or starts[0] != 0:
         return None
     runs = np.diff(np.append(starts, len(same)))
