@@ -88,7 +88,9 @@ class Grammar:
                 alts.append(f"(?P<k{len(self.family_of)}>{sp})")
                 self.family_of.append(fam.name)
         # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
-        self.key_re = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+        # (a Chinese key may follow a word: "batched平均损失")
+        self.key_re = re.compile(r"(?:(?<![A-Za-z0-9_])|(?=[\u4e00-\u9fff]))(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])",
+                                 re.IGNORECASE)
         # Where a key may start: a word holding a hint (or equal to a short one), or Chinese. Trying
         # the key pattern only there, not at every character, is what makes this path ~10x faster.
         self.hints = tuple(dict.fromkeys(h for f in lex.FAMILIES for h in f.hints))
