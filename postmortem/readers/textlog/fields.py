@@ -239,6 +239,7 @@ class FieldRecord:
     has_loss: bool = False  # a training (or eval) loss value
     summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
     time_line: bool = False  # no loss, a step's time: "\tspeed: 0.2837s/iter; left time: ..." (textlog._neighbour_times)
+    parts_only: bool = False  # its loss is the first of named parts ("con_loss: 0.0, sty_loss: 2.4e-05"), no loss key
     unread: tuple[str, ...] = ()  # keys with a number after them that no family takes ("acc: 0.91"): listed, never read
 
     def counters_only(self) -> bool:
@@ -478,6 +479,7 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
         value = _taken(vm, graw, float)
         if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end, gr):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
+            rec.parts_only = True
         kind = _loss_kind(outer or key) if fam in ("loss", "eval_loss") else None
         if fam == "loss":
             if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):

@@ -116,7 +116,7 @@ FAMILIES: tuple[Family, ...] = (
            hints=("size",)),
     # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
     Family("step", "counter", "step",
-           (r"episodes?", rf"cur(?:rent)?{S}step", rf"step{S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{S}(?:idx|id))?",
+           (r"episodes?", rf"cur(?:rent)?{S}step", rf"step{S}num", r"steps?", r"iter(?:a|ation)?s?", rf"batch(?:{S}(?:idx|id))?",
             r"步数", r"步", r"迭代",
             r"it(?=\s*[:=]\s*\d)"),  # Raissi's PINNs and their copies: "It: 10, Loss: 2.1e-01, Time: 0.11"
            bare=True, hints=("episode", "step", "iter", "batch"), words=("it",)),

@@ -39,7 +39,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     the shapes print steps (the loss lines read here beside them are summaries or evaluations)."""
     own_epoch = {id(f[3]) for f in rec.fields if f[3].epoch is not None}  # (not one an "Epoch 3" header above gave)
     said: dict[str, int] = {}
-    found = _shapes_settled(_under_headers(rec.fields, said), rec, rel, diags)
+    found = _join_part_lines(_shapes_settled(_under_headers(rec.fields, said), rec, rel, diags), rel, diags)
     for variant, n in said.items():
         diags.append(dg.info("log-inferred", path=rel, variant=variant, n=n))
     # a run's summary by its writer's words (a Trainer's train_runtime beside train_loss): no record
@@ -132,6 +132,31 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _join_part_lines(train: list, rel: str, diags: list) -> list:
+    """A record printed over several lines: its loss (a plain or total loss key) on the first, then
+    lines of named parts only and no counter ("con_loss: 0.0, sty_loss: 2.4e-05" / "tex_loss: ..."):
+    each such line within PAIR_GAP lines of the one before is the record's parts, not a record."""
+    out, joined, last = [], 0, None
+    for f in train:
+        r = f[3]
+        head = out[-1][3] if out else None
+        if r.parts_only and r.epoch is None and r.step is None and head is not None and not head.parts_only \
+                and last is not None and f[0] - last <= logparse.PAIR_GAP:
+            for j, (t, raw, v) in enumerate(r.values):
+                if t != "loss" and any(x == t for x, _, _ in head.values):
+                    continue
+                if j in r.unitless:
+                    head.unitless.append(len(head.values))
+                head.values.append((logfields.GRAMMAR.part_name(raw) if t == "loss" else t, raw, v))
+            joined += 1
+        else:
+            out.append(f)
+        last = f[0]
+    if joined:
+        diags.append(dg.info("log-inferred", path=rel, variant="part-lines", n=joined))
+    return out
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
