@@ -68,6 +68,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
                 train = [f for f in train if f[3].step is not None]
             else:  # (steps only on the shapes' lines: the rest are read as before, a run of loss lines or unread)
                 train = [f for f in train if id(f) not in kept]
+    train, evals = _validation_bars(train, evals, rel, diags)
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
@@ -132,6 +133,22 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _validation_bars(train: list, evals: list, rel: str, diags: list) -> tuple[list, list]:
+    """Progress bars of the validation loop between the epochs' (``Epoch: 3: 100%|...| 226/226 [...,
+    loss=2.91]`` then ``100%|...| 8/8 [..., loss=2.40]``): bars that print no epoch, after the first
+    bar that does, whose totals are none of the epoch bars' totals, are the evaluation's."""
+    epochs = [f for f in train if f[3].epoch is not None and f[3].steps_total]
+    if not epochs:
+        return train, evals
+    first, totals = epochs[0][0], {f[3].steps_total for f in epochs}
+    bare = [f for f in train if f[3].epoch is None and f[3].steps_total and f[0] >= first]
+    if len(bare) < 2 or any(f[3].steps_total in totals for f in bare):
+        return train, evals
+    moved = {id(f) for f in bare}
+    diags.append(dg.info("log-inferred", path=rel, variant="validation-bars", n=len(bare)))
+    return [f for f in train if id(f) not in moved], sorted(evals + bare, key=lambda f: f[0])
 
 
 def _join_part_lines(train: list, rel: str, diags: list) -> list:

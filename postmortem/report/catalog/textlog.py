@@ -25,4 +25,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                             "start again: each stage's steps follow the last one's on one axis.",
                             "日志行标出同一训练中的 {n:int} 个阶段（如 \"Stage 2 Epoch 1\"），每个阶段的 epoch 重新计数："
                             "各阶段的 step 依次接在前一阶段之后，放在同一条 step 轴上。"),
+    "log-inferred/part-lines": ("{n:int} lines print only named parts of the loss (\"con_loss: 0.0, sty_loss: 2.4e-05\") "
+                                "right after a record's loss: they are that record's parts, not records of their own.",
+                                "{n:int} 行只打印 loss 的分项（如 \"con_loss: 0.0, sty_loss: 2.4e-05\"），紧跟在一条记录的 loss 之后："
+                                "它们是该记录的分项，而不是单独的记录。"),
+    "log-inferred/validation-bars": ("{n:int} progress bars print no epoch and have totals none of the epoch bars have: "
+                                     "they are the validation loop's, kept apart from training.",
+                                     "{n:int} 个进度条没有打印 epoch，且总数与各 epoch 的进度条都不同：它们属于验证循环，与训练记录分开。"),
 }
