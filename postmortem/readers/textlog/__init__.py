@@ -438,8 +438,7 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
     epoch = epoch.copy()
     for s in np.unique(shape[zero]).tolist():
         of = pick & (shape == s) & (epoch != MISSING)
-        epoch[of] += 1
-        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=g.SHAPES[s].name))
+        epoch[of] = logrecords.one_based(epoch[of], rel, diags, g.SHAPES[s].name)
     return epoch
 
 
@@ -551,12 +550,7 @@ def _epoch_end_steps(ratios: np.ndarray, per_epoch: int | None, rel: str, diags:
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="step-counts", n=per_epoch))
         return per_epoch
     ratios = ratios[ratios != MISSING]
-    if not len(ratios):
-        return None
-    spe = int(round(float(np.median(ratios))))
-    differ = int((ratios != spe).sum())
-    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios), differ=differ))
-    return spe
+    return logrecords.ratio_steps_per_epoch(ratios.tolist(), rel, diags) if len(ratios) else None
 
 
 def _scalars(lines: dict[str, np.ndarray], values: dict[str, np.ndarray], steps: _Steps, keys: dict[str, int],

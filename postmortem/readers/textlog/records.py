@@ -462,11 +462,10 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
             return None
         diags.append(dg.info("log-inferred", path=rel, variant="ordinal", n=n))
         return list(range(1, n + 1))
-    base = 0
-    if has_epoch and min(e for e in epochs if e is not None) == 0:
-        base = 1
-        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
-    epochs = [e + base if e is not None else None for e in epochs]
+    if has_epoch:
+        known = [e for e in epochs if e is not None]
+        shifted = iter(one_based(np.array(known, dtype=np.int64), rel, diags).tolist())
+        epochs = [None if e is None else next(shifted) for e in epochs]
     printed = [r.per_epoch for r in records if r.per_epoch] or list(elsewhere)
     if not has_step:  # one line per epoch
         ratios = [round(t / st) for t, st in (_epoch_and_step_time(r) for r in records) if t and st and t > st]
@@ -474,9 +473,7 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
             diags.append(dg.info("log-inferred", path=rel, variant="epoch-end", n=printed[-1]))
             return [e * printed[-1] if e is not None else MISSING for e in epochs]
         if ratios:
-            spe = int(np.median(ratios))
-            diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios),
-                                 differ=sum(1 for x in ratios if x != spe)))
+            spe = ratio_steps_per_epoch(ratios, rel, diags)
             return [e * spe if e is not None else MISSING for e in epochs]
         diags.append(dg.info("log-inferred", path=rel, variant="epoch-as-step"))
         return [e if e is not None else MISSING for e in epochs]
@@ -606,6 +603,27 @@ def _logging_interval(guess: list) -> int | None:
     if every < 2 or any(abs(b - a - every) > 0.25 * every for a, b in zip(guess, guess[1:])):
         return None
     return round(every)
+
+
+def one_based(epochs: np.ndarray, rel: str, diags: list, shape: str | None = None) -> np.ndarray:
+    """Epochs counted from 0 (an epoch 0 among them) as 1-based, said in an info (which lines:
+    ``shape``'s, or the lines read by their fields). The one place the file's epochs are shifted."""
+    if not len(epochs) or epochs.min() != 0:
+        return epochs
+    if shape is None:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
+    else:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=shape))
+    return epochs + 1
+
+
+def ratio_steps_per_epoch(ratios: list[int], rel: str, diags: list) -> int:
+    """Steps per epoch as the lines' epoch time / per step time say it (each line's ratio rounded):
+    their median, said with how many lines differ. The one place this ratio is taken."""
+    spe = int(round(float(np.median(ratios))))
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios),
+                         differ=sum(1 for x in ratios if x != spe)))
+    return spe
 
 
 def _agree(a, b) -> bool | None:
