@@ -86,7 +86,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
             continue
         steps = _stages(stream, steps, rel, diags)
         _neighbour_times(stream, rec.times, rank, rel, diags)
-        values = _settle_time_units(stream, steps, rel, diags)
+        values = _cumulative_times(_settle_time_units(stream, steps, rel, diags), steps, rel, diags)
         for (pos, wall, zone, r), step, vals in zip(stream, steps, values):
             if step == MISSING:
                 continue
@@ -743,6 +743,30 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
     return values
+
+
+def _cumulative_times(values: list[list], steps: list[int], rel: str, diags: list) -> list[list]:
+    """Step times that are the time elapsed since the start (``Epoch 2:\tLoss ...\tTime 110s`` after
+    ``Time 56s``; whatever unit the key claims): they grow at every record, by about the first
+    record's time each (0.3-3x of it; a per-step time that drifts up grows by a small fraction of
+    itself), to at least twice it. Each record's step time is then the difference from the record
+    before over the steps between; the first keeps its own (over its steps, where it counts from 1)."""
+    at = [(i, next((j for j, v in enumerate(vals) if v[0] == "step_time"), None)) for i, vals in enumerate(values)]
+    at = [(i, j) for i, j in at if j is not None and steps[i] != MISSING]
+    if len(at) < 3:
+        return values
+    t = np.array([values[i][j][2] for i, j in at])
+    s = np.array([steps[i] for i, _ in at], dtype=np.float64)
+    dt, ds = np.diff(t), np.diff(s)
+    if (dt <= 0).any() or (ds <= 0).any() or t[-1] < 2 * t[0] or not 0.3 <= float(np.median(dt)) / t[0] <= 3.0:
+        return values
+    out = [list(v) for v in values]
+    per = np.concatenate([[t[0] / s[0] if s[0] >= 1 else t[0]], dt / ds])
+    for (i, j), x in zip(at, per.tolist()):
+        tag, raw, _ = out[i][j]
+        out[i][j] = (tag, raw, x)
+    diags.append(dg.info("log-inferred", path=rel, variant="time-cumulative", n=len(at)))
+    return out
 
 
 COMPILE_RATIO = 10  # a first step this many times the median of the others is the graph compile's

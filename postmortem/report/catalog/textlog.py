@@ -32,4 +32,9 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "log-inferred/validation-bars": ("{n:int} progress bars print no epoch and have totals none of the epoch bars have: "
                                      "they are the validation loop's, kept apart from training.",
                                      "{n:int} 个进度条没有打印 epoch，且总数与各 epoch 的进度条都不同：它们属于验证循环，与训练记录分开。"),
+    "log-inferred/time-cumulative": ("The {n:int} records print the time elapsed since the start, not a step's time (it "
+                                     "grows by about the first record's time at each): each record's step time is the "
+                                     "difference from the record before over the steps between.",
+                                     "{n:int} 条记录打印的是从开始起累计的耗时，而非单步耗时（每条约增加第一条的耗时）："
+                                     "每条记录的单步耗时取与前一条之差除以其间的 step 数。"),
 }
