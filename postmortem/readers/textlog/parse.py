@@ -494,7 +494,8 @@ def _count(table: dict[str, list[int]], name: str, pos: int) -> None:
     entry[0] += 1
 
 
-def _pair_code(keys: dict[str, int], key: str, slot: int) -> int:
+def _pair_code(keys: dict, key: str | tuple[str, str], slot: int) -> int:
+    """A pair key's field code (a key=value, JSON or MindYOLO key; a field line's (tag, raw tag))."""
     return g.N_FIXED + len(g.PAIR_SLOTS) * keys.setdefault(key, len(keys)) + slot
 
 

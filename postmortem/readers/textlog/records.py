@@ -127,7 +127,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
             v_line.append(row)
             code = codes.get((tag, raw))
             if code is None:
-                code = codes[(tag, raw)] = logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT)
+                code = codes[(tag, raw)] = logparse._pair_code(keys, (tag, raw), _FIELDS_SLOT)
             v_field.append(code)
             v_value.append(value)
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),

@@ -908,8 +908,8 @@ def pair_label(slot: str, key: str) -> tuple[str, str, str, float]:
         return shape.rename.get(key) or canonical_tag(key), key, shape.source, 1.0
     if slot == "eval":
         return canonical_tag("eval_" + key), key, SHAPES[SHAPE_INDEX["eval-result"]].source, 1.0
-    if slot == "fields":  # "tag\x1fraw": the value is in SI units already (logfields)
-        tag, raw = key.split("\x1f", 1)
+    if slot == "fields":  # (tag, raw tag): the value is in SI units already (fields.read)
+        tag, raw = key
         return canonical_tag(tag), raw, "log:fields", 1.0
     tag, scale = key_tag(key)
     return tag, key, "log:kv" if slot == "kv" else "log:json", scale
