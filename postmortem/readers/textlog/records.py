@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,18 @@ _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
 _EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
 SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
 _TIME_SHAPE = g.SHAPE_INDEX[logparse.TIME_SHAPE]  # its step rule: the step of the line after
+
+
+class Row(NamedTuple):
+    """One line of field_lines' output: a record's, a summary's, an evaluation's or a time line's."""
+
+    pos: int
+    wall: float | None
+    zone: int
+    step: int  # MISSING: the step of the line its shape's rule names
+    rank: float  # NaN: none
+    values: list  # (tag, raw tag, value in SI units)
+    shape: int = FIELDS_SHAPE
 
 
 _SUMMARY_TAGS = ("epoch_time", "step_time", "lr", "throughput", "fps", "samples_per_s", "tokens_per_s")
@@ -75,7 +88,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     train = _join_networks(train, rel, diags)
     _say_unread_keys(train, rel, diags)
     ranks = _ranks(train, rel, diags, error_positions(rec), rec.path)
-    out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
+    out: list[Row] = []
     totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
@@ -90,7 +103,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
         for (pos, wall, zone, r), step, vals in zip(stream, steps, values):
             if step == MISSING:
                 continue
-            out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
+            out.append(Row(pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
             if r.steps_total is not None:
                 totals[pos] = r.steps_total
     # Epoch summaries: their times at the step of the line with a step before them (the mean loss
@@ -101,29 +114,29 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
         vals = [(t, raw, v * 1e3) if (id(r), i) in summary_s else (t, raw, v)
                 for i, (t, raw, v) in enumerate(r.values) if t not in ("loss", "loss_avg")]
         if vals:
-            out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, SUMMARY_SHAPE))
+            out.append(Row(pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, SUMMARY_SHAPE))
     out.extend(_times_beside_shapes(rec.times, bool(train), rel, diags))
     for pos, wall, zone, r in evals:
         vals = _eval_values(r.values)
-        out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
+        out.append(Row(pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
     if evals:
         diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
     if summary:
         diags.append(dg.info("log-inferred", path=rel, variant="summary", n=len(summary)))
-    out.sort(key=lambda o: o[0])
+    out.sort(key=lambda o: o.pos)
     lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in LINE_INT}
-    lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
-    lines["shape"] = np.array([o[6] if len(o) > 6 else FIELDS_SHAPE for o in out], dtype=np.int64)
-    lines["zone"] = np.array([o[2] for o in out], dtype=np.int64)
-    lines["step"] = np.array([o[3] for o in out], dtype=np.int64)
-    lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
-    lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
+    lines["pos"] = np.array([o.pos for o in out], dtype=np.int64)
+    lines["shape"] = np.array([o.shape for o in out], dtype=np.int64)
+    lines["zone"] = np.array([o.zone for o in out], dtype=np.int64)
+    lines["step"] = np.array([o.step for o in out], dtype=np.int64)
+    lines["wall"] = np.array([float("nan") if o.wall is None else o.wall for o in out], dtype=np.float64)
+    lines["rank"] = np.array([o.rank for o in out], dtype=np.float64)
     if totals:  # (the N of "step:[s/N]": what a sink or an epoch can hold, textlog._sink_step_times)
-        lines["steps_total"] = np.array([totals.get(o[0], MISSING) for o in out], dtype=np.int64)
+        lines["steps_total"] = np.array([totals.get(o.pos, MISSING) for o in out], dtype=np.int64)
     v_line, v_field, v_value = [], [], []
     codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
-        for tag, raw, value in o[5]:
+        for tag, raw, value in o.values:
             v_line.append(row)
             code = codes.get((tag, raw))
             if code is None:
@@ -251,7 +264,7 @@ def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tup
     mine = [(id(r), i, r.values[i][2]) for _, _, _, r in summary for i in r.unitless if r.values[i][0] == "step_time"]
     if not mine:
         return set()
-    own = [v for o in out for t, _, v in o[5] if t == "step_time" and v > 0]
+    own = [v for o in out for t, _, v in o.values if t == "step_time" and v > 0]
     if not own:
         return set()
     ref = float(np.median(own))
@@ -687,7 +700,7 @@ def _times_beside_shapes(times: list, fields: bool, rel: str, diags: list) -> li
     print their time (TimeMonitor's lines; a run's closing "per step time: 3.455")."""
     if fields or not times:
         return []
-    out = [(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
+    out = [Row(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
             [v for v in t.values if v[0] == "step_time"], _TIME_SHAPE)
            for pos, wall, zone, t in times if t.epoch is not None or t.step is not None]
     if out:
