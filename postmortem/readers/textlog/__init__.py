@@ -535,6 +535,9 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
             return spe
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
+    shifted = logrecords.interval_steps_per_epoch(epoch, step_in, rel, diags)
+    if shifted is not None:
+        return shifted
     # the longest epoch seen: a complete epoch's length, or a later one's where an excerpt cut the earlier short
     spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))

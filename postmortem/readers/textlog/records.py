@@ -630,6 +630,33 @@ def one_based(epochs: np.ndarray, rel: str, diags: list, shape: str | None = Non
     return epochs + 1
 
 
+def interval_steps_per_epoch(epoch: np.ndarray, step_in: np.ndarray, rel: str, diags: list) -> int | None:
+    """Steps per epoch of in-epoch steps printed every k global steps (LossMonitor(75) over epochs of
+    2831 steps: 75 ... 2775, then 19, 94, ...): where the steps within each epoch go up by k and an
+    epoch's first printed step is not k, the epoch before ended k - that step after its last print.
+    Every epoch boundary must say the same length (said in an info); None where none is shifted."""
+    ok = (epoch != MISSING) & (step_in != MISSING)
+    e, s = epoch[ok], step_in[ok]
+    if len(e) < 4:
+        return None
+    same = e[1:] == e[:-1]
+    gaps = (s[1:] - s[:-1])[same]
+    if not len(gaps):
+        return None
+    values, counts = np.unique(gaps, return_counts=True)
+    k = int(values[counts.argmax()])
+    if k < 2 or counts.max() < 0.8 * len(gaps):
+        return None
+    at = np.flatnonzero(e[1:] == e[:-1] + 1) + 1  # the first print of each next epoch
+    if not len(at) or (s[at] == k).all() or (s[at] > k).any():
+        return None
+    lengths = s[at - 1] + k - s[at]
+    if (lengths != lengths[0]).any() or lengths[0] < s.max():
+        return None
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="print-interval", n=int(lengths[0]), every=k))
+    return int(lengths[0])
+
+
 def ratio_steps_per_epoch(ratios: list[int], rel: str, diags: list) -> int:
     """Steps per epoch as the lines' epoch time / per step time say it (each line's ratio rounded):
     their median, said with how many lines differ. The one place this ratio is taken."""

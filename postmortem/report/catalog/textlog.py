@@ -37,4 +37,8 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                      "difference from the record before over the steps between.",
                                      "{n:int} 条记录打印的是从开始起累计的耗时，而非单步耗时（每条约增加第一条的耗时）："
                                      "每条记录的单步耗时取与前一条之差除以其间的 step 数。"),
+    "log-steps-per-epoch/print-interval": ("{n:int} steps per epoch: the lines print every {every:int} steps of the run, "
+                                           "so each epoch's first printed step says where the one before ended.",
+                                           "每个 epoch {n:int} 个 step：日志每 {every:int} 个全局 step 打印一次，"
+                                           "每个 epoch 第一次打印的 step 号说明了上一个 epoch 在哪里结束。"),
 }
