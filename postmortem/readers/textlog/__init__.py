@@ -28,6 +28,7 @@ is converted to unix time as written.
 
 from __future__ import annotations
 
+import io
 import re
 from fnmatch import fnmatch
 from functools import cache
@@ -132,7 +133,7 @@ def _scan(path: str) -> _Scan:
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
     skipping = False  # inside a line longer than MAX_LINE_BYTES that spans chunks
-    with guard.open_file(path, "rb") as fh:
+    with _opened(path) as fh:
         while n := fh.readinto(view[carry : carry + CHUNK_BYTES]):
             start, end, carry = 0, carry + n, 0
             if skipping:
@@ -161,7 +162,25 @@ def _scan(path: str) -> _Scan:
         texts, numbers = zip(*scan.handed_back)
         logparse.parse_lines(b"\n".join(texts), 0, scan.rec, scan.keys, MAX_LINE_BYTES,
                              np.frombuffer(b"".join(numbers), dtype=np.int64).tolist())
+    if scan.rec.csv_header is not None and not scan.claimed:  # (a CSV logger's file: its header first, no other shape)
+        logparse.csv_rows(_opened(path), scan.rec, scan.keys)
     return scan
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _opened(path: str):
+    """The file for reading as UTF-8 bytes: as it is, or, written in UTF-16 with its BOM (what
+    PowerShell's ``>`` writes on Windows), decoded and re-encoded in memory."""
+    fh = guard.open_file(path, "rb")
+    if fh.read(2) not in _UTF16_BOMS:
+        fh.seek(0)
+        return fh
+    with fh:
+        fh.seek(0)
+        text = fh.read().decode("utf-16", errors="replace")
+    return io.BytesIO(text.encode("utf-8"))
 
 
 def _note_long(scan: _Scan, line_no: int) -> None:

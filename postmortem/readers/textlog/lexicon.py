@@ -74,7 +74,7 @@ FAMILIES: tuple[Family, ...] = (
     # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss, numbered losses ("loss1: 2.14",
     # SciAI cPINNs; "loss_0   0.0348", MindFlow), never a number glued to the key ("loss0.5")
     Family("loss_part", "value", None,
-           (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z][a-z0-9]{0,3}loss", r"loss_[a-z][a-z0-9_]*",
+           (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss(?:_[a-z0-9]+)?", r"[a-z][a-z0-9]{0,3}loss", r"loss_[a-z][a-z0-9_]*",
             r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp) loss", r"loss_?\d{1,2}(?!\.\d)"),
            loss=True, words=("ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp")),
     # what is left of the run, not a step's time: "left time: 20244.7053s" (Informer's speed line)

@@ -196,8 +196,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[\u4e00-\u9fff]+")
 def _join_networks(train: list, rel: str, diags: list) -> list:
     """Several networks' losses of one iteration, each on a line of its own (a GAN's generator and
     discriminator, an actor and its critic): runs of records at the same counters whose lines
-    differ in their words (ranks print the same line), the same words in the same order in every
-    run. Each run is one record: the first line's loss is the loss, the others' are its parts,
+    differ in their words (ranks print the same line), the same words in the same order in at
+    least one other run (runs of one line, or of other words, stay as they are). Each such run is one record: the first line's loss is the loss, the others' are its parts,
     named by their key (or by the words their line has and the first has not: "critic loss")."""
     if len(train) < 4:
         return train
@@ -205,17 +205,22 @@ def _join_networks(train: list, rel: str, diags: list) -> list:
     starts = [i for i in range(len(train)) if i == 0 or keyed[i] != keyed[i - 1] or keyed[i] == (None, None)]
     bounds = list(zip(starts, starts[1:] + [len(train)]))
     forms = [_NUMBER.sub("#", f[3].text) for f in train]
-    full = [(a, b) for a, b in bounds[1:-1] or bounds]
-    pattern = forms[full[0][0]:full[0][1]]
-    if len(pattern) < 2 or len(set(pattern)) != len(pattern) or keyed[full[0][0]] == (None, None):
+    # a run of lines of different words at one counter; its words repeated by another such run
+    patterns = [tuple(forms[a:b]) for a, b in bounds]
+    seen: dict[tuple, int] = {}
+    for (a, b), pat in zip(bounds, patterns):
+        if b - a >= 2 and len(set(pat)) == len(pat) and keyed[a] != (None, None):
+            seen[pat] = seen.get(pat, 0) + 1
+    joined = {pat for pat, n in seen.items() if n >= 2}
+    if not joined:
         return train
-    for a, b in bounds:  # (the first and the last run may be cut by the excerpt)
-        run = forms[a:b]
-        if run != pattern and not ((a, b) in (bounds[0], bounds[-1]) and _within(run, pattern)):
-            return train
+    pattern = max(joined, key=len)
     out = []
-    for a, b in bounds:
+    for (a, b), pat in zip(bounds, patterns):
         first = train[a]
+        if pat not in joined:
+            out.extend(train[a:b])
+            continue
         r = replace(first[3], values=list(first[3].values), unitless=list(first[3].unitless))
         words = set(_WORD.findall(first[3].text.lower()))
         for _, _, _, other in train[a + 1 : b]:
@@ -230,13 +235,9 @@ def _join_networks(train: list, rel: str, diags: list) -> list:
                     r.unitless.append(len(r.values))
                 r.values.append((t, raw, v))
         out.append((first[0], first[1], first[2], r))
-    diags.append(dg.info("log-inferred", path=rel, variant="networks", n=len(pattern), records=len(out)))
+    diags.append(dg.info("log-inferred", path=rel, variant="networks", n=len(pattern),
+                         records=sum(seen[p] for p in joined)))
     return out
-
-
-def _within(run: list, pattern: list) -> bool:
-    """A run cut by the excerpt: a contiguous part of the pattern."""
-    return any(pattern[k : k + len(run)] == run for k in range(len(pattern) - len(run) + 1))
 
 
 def _say_unread_keys(train: list, rel: str, diags: list) -> None:
