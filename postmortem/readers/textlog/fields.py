@@ -117,7 +117,7 @@ class Grammar:
             r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
             r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
             r")"
-            rf"(?:\s*(?P<vunit>{unit})(?![A-Za-z]))?",
+            rf"(?:\s*(?P<vunit>{unit})(?![A-Za-z])|\s*\(\s*(?P<aunit>{unit})\s*\))?",  # (a unit after: "7.178 (s)")
             re.IGNORECASE,
         )
         # tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
@@ -459,7 +459,7 @@ def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
             continue
         if fam in gr.skipped:
             continue  # True/False: read by the shapes that print it; a run's best / last loss; the time left
-        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
+        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit") or vm.group("aunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
         if fam in gr.time_families:

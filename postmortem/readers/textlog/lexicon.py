@@ -67,7 +67,9 @@ FAMILIES: tuple[Family, ...] = (
            loss=True, bare=True, hints=("eval", "valid", "test", "dev"), words=("val", "vali")),
     # the loss itself; modifiers the writer puts before it (total, average, train, ...)
     Family("loss", "value", "loss",
-           (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
+           (  # (first: a longer key that starts like the next) PaddlePaddle examples' running mean: "avg loss so far is 0.1097"
+            rf"(?:(?:avg|average|mean|running){S})?loss{S}so{S}far",
+            rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
             rf"epoch{S}avg|net|final){S}loss(?:{S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
             r"(?:平均|训练|总)?损失(?:值|函数值)?"),
            loss=True, bare=True, hints=("loss", "total", "overall", "train", "avg", "aver", "mean", "running", "smooth", "net")),
