@@ -204,9 +204,11 @@ def _join_networks(train: list, rel: str, diags: list) -> list:
     keyed = [_counters(f[3]) for f in train]
     starts = [i for i in range(len(train)) if i == 0 or keyed[i] != keyed[i - 1] or keyed[i] == (None, None)]
     bounds = list(zip(starts, starts[1:] + [len(train)]))
-    forms = [_NUMBER.sub("#", f[3].text) for f in train]
-    # a run of lines of different words at one counter; its words repeated by another such run
-    patterns = [tuple(forms[a:b]) for a, b in bounds]
+    if all(b - a < 2 for a, b in bounds):
+        return train
+    # a run of lines of different words at one counter (the words: the line with its numbers as #);
+    # its words repeated by another such run
+    patterns = [tuple(_NUMBER.sub("#", f[3].text) for f in train[a:b]) if b - a >= 2 else () for a, b in bounds]
     seen: dict[tuple, int] = {}
     for (a, b), pat in zip(bounds, patterns):
         if b - a >= 2 and len(set(pat)) == len(pat) and keyed[a] != (None, None):
@@ -792,8 +794,13 @@ def _cumulative_times(values: list[list], steps: list[int], rel: str, diags: lis
     record's time each (0.3-3x of it; a per-step time that drifts up grows by a small fraction of
     itself), to at least twice it. Each record's step time is then the difference from the record
     before over the steps between; the first keeps its own (over its steps, where it counts from 1)."""
-    at = [(i, next((j for j, v in enumerate(vals) if v[0] == "step_time"), None)) for i, vals in enumerate(values)]
-    at = [(i, j) for i, j in at if j is not None and steps[i] != MISSING]
+    at = []
+    for i, vals in enumerate(values):
+        j = next((j for j, v in enumerate(vals) if v[0] == "step_time"), None)
+        if j is not None and steps[i] != MISSING:
+            if at and vals[j][2] <= values[at[-1][0]][at[-1][1]][2]:
+                return values  # (not growing: no cumulative time; most files stop here, at their second time)
+            at.append((i, j))
     if len(at) < 3:
         return values
     t = np.array([values[i][j][2] for i, j in at])
