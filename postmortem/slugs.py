@@ -66,8 +66,9 @@ DIAGNOSTICS: dict[str, str] = {
     "log-nothing-kept": "a log with known lines but no value with a step",
     "log-clock-local": "log times without a zone that cannot be aligned with UTC: kept as local time",
     "log-clock-aligned": "log times without a zone aligned with UTC by a zoned source",
-    # text logs read by their fields (readers/logfields.py, textlog's inference)
+    # text logs read by their fields (readers/textlog/fields.py, textlog's inference)
     "log-loss-unread": "lines holding a loss-like key that no training record took: the count and the first one",
+    "log-keys-unread": "keys printed beside training records that no family of the text-log lexicon takes: each with its count, and the first line",
     "log-inferred": "what a log's counters, ranks or units were inferred from (lines read by their fields)",
     "log-duplicate-source": "two logs of one rank hold the same step lines (MindFormers' worker_N.log and info.log): one source",
     # postmortem's own training callback (readers/callback.py)

@@ -27,12 +27,12 @@ from typing import Any
 
 from ...text import Text
 from .. import format as fmt
-from . import analysis, checks, diagnosis, diagnostics, domains, errors, failure, findings, health, judgement, links, scale, triage, window
+from . import analysis, checks, diagnosis, diagnostics, domains, errors, failure, findings, health, judgement, links, scale, textlog, triage, window
 
 LANGS = ("en", "zh")
 
 TEMPLATES: dict[str, tuple[str, str]] = {}
-for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale, links, domains, judgement, health, failure):
+for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale, links, textlog, domains, judgement, health, failure):
     for _key, _pair in _part.TEMPLATES.items():
         if _key in TEMPLATES:
             raise ValueError(f"template {_key!r} is defined twice")

@@ -28,6 +28,7 @@ is converted to unix time as written.
 
 from __future__ import annotations
 
+import io
 import re
 from fnmatch import fnmatch
 from functools import cache
@@ -36,20 +37,20 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from .. import diagnostics as dg
-from ..model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
-from . import logparse, logrecords
-from .logparse import LINE_FLOAT, LINE_INT, MISSING
-from . import logshapes as g
-from . import guard
-from .base import Reader
+from ... import diagnostics as dg
+from ...model import EVENTS, SCALARS, Artifact, ReadResult, Setting, empty, frame
+from . import parse as logparse, records as logrecords
+from .parse import LINE_FLOAT, LINE_INT, MISSING
+from . import shapes as g
+from .. import guard
+from ..base import Reader
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ERROR_EVENTS = 1000  # a crash loop can print millions of ERROR lines; keep the first ones
 
 try:
-    from . import _logscan
+    from .. import _logscan
 except ImportError:  # built without a compiler: logparse reads every line, slower, same result
     _logscan = None
 
@@ -132,7 +133,7 @@ def _scan(path: str) -> _Scan:
     view = memoryview(buf)
     carry = 0  # bytes of an unfinished line at the start of buf
     skipping = False  # inside a line longer than MAX_LINE_BYTES that spans chunks
-    with guard.open_file(path, "rb") as fh:
+    with _opened(path) as fh:
         while n := fh.readinto(view[carry : carry + CHUNK_BYTES]):
             start, end, carry = 0, carry + n, 0
             if skipping:
@@ -161,7 +162,25 @@ def _scan(path: str) -> _Scan:
         texts, numbers = zip(*scan.handed_back)
         logparse.parse_lines(b"\n".join(texts), 0, scan.rec, scan.keys, MAX_LINE_BYTES,
                              np.frombuffer(b"".join(numbers), dtype=np.int64).tolist())
+    if scan.rec.csv_header is not None and not scan.claimed:  # (a CSV logger's file: its header first, no other shape)
+        logparse.csv_rows(_opened(path), scan.rec, scan.keys)
     return scan
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _opened(path: str):
+    """The file for reading as UTF-8 bytes: as it is, or, written in UTF-16 with its BOM (what
+    PowerShell's ``>`` writes on Windows), decoded and re-encoded in memory."""
+    fh = guard.open_file(path, "rb")
+    if fh.read(2) not in _UTF16_BOMS:
+        fh.seek(0)
+        return fh
+    with fh:
+        fh.seek(0)
+        text = fh.read().decode("utf-16", errors="replace")
+    return io.BytesIO(text.encode("utf-8"))
 
 
 def _note_long(scan: _Scan, line_no: int) -> None:
@@ -438,8 +457,7 @@ def _one_based(epoch: np.ndarray, shape: np.ndarray, pick: np.ndarray, rel: str,
     epoch = epoch.copy()
     for s in np.unique(shape[zero]).tolist():
         of = pick & (shape == s) & (epoch != MISSING)
-        epoch[of] += 1
-        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=g.SHAPES[s].name))
+        epoch[of] = logrecords.one_based(epoch[of], rel, diags, g.SHAPES[s].name)
     return epoch
 
 
@@ -536,6 +554,9 @@ def _in_epoch_steps(epoch: np.ndarray, step_in: np.ndarray, per_epoch: int | Non
             return spe
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="one-epoch"))
         return None
+    shifted = logrecords.interval_steps_per_epoch(epoch, step_in, rel, diags)
+    if shifted is not None:
+        return shifted
     # the longest epoch seen: a complete epoch's length, or a later one's where an excerpt cut the earlier short
     spe = int(max(complete["step_in"].max(), order["step_in"].max()))
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="lossmonitor", n=spe))
@@ -551,12 +572,7 @@ def _epoch_end_steps(ratios: np.ndarray, per_epoch: int | None, rel: str, diags:
         diags.append(dg.info("log-steps-per-epoch", path=rel, variant="step-counts", n=per_epoch))
         return per_epoch
     ratios = ratios[ratios != MISSING]
-    if not len(ratios):
-        return None
-    spe = int(round(float(np.median(ratios))))
-    differ = int((ratios != spe).sum())
-    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios), differ=differ))
-    return spe
+    return logrecords.ratio_steps_per_epoch(ratios.tolist(), rel, diags) if len(ratios) else None
 
 
 def _scalars(lines: dict[str, np.ndarray], values: dict[str, np.ndarray], steps: _Steps, keys: dict[str, int],

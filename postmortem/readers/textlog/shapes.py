@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Callable
 
-from ..model import CANONICAL_TAGS, canonical_tag
+from ...model import CANONICAL_TAGS, canonical_tag
+from . import lexicon
 
 # A number as writers print them: decimal, exponent, nan / inf in any case (what float() reads).
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
@@ -48,41 +49,8 @@ _WORD_END = r"(?![\w])"  # after a unit that may end a sentence ("42.61 min.")
 _NUM_RE = re.compile(NUM + r"\Z", re.ASCII)
 MAX_COUNT_DIGITS = 9  # epoch and step counters: more digits are no counter (and would overflow a step)
 
-# The anchors of the lines read by their fields, each with a real line ("Epoch ": the header line
-# that gives the epoch of the loss lines after it).
-FIELD_EXAMPLES = (
-    ("Epoch:", "Epoch: 3 ", "https://github.com/2024-MindSpore-1/Code2/blob/3246b0f5436aba370f5848351fc52f7fa482843a/"
-     "weiweiqing/mindspore-test/run/results/fru92%20resnet%20backbone%20full%20transform.txt#L1-L36 (corpus "
-     "b-code2-weiweiqing-fru92-1: the header above `2023-08-07 15:56:18 - loss: 4.521990  [    0/  437]`)"),
-    ("epoch ", "[2023-03-08 10:53:11]: epoch 1", "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/recommend/user/"
-     "README.md#L170-L184 (corpus a-models-nete-1: NETE "
-     "running.log, the header above `rating loss 18.0558 | text loss 9.9066 | total loss 9.9066 on train`)"),
-    ("Epoch ", "Epoch 1", "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/"
-     "source_en/beginner/train.md#L202-L247 (corpus a-ms-tut-train-1: the header above `loss: 2.302806  [  0/938]`)"),
-    # (also the lines of counters whose loss is on a line below: MindChemistry's "==========step: 0 ,epoch: 0"
-    # above "train mse loss: 0.8999285", joined in logparse.pair_halves)
-    ("epoch:", "2022-02-13 13:58:33.898547, epoch:0/15, iter-719000/731560, aver loss:1.5836, cur loss:1.1664, acc_aver:0.7349",
-     "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/official/audio/EcapaTDNN/"
-     "README.md#L272-L275 (corpus a-models-ecapa-1)"),
-    ("loss", "  traing coarse net, step: 10 loss:1.606946, time cost: 0.051651954650878906",
-     "https://github.com/mindspore-ai/models/blob/eab643f51336dbf7d711f02d27e6516e5affee59/research/cv/DepthNet/"
-     "README.md#L197-L205 (corpus a-models-depthnet-1)"),
-    ("Loss", "1601it [05:38,  4.76it/s][40/40][1600/1664] Loss_D: 16.2060 Loss_G: 1.7243",
-     "https://github.com/mindspore-courses/applications/blob/a95393b9106d4e88d7cf6d6826d5f437a0acf7ce/animeganv2/"
-     "readme.md#L176-L178 (corpus b-apps-animegan-readme-1)"),
-    ("LOSS", "2023-02-28 11:19:19,452 - INFO - EPOCH: 0 ITER: 200.0/692.2578125 EPS: 4765.57 LOSS: 5.8117 METRIC: 0.0000",
-     "https://github.com/2023-MindSpore-4/Code12/blob/a217eb629d983f608bc70e15457986f2c863f9c8/wulianwei/"
-     "DRG_Text%20Style%20Transfer_MindSpore_Code/working_dir/train_log (corpus b-code12-drg-trainlog-1)"),
-    ("损失", "  进度: 12.5% | 迭代: 125/1000 | 损失: 0.693147 | 已用时: 3.2s | 预计剩余: 22.4s",
-     "rebuilt from a user's print format string in public GitHub code: f\"\\r  进度: {progress:.1f}% | 迭代: "
-     "{iteration+1}/{total_iterations} | 损失: {loss:.6f} | 已用时: {elapsed:.1f}s | 预计剩余: {eta:.1f}s\""),
-    # a line naming the rank of the records after it (pix2pix's train.py prints `print("Device ID :", str(rank))`
-    # before each record: several devices' prints interleaved in one log)
-    ("Device ID", "Device ID : 3", "https://github.com/mindspore-courses/applications/blob/a95393b9106d4e88d7cf6d6826d5f437a0acf7ce/"
-     "pix2pix/readme.md#L131-L146 (corpus b-apps-pix2pix-readme-2: the line above `ms per step : 11.199 epoch:  1 / 200 "
-     "step:  100 / 400 Dloss:  0.227907 Gloss:  27.540344`; the writer: pix2pix/src/train.py#L112)"),
-)
-FIELD_WORDS = tuple(word for word, _, _ in FIELD_EXAMPLES)
+# The literals of the lines read by their fields: the lexicon's writers' anchors.
+FIELD_WORDS = tuple(dict.fromkeys(a for w in lexicon.WRITERS for a in w.anchors))
 STEP_RULES = ("none", "epoch_step", "global", "in_epoch", "epoch_end", "before", "next", "before_or_epoch")
 
 
@@ -210,6 +178,22 @@ def _tensor_value(dtype: str) -> str:
 
 
 # --------------------------------------------------------------------------- the shapes
+
+def writer_shapes(writers) -> tuple[Shape, ...]:
+    """The lexicon's free-form writers as shapes: their lines are read by their fields."""
+    return tuple(
+        Shape(f"fields:{w.anchors[0]}", "log:fields",
+              f"any writer ({w.name}): a line read by its fields (textlog/lexicon.py FAMILIES): a loss-family value and a counter",
+              w.example, w.source, anchors=w.anchors, step=w.step, pairs="fields")
+        for w in writers
+    )
+
+
+def with_writers(shapes: tuple[Shape, ...], writers) -> tuple[Shape, ...]:
+    """``shapes`` with its free-form writers' shapes replaced by those of ``writers`` (a lexicon of a test's)."""
+    at = [i for i, s in enumerate(shapes) if s.pairs == "fields" and s.name.startswith("fields:")]
+    return shapes[: at[0]] + writer_shapes(writers) + shapes[at[-1] + 1 :]
+
 
 MF_WRITER = (
     "MindFormers MFLossMonitor, mindformers/core/callback/callback.py: r0.3-r0.6 `Epoch:[..], step:[..], "
@@ -359,7 +343,8 @@ SHAPES: tuple[Shape, ...] = (
         fields=(
             Field("epoch", r"epoch:\s*(\d+)(?:\.0)?(?![\d.])", kind="count"),  # 0.x printed "epoch: 0.0"
             Field("step", _key(r"step:\s*(\d+),"), key=_key("step:"), kind="count"),
-            Field("loss", r"outputs are\s*\(?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
+            # (a copy that prints a list: "outputs are [2.3012]")
+            Field("loss", r"outputs are\s*[(\[]?\s*(?:" + _tensor_value(r"\w+") + rf"\[?\s*)?({NUM}){END}",
                   key="outputs are", tag="loss", raw="loss"),
             Field("overflow", _tensor_value("Bool") + r"(True|False)\)", tag="overflow", raw="overflow", kind="bool"),
             Field("loss_scale", _tensor_value("Bool") + r"(?:True|False)\),\s*" + _tensor_value(r"\w+") + rf"\[?\s*({NUM}){END}",
@@ -668,19 +653,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     # Any other line with a loss word: read by its fields (logfields' lexicon), after every shape
     # above had its chance. Four shapes only because anchors are literals (case, Chinese).
-    *(
-        Shape(
-            f"fields:{word}",
-            "log:fields",
-            "any writer: a line read by its fields (readers/logfields.py LEXICON): a loss-family value and a counter",
-            example,
-            example_from,
-            anchors=(word,),
-            step="global",
-            pairs="fields",
-        )
-        for word, example, example_from in FIELD_EXAMPLES
-    ),
+    *writer_shapes(lexicon.WRITERS),
     # after the lines read by their fields: a copy that prints the epoch's mean loss beside is read there
     Shape(
         "timemonitor-copy",
@@ -904,16 +877,27 @@ def eval_pairs(text: str) -> list[tuple[str, float]]:
 PAIR_READERS = {"kv": kv_pairs, "mindyolo": mindyolo_pairs, "eval": eval_pairs}
 
 
+# A user's key ending in a unit: "step_ms", "data_s" (not "tokens_per_s": a rate), longest first.
+KEY_UNITS = tuple(sorted(((f"_{u.spelling}", u.si) for u in lexicon.UNITS if u.suffix), key=lambda x: -len(x[0])))
+
+
+def _key_unit(key: str) -> tuple[str, float] | None:
+    for suffix, si in KEY_UNITS:
+        if key.endswith(suffix) and not key.endswith("_per" + suffix):
+            return suffix, si
+    return None
+
+
 def key_tag(key: str) -> tuple[str, float]:
     """Canonical tag and scale to SI units of a user's key: ``_ms`` -> seconds."""
+    unit = _key_unit(key)
     if key in CANONICAL_TAGS:
-        return CANONICAL_TAGS[key], 1e-3 if key.endswith("_ms") else 1.0
-    for suffix, scale in (("_ms", 1e-3), ("_s", 1.0)):
-        if key.endswith(suffix) and not key.endswith("_per_s"):
-            base = key[: -len(suffix)]
-            if not base.endswith("time"):
-                base += "_time"
-            return canonical_tag(base), scale
+        return CANONICAL_TAGS[key], 1.0 if unit is None else unit[1]
+    if unit is not None:
+        base = key[: -len(unit[0])]
+        if not base.endswith("time"):
+            base += "_time"
+        return canonical_tag(base), unit[1]
     return canonical_tag(key), 1.0
 
 
@@ -924,8 +908,8 @@ def pair_label(slot: str, key: str) -> tuple[str, str, str, float]:
         return shape.rename.get(key) or canonical_tag(key), key, shape.source, 1.0
     if slot == "eval":
         return canonical_tag("eval_" + key), key, SHAPES[SHAPE_INDEX["eval-result"]].source, 1.0
-    if slot == "fields":  # "tag\x1fraw": the value is in SI units already (logfields)
-        tag, raw = key.split("\x1f", 1)
+    if slot == "fields":  # (tag, raw tag): the value is in SI units already (fields.read)
+        tag, raw = key
         return canonical_tag(tag), raw, "log:fields", 1.0
     tag, scale = key_tag(key)
     return tag, key, "log:kv" if slot == "kv" else "log:json", scale

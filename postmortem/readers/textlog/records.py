@@ -10,19 +10,35 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
-from .. import diagnostics as dg
-from . import guard, logparse
-from . import logshapes as g
-from .logparse import LINE_INT, MISSING
+from ... import diagnostics as dg
+from .. import guard
+from . import parse as logparse
+from . import shapes as g
+from . import fields as logfields
+from .parse import LINE_INT, MISSING
 
 FIELDS_SHAPE = g.SHAPE_INDEX[f"fields:{g.FIELD_WORDS[0]}"]
 _FIELDS_SLOT = g.PAIR_SLOTS.index("fields")
 _EVAL_SHAPE = g.SHAPE_INDEX["eval-result"]  # its step rule: the step of the line before
 SUMMARY_SHAPE = g.SHAPE_INDEX["timemonitor"]
 _TIME_SHAPE = g.SHAPE_INDEX[logparse.TIME_SHAPE]  # its step rule: the step of the line after
+
+
+class Row(NamedTuple):
+    """One line of field_lines' output: a record's, a summary's, an evaluation's or a time line's."""
+
+    pos: int
+    wall: float | None
+    zone: int
+    step: int  # MISSING: the step of the line its shape's rule names
+    rank: float  # NaN: none
+    values: list  # (tag, raw tag, value in SI units)
+    shape: int = FIELDS_SHAPE
 
 
 _SUMMARY_TAGS = ("epoch_time", "step_time", "lr", "throughput", "fps", "samples_per_s", "tokens_per_s")
@@ -36,7 +52,7 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
     the shapes print steps (the loss lines read here beside them are summaries or evaluations)."""
     own_epoch = {id(f[3]) for f in rec.fields if f[3].epoch is not None}  # (not one an "Epoch 3" header above gave)
     said: dict[str, int] = {}
-    found = _shapes_settled(_under_headers(rec.fields, said), rec, rel, diags)
+    found = _join_part_lines(_shapes_settled(_under_headers(rec.fields, said), rec, rel, diags), rel, diags)
     for variant, n in said.items():
         diags.append(dg.info("log-inferred", path=rel, variant=variant, n=n))
     # a run's summary by its writer's words (a Trainer's train_runtime beside train_loss): no record
@@ -65,25 +81,29 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
                 train = [f for f in train if f[3].step is not None]
             else:  # (steps only on the shapes' lines: the rest are read as before, a run of loss lines or unread)
                 train = [f for f in train if id(f) not in kept]
+    train, evals = _validation_bars(train, evals, rel, diags)
     # A tqdm bar redrawn on one physical line at the same counters is one record: its last drawing.
     train = [f for i, f in enumerate(train)
              if not (i + 1 < len(train) and train[i + 1][0] == f[0] and _counters(train[i + 1][3]) == _counters(f[3]))]
+    train = _join_networks(train, rel, diags)
+    _say_unread_keys(train, rel, diags)
     ranks = _ranks(train, rel, diags, error_positions(rec), rec.path)
-    out: list[tuple[int, float | None, int, int, float, list]] = []  # (pos, wall, zone, step, rank, values)
+    out: list[Row] = []
     totals: dict[int, int] = {}  # a record's printed steps per epoch (s/N), by its line
     for rank in sorted(set(ranks), key=lambda r: (r is None, r)):
         stream = [f for f, r in zip(train, ranks) if r == rank]
-        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(found))
+        steps = _field_steps([f[3] for f in stream], rel, diags, rank, _printed_per_epoch(rec.fields), _run_steps(summary))
         if steps is None:
             for pos, _, _, r in stream:
                 logparse._loss_unread(rec, pos, r.text)
             continue
+        steps = _stages(stream, steps, rel, diags)
         _neighbour_times(stream, rec.times, rank, rel, diags)
-        values = _settle_time_units(stream, steps, rel, diags)
+        values = _cumulative_times(_settle_time_units(stream, steps, rel, diags), steps, rel, diags)
         for (pos, wall, zone, r), step, vals in zip(stream, steps, values):
             if step == MISSING:
                 continue
-            out.append((pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
+            out.append(Row(pos, wall, zone, step, float("nan") if rank is None else float(rank), vals))
             if r.steps_total is not None:
                 totals[pos] = r.steps_total
     # Epoch summaries: their times at the step of the line with a step before them (the mean loss
@@ -94,38 +114,149 @@ def field_lines(rec: logparse.Records, keys: dict[str, int], rel: str, diags: li
         vals = [(t, raw, v * 1e3) if (id(r), i) in summary_s else (t, raw, v)
                 for i, (t, raw, v) in enumerate(r.values) if t not in ("loss", "loss_avg")]
         if vals:
-            out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, SUMMARY_SHAPE))
+            out.append(Row(pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, SUMMARY_SHAPE))
     out.extend(_times_beside_shapes(rec.times, bool(train), rel, diags))
     for pos, wall, zone, r in evals:
         vals = _eval_values(r.values)
-        out.append((pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
+        out.append(Row(pos, wall, zone, MISSING, float("nan") if r.rank is None else float(r.rank), vals, _EVAL_SHAPE))
     if evals:
         diags.append(dg.info("log-inferred", path=rel, variant="eval", n=len(evals)))
     if summary:
         diags.append(dg.info("log-inferred", path=rel, variant="summary", n=len(summary)))
-    out.sort(key=lambda o: o[0])
+    out.sort(key=lambda o: o.pos)
     lines = {c: np.full(len(out), MISSING, dtype=np.int64) for c in LINE_INT}
-    lines["pos"] = np.array([o[0] for o in out], dtype=np.int64)
-    lines["shape"] = np.array([o[6] if len(o) > 6 else FIELDS_SHAPE for o in out], dtype=np.int64)
-    lines["zone"] = np.array([o[2] for o in out], dtype=np.int64)
-    lines["step"] = np.array([o[3] for o in out], dtype=np.int64)
-    lines["wall"] = np.array([float("nan") if o[1] is None else o[1] for o in out], dtype=np.float64)
-    lines["rank"] = np.array([o[4] for o in out], dtype=np.float64)
+    lines["pos"] = np.array([o.pos for o in out], dtype=np.int64)
+    lines["shape"] = np.array([o.shape for o in out], dtype=np.int64)
+    lines["zone"] = np.array([o.zone for o in out], dtype=np.int64)
+    lines["step"] = np.array([o.step for o in out], dtype=np.int64)
+    lines["wall"] = np.array([float("nan") if o.wall is None else o.wall for o in out], dtype=np.float64)
+    lines["rank"] = np.array([o.rank for o in out], dtype=np.float64)
     if totals:  # (the N of "step:[s/N]": what a sink or an epoch can hold, textlog._sink_step_times)
-        lines["steps_total"] = np.array([totals.get(o[0], MISSING) for o in out], dtype=np.int64)
+        lines["steps_total"] = np.array([totals.get(o.pos, MISSING) for o in out], dtype=np.int64)
     v_line, v_field, v_value = [], [], []
     codes: dict[tuple[str, str], int] = {}  # (a file has few (tag, key) pairs; their codes in the order first seen)
     for row, o in enumerate(out):
-        for tag, raw, value in o[5]:
+        for tag, raw, value in o.values:
             v_line.append(row)
             code = codes.get((tag, raw))
             if code is None:
-                code = codes[(tag, raw)] = logparse._pair_code(keys, f"{tag}\x1f{raw}", _FIELDS_SLOT)
+                code = codes[(tag, raw)] = logparse._pair_code(keys, (tag, raw), _FIELDS_SLOT)
             v_field.append(code)
             v_value.append(value)
     values = {"line": np.array(v_line, dtype=np.uint32), "field": np.array(v_field, dtype=np.uint32),
               "value": np.array(v_value, dtype=np.float64)}
     return lines, values
+
+
+def _validation_bars(train: list, evals: list, rel: str, diags: list) -> tuple[list, list]:
+    """Progress bars of the validation loop between the epochs' (``Epoch: 3: 100%|...| 226/226 [...,
+    loss=2.91]`` then ``100%|...| 8/8 [..., loss=2.40]``): bars that print no epoch, after the first
+    bar that does, whose totals are none of the epoch bars' totals, are the evaluation's."""
+    epochs = [f for f in train if f[3].epoch is not None and f[3].steps_total]
+    if not epochs:
+        return train, evals
+    first, totals = epochs[0][0], {f[3].steps_total for f in epochs}
+    bare = [f for f in train if f[3].epoch is None and f[3].steps_total and f[0] >= first]
+    if len(bare) < 2 or any(f[3].steps_total in totals for f in bare):
+        return train, evals
+    moved = {id(f) for f in bare}
+    diags.append(dg.info("log-inferred", path=rel, variant="validation-bars", n=len(bare)))
+    return [f for f in train if id(f) not in moved], sorted(evals + bare, key=lambda f: f[0])
+
+
+def _join_part_lines(train: list, rel: str, diags: list) -> list:
+    """A record printed over several lines: its loss (a plain or total loss key) on the first, then
+    lines of named parts only and no counter ("con_loss: 0.0, sty_loss: 2.4e-05" / "tex_loss: ..."):
+    each such line within PAIR_GAP lines of the one before is the record's parts, not a record."""
+    out, joined, last = [], 0, None
+    for f in train:
+        r = f[3]
+        head = out[-1][3] if out else None
+        if r.parts_only and r.epoch is None and r.step is None and head is not None and not head.parts_only \
+                and last is not None and f[0] - last <= logparse.PAIR_GAP:
+            for j, (t, raw, v) in enumerate(r.values):
+                if t != "loss" and any(x == t for x, _, _ in head.values):
+                    continue
+                if j in r.unitless:
+                    head.unitless.append(len(head.values))
+                head.values.append((logfields.GRAMMAR.part_name(raw) if t == "loss" else t, raw, v))
+            joined += 1
+        else:
+            out.append(f)
+        last = f[0]
+    if joined:
+        diags.append(dg.info("log-inferred", path=rel, variant="part-lines", n=joined))
+    return out
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[\u4e00-\u9fff]+")
+
+
+def _join_networks(train: list, rel: str, diags: list) -> list:
+    """Several networks' losses of one iteration, each on a line of its own (a GAN's generator and
+    discriminator, an actor and its critic): runs of records at the same counters whose lines
+    differ in their words (ranks print the same line), the same words in the same order in at
+    least one other run (runs of one line, or of other words, stay as they are). Each such run is one record: the first line's loss is the loss, the others' are its parts,
+    named by their key (or by the words their line has and the first has not: "critic loss")."""
+    if len(train) < 4:
+        return train
+    keyed = [_counters(f[3]) for f in train]
+    starts = [i for i in range(len(train)) if i == 0 or keyed[i] != keyed[i - 1] or keyed[i] == (None, None)]
+    bounds = list(zip(starts, starts[1:] + [len(train)]))
+    if all(b - a < 2 for a, b in bounds):
+        return train
+    # a run of lines of different words at one counter (the words: the line with its numbers as #);
+    # its words repeated by another such run
+    patterns = [tuple(_NUMBER.sub("#", f[3].text) for f in train[a:b]) if b - a >= 2 else () for a, b in bounds]
+    seen: dict[tuple, int] = {}
+    for (a, b), pat in zip(bounds, patterns):
+        if b - a >= 2 and len(set(pat)) == len(pat) and keyed[a] != (None, None):
+            seen[pat] = seen.get(pat, 0) + 1
+    joined = {pat for pat, n in seen.items() if n >= 2}
+    if not joined:
+        return train
+    pattern = max(joined, key=len)
+    out = []
+    for (a, b), pat in zip(bounds, patterns):
+        first = train[a]
+        if pat not in joined:
+            out.extend(train[a:b])
+            continue
+        r = replace(first[3], values=list(first[3].values), unitless=list(first[3].unitless))
+        words = set(_WORD.findall(first[3].text.lower()))
+        for _, _, _, other in train[a + 1 : b]:
+            for j, (t, raw, v) in enumerate(other.values):
+                if t == "loss":
+                    own = [w for w in _WORD.findall(other.text.lower()) if w not in words]
+                    t = logfields.GRAMMAR.part_name(raw) if raw.lower() not in ("loss", "losses") or not own \
+                        else "_".join(own + ["loss"])
+                elif any(t == x for x, _, _ in r.values):
+                    continue
+                if j in other.unitless:
+                    r.unitless.append(len(r.values))
+                r.values.append((t, raw, v))
+        out.append((first[0], first[1], first[2], r))
+    diags.append(dg.info("log-inferred", path=rel, variant="networks", n=len(pattern),
+                         records=sum(seen[p] for p in joined)))
+    return out
+
+
+def _say_unread_keys(train: list, rel: str, diags: list) -> None:
+    """Keys printed beside the records that no family of the lexicon takes: their count of lines,
+    the keys (each with its count) and the first such line, in one info. Nothing is dropped unsaid."""
+    counts: dict[str, int] = {}
+    first = None
+    for pos, _, _, r in train:
+        for key in r.unread:
+            counts[key] = counts.get(key, 0) + 1
+        if r.unread and first is None:
+            first = (pos, r.text)
+    if first is not None:
+        text = first[1] if len(first[1]) <= 120 else first[1][:117] + "..."
+        diags.append(dg.info("log-keys-unread", path=rel, offset=first[0], n=sum(1 for f in train if f[3].unread),
+                             keys=", ".join(f"{k} ({n})" for k, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:12]),
+                             line=text))
 
 
 def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tuple[int, int]]:
@@ -136,7 +267,7 @@ def _summary_seconds(summary: list, out: list, rel: str, diags: list) -> set[tup
     mine = [(id(r), i, r.values[i][2]) for _, _, _, r in summary for i in r.unitless if r.values[i][0] == "step_time"]
     if not mine:
         return set()
-    own = [v for o in out for t, _, v in o[5] if t == "step_time" and v > 0]
+    own = [v for o in out for t, _, v in o.values if t == "step_time" and v > 0]
     if not own:
         return set()
     ref = float(np.median(own))
@@ -181,7 +312,7 @@ def _under_headers(found: list, said: dict | None = None) -> list:
         if r.header:
             if r.rank is not None:
                 rank = r.rank
-            else:
+            elif r.per_epoch is None:
                 epoch = r.epoch
             continue
         if r.epoch is None and epoch is not None:
@@ -209,7 +340,8 @@ def _ranks(train: list, rel: str, diags: list, errors: np.ndarray | None = None,
             diags.append(dg.info("log-inferred", path=rel, variant="ranks-printed", n=len(printed)))
         return [f[3].rank if f[3].rank is not None else printed[0] for f in train]
     keyed = [_counters(f[3]) for f in train]
-    if not train or all(k == (None, None) for k in keyed):
+    if not train or all(k == (None, None) for k in keyed) or _fractional([f[3] for f in train]):
+        # (a fraction of epochs printed to two decimals repeats over many steps: no sign of ranks)
         return [None] * len(train)
     same = np.array([bool(i) and k == keyed[i - 1] for i, k in enumerate(keyed)], dtype=bool)
     by_order = runs_as_ranks(same)
@@ -237,6 +369,8 @@ def runs_as_ranks(same: np.ndarray) -> np.ndarray | None:
     in a row (``same[i]``: record i prints the counters of record i-1), else None. The first and the
     last run may be cut short (an excerpt starts and ends anywhere); the runs between are N long."""
     starts = np.flatnonzero(~same)
+    if len(starts) == 1 and len(same) >= 2:  # one step printed by each rank, and nothing else
+        return np.arange(len(same))
     if len(starts) < 2 or starts[0] != 0:
         return None
     runs = np.diff(np.append(starts, len(same)))
@@ -325,10 +459,14 @@ def _printed_per_epoch(found: list) -> list[int]:
     return [f[3].per_epoch for f in found if f[3].per_epoch]
 
 
-def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = ()) -> list[int] | None:
+def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int] = (),
+                 run: tuple[int, float] | None = None) -> list[int] | None:
     """Global steps of one rank's training records (None: not records, e.g. one loss line with
-    no counter). ``elsewhere``: the steps per epoch other lines of the file print."""
+    no counter). ``elsewhere``: the steps per epoch other lines of the file print; ``run``: the
+    steps and epochs of the whole run, as its closing summary prints them."""
     n = len(records)
+    if _fractional(records, run):
+        return _epoch_fraction_steps(records, run, rel, diags)
     epochs = [r.epoch for r in records]
     steps = [r.step for r in records]
     has_epoch = any(e is not None for e in epochs)
@@ -340,11 +478,10 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
             return None
         diags.append(dg.info("log-inferred", path=rel, variant="ordinal", n=n))
         return list(range(1, n + 1))
-    base = 0
-    if has_epoch and min(e for e in epochs if e is not None) == 0:
-        base = 1
-        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
-    epochs = [e + base if e is not None else None for e in epochs]
+    if has_epoch:
+        known = [e for e in epochs if e is not None]
+        shifted = iter(one_based(np.array(known, dtype=np.int64), rel, diags).tolist())
+        epochs = [None if e is None else next(shifted) for e in epochs]
     printed = [r.per_epoch for r in records if r.per_epoch] or list(elsewhere)
     if not has_step:  # one line per epoch
         ratios = [round(t / st) for t, st in (_epoch_and_step_time(r) for r in records) if t and st and t > st]
@@ -352,9 +489,7 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
             diags.append(dg.info("log-inferred", path=rel, variant="epoch-end", n=printed[-1]))
             return [e * printed[-1] if e is not None else MISSING for e in epochs]
         if ratios:
-            spe = int(np.median(ratios))
-            diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios),
-                                 differ=sum(1 for x in ratios if x != spe)))
+            spe = ratio_steps_per_epoch(ratios, rel, diags)
             return [e * spe if e is not None else MISSING for e in epochs]
         diags.append(dg.info("log-inferred", path=rel, variant="epoch-as-step"))
         return [e if e is not None else MISSING for e in epochs]
@@ -394,6 +529,144 @@ def _field_steps(records: list, rel: str, diags: list, rank, elsewhere: list[int
     diags.append(dg.info("log-steps-per-epoch", path=rel, variant="fields-" + how, n=spe))
     # a line with the epoch but no step beside lines with both is the epoch's summary: no record
     return [MISSING if s is None else (e - 1) * spe + s if e is not None else s for e, s in zip(epochs, steps)]
+
+
+# A Trainer's closing summary: {'train_runtime': 1664.7, 'train_steps_per_second': 0.267, ..., 'epoch': 0.07}
+_RUN_KEYS = re.compile(r"""['"]?(train_runtime|train_steps_per_second|epoch)['"]?\s*:\s*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)""")
+
+
+def _fractional(records: list, run: tuple[int, float] | None = None) -> bool:
+    """The records count a fraction of epochs and no step ("'epoch': 0.66"; "'epoch': 1.0" where the
+    run's summary says how many steps its epochs took)."""
+    if any(r.step is not None for r in records):
+        return False
+    if any(r.epoch_frac is not None and r.epoch_frac != int(r.epoch_frac) for r in records):
+        return True
+    return run is not None and all(r.epoch_frac is not None for r in records)
+
+
+def _run_steps(summary: list) -> tuple[int, float] | None:
+    """(steps, epochs) of the run by its closing summary: runtime x steps per second, its epoch."""
+    for _, _, _, r in reversed(summary):
+        got = dict(_RUN_KEYS.findall(r.text))
+        if len(got) == 3 and float(got["epoch"]) > 0 and (steps := round(float(got["train_runtime"])
+                                                                            * float(got["train_steps_per_second"]))) > 0:
+            return steps, float(got["epoch"])
+    return None
+
+
+def _epoch_fraction_steps(records: list, run: tuple[int, float] | None, rel: str, diags: list) -> list[int]:
+    """Records whose only counter is the fraction of the run's epochs done (a Trainer's ``'epoch':
+    0.66``): step = epoch x steps per epoch, the steps per epoch from the run's summary (its steps
+    over its epochs). The fraction is printed to two decimals, so records that print the same one
+    are told apart in order: each at least one step after the one before, and none after the
+    run's last step (counted back from it). Without a summary, the ordinal."""
+    if run is None:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-fraction-ordinal", n=len(records)))
+        return list(range(1, len(records) + 1))
+    total, epochs = run
+    per_epoch = total / epochs
+    fracs = [r.epoch_frac if r.epoch_frac is not None else r.epoch for r in records]
+    guess = [None if e is None else e * per_epoch for e in fracs]
+    every = _logging_interval(guess)
+    steps, prev = [], 0
+    for g in guess:
+        prev = max(prev + 1, prev + 1 if g is None else round(g) if every is None else every * round(g / every))
+        steps.append(prev)
+    cap = total + 1
+    for i in range(len(steps) - 1, -1, -1):
+        cap = steps[i] = max(1, min(steps[i], cap - 1))
+    diags.append(dg.info("log-inferred", path=rel, variant="epoch-fraction", n=round(per_epoch), total=total))
+    return steps
+
+
+# The writer naming the part of the loop a record is in: "Stage 2 Epoch 1/30", "phase 3", "第 2 阶段"
+_STAGE = re.compile(r"(?<![A-Za-z])(?:stage|phase|curriculum|round)[ _\-:=]*(\d{1,4})(?!\d)|第\s*(\d{1,4})\s*阶段|阶段\s*(\d{1,4})",
+                    re.IGNORECASE)
+
+
+def _stages(stream: list, steps: list[int], rel: str, diags: list) -> list[int]:
+    """A loop of stages (a curriculum, a pre-training then a fine-tuning in one launch) whose epoch
+    counter starts again in each: where the lines name the stage ("Stage 2 Epoch 1/30") and the
+    steps go back as it changes, each stage's steps follow the last one's on one axis (an info)."""
+    if len(steps) < 2 or not any("tage" in f[3].text or "hase" in f[3].text or "阶段" in f[3].text or "ound" in f[3].text
+                                 for f in stream):
+        return steps
+    names = []
+    for f in stream:
+        m = _STAGE.search(f[3].text)
+        names.append(next((g for g in m.groups() if g), None) if m else None)
+    cuts = [i for i in range(1, len(steps)) if names[i] != names[i - 1] and steps[i] != MISSING
+            and (last := max((s for s in steps[:i] if s != MISSING), default=None)) is not None and steps[i] <= last]
+    if not cuts:
+        return steps
+    out = list(steps)
+    for i in cuts:  # (each stage's counter as printed, after the last step of the stages before it)
+        offset = max(s for s in out[:i] if s != MISSING) + (1 if steps[i] == 0 else 0)
+        out[i:] = [s if s == MISSING else s + offset for s in steps[i:]]
+    diags.append(dg.info("log-inferred", path=rel, variant="stages", n=len(cuts) + 1))
+    return out
+
+
+def _logging_interval(guess: list) -> int | None:
+    """The steps between records logged every k steps (a Trainer's logging_steps), where the
+    fractions, two decimals each, place every record about k after the one before (within a
+    quarter of k): k from their whole span; None where they do not (records of one printed
+    fraction, an elision between them)."""
+    if len(guess) < 2 or any(g is None for g in guess):
+        return None
+    every = (guess[-1] - guess[0]) / (len(guess) - 1)
+    if every < 2 or any(abs(b - a - every) > 0.25 * every for a, b in zip(guess, guess[1:])):
+        return None
+    return round(every)
+
+
+def one_based(epochs: np.ndarray, rel: str, diags: list, shape: str | None = None) -> np.ndarray:
+    """Epochs counted from 0 (an epoch 0 among them) as 1-based, said in an info (which lines:
+    ``shape``'s, or the lines read by their fields). The one place the file's epochs are shifted."""
+    if not len(epochs) or epochs.min() != 0:
+        return epochs
+    if shape is None:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based"))
+    else:
+        diags.append(dg.info("log-inferred", path=rel, variant="epoch-0-based-lines", shape=shape))
+    return epochs + 1
+
+
+def interval_steps_per_epoch(epoch: np.ndarray, step_in: np.ndarray, rel: str, diags: list) -> int | None:
+    """Steps per epoch of in-epoch steps printed every k global steps (LossMonitor(75) over epochs of
+    2831 steps: 75 ... 2775, then 19, 94, ...): where the steps within each epoch go up by k and an
+    epoch's first printed step is not k, the epoch before ended k - that step after its last print.
+    Every epoch boundary must say the same length (said in an info); None where none is shifted."""
+    ok = (epoch != MISSING) & (step_in != MISSING)
+    e, s = epoch[ok], step_in[ok]
+    if len(e) < 4:
+        return None
+    same = e[1:] == e[:-1]
+    gaps = (s[1:] - s[:-1])[same]
+    if not len(gaps):
+        return None
+    values, counts = np.unique(gaps, return_counts=True)
+    k = int(values[counts.argmax()])
+    if k < 2 or counts.max() < 0.8 * len(gaps):
+        return None
+    at = np.flatnonzero(e[1:] == e[:-1] + 1) + 1  # the first print of each next epoch
+    if not len(at) or (s[at] == k).all() or (s[at] > k).any():
+        return None
+    lengths = s[at - 1] + k - s[at]
+    if (lengths != lengths[0]).any() or lengths[0] < s.max():
+        return None
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="print-interval", n=int(lengths[0]), every=k))
+    return int(lengths[0])
+
+
+def ratio_steps_per_epoch(ratios: list[int], rel: str, diags: list) -> int:
+    """Steps per epoch as the lines' epoch time / per step time say it (each line's ratio rounded):
+    their median, said with how many lines differ. The one place this ratio is taken."""
+    spe = int(round(float(np.median(ratios))))
+    diags.append(dg.info("log-steps-per-epoch", path=rel, variant="ratio", n=spe, lines=len(ratios),
+                         differ=sum(1 for x in ratios if x != spe)))
+    return spe
 
 
 def _agree(a, b) -> bool | None:
@@ -457,7 +730,7 @@ def _times_beside_shapes(times: list, fields: bool, rel: str, diags: list) -> li
     print their time (TimeMonitor's lines; a run's closing "per step time: 3.455")."""
     if fields or not times:
         return []
-    out = [(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
+    out = [Row(pos, wall, zone, MISSING, float("nan") if t.rank is None else float(t.rank),
             [v for v in t.values if v[0] == "step_time"], _TIME_SHAPE)
            for pos, wall, zone, t in times if t.epoch is not None or t.step is not None]
     if out:
@@ -513,6 +786,35 @@ def _settle_time_units(stream: list, steps: list[int], rel: str, diags: list) ->
             t, raw, v = values[i][j]
             values[i][j] = (t, raw, v * 1e3)
     return values
+
+
+def _cumulative_times(values: list[list], steps: list[int], rel: str, diags: list) -> list[list]:
+    """Step times that are the time elapsed since the start (``Epoch 2:\tLoss ...\tTime 110s`` after
+    ``Time 56s``; whatever unit the key claims): they grow at every record, by about the first
+    record's time each (0.3-3x of it; a per-step time that drifts up grows by a small fraction of
+    itself), to at least twice it. Each record's step time is then the difference from the record
+    before over the steps between; the first keeps its own (over its steps, where it counts from 1)."""
+    at = []
+    for i, vals in enumerate(values):
+        j = next((j for j, v in enumerate(vals) if v[0] == "step_time"), None)
+        if j is not None and steps[i] != MISSING:
+            if at and vals[j][2] <= values[at[-1][0]][at[-1][1]][2]:
+                return values  # (not growing: no cumulative time; most files stop here, at their second time)
+            at.append((i, j))
+    if len(at) < 3:
+        return values
+    t = np.array([values[i][j][2] for i, j in at])
+    s = np.array([steps[i] for i, _ in at], dtype=np.float64)
+    dt, ds = np.diff(t), np.diff(s)
+    if (dt <= 0).any() or (ds <= 0).any() or t[-1] < 2 * t[0] or not 0.3 <= float(np.median(dt)) / t[0] <= 3.0:
+        return values
+    out = [list(v) for v in values]
+    per = np.concatenate([[t[0] / s[0] if s[0] >= 1 else t[0]], dt / ds])
+    for (i, j), x in zip(at, per.tolist()):
+        tag, raw, _ = out[i][j]
+        out[i][j] = (tag, raw, x)
+    diags.append(dg.info("log-inferred", path=rel, variant="time-cumulative", n=len(at)))
+    return out
 
 
 COMPILE_RATIO = 10  # a first step this many times the median of the others is the graph compile's

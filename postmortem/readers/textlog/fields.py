@@ -23,63 +23,14 @@ import math
 import re
 from dataclasses import dataclass, field
 
-NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
-_S = r"[ _\-.]?"  # between the words of a key: "per_step_time", "per step time", "step-time"
+from . import lexicon
+from .lexicon import S
 
-# family -> spellings. Order matters twice: families are tried in this order at one place (so the
-# longer "loss scale" wins over "loss"), and within a family the first spelling that fits wins.
-LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("loss_scale", (rf"loss{_S}scal(?:e|ing)(?:{_S}value)?", rf"scale{_S}sense", rf"cur{_S}scale")),
-    # a run's summary, not a step's: "best loss: 6.1e-06", "last train loss: 7.4e-06" (read as nothing)
-    ("loss_summary", (rf"(?:best|last|final|min(?:imum)?|lowest)(?:{_S}(?:train(?:ing)?|eval|val(?:id)?))?(?:{_S}mse)?{_S}loss",)),
-    # (a word between needs its separator: "value_loss" is no eval loss; "Vali Loss": Informer's validation)
-    ("eval_loss", (rf"(?:eval(?:uation)?|val(?:i|id(?:ation)?)?|test(?:ing)?|dev)(?:[ _\-.][a-z0-9]+)?{_S}loss",)),
-    # the loss itself; modifiers the writer puts before it (total, average, train, ...)
-    ("loss", (rf"(?:total|overall|train(?:ing)?|avg|aver|average|mean|running|smooth(?:ed)?|batch|cur(?:rent)?|step|"
-              rf"epoch{_S}avg|net|final){_S}loss(?:{_S}(?:avg|mean|value|val(?=\s*[:=])))?", r"loss(?:es)?(?:_value)?",
-              r"损失(?:值|函数值)?", r"训练损失")),
-    # a named part of the loss: lm_loss, box_loss, loss_cls, kl loss (kept under its own name)
-    ("loss_part", (r"[a-z][a-z0-9]*(?:[ _][a-z0-9]+)?_loss", r"[a-z]{1,2}loss", r"loss_[a-z][a-z0-9_]*", r"(?:kl|ce|mse|aux|l1|l2|mlm|nsp)"
-                                                                                    r" loss",
-                   # numbered losses, one per sub-domain or output: "loss1: 2.14, loss2: 8.2" (SciAI cPINNs), "loss_0   0.0348"
-                   # (MindFlow); never a number glued to the key ("loss0.5")
-                   r"loss_?\d{1,2}(?!\.\d)")),
-    # what is left of the run, not a step's time: "left time: 20244.7053s" (Informer's speed line), "eta" (read as nothing)
-    ("time_left", (rf"(?:left|remain(?:ing)?){_S}time", rf"time{_S}(?:left|remain(?:ing)?)", r"eta")),
-    # (MindFormers' epoch_end in sink mode: "Per sink_size step time" is the time of sink_size steps)
-    ("epoch_time", (rf"epoch{_S}(?:time|cost|duration)(?:{_S}cost)?", rf"per{_S}sink{_S}size{_S}step{_S}time", rf"time{_S}(?:per|of){_S}epoch", rf"train{_S}epoch{_S}time",
-                    r"每(?:个)?epoch耗时")),
-    ("step_time", (rf"(?:avg|average|mean)?{_S}(?:per{_S})?(?:step|iter(?:ation)?|batch){_S}(?:time|cost)(?:{_S}(?:cost|avg|mean))?",
-                   rf"time{_S}(?:per|/){_S}(?:step|iter(?:ation)?|batch)", rf"step{_S}cost{_S}time",
-                   rf"per{_S}step{_S}time", rf"(?:ms|s){_S}per{_S}(?:step|iter(?:ation)?)", r"每(?:个)?step耗时", r"单步耗时",
-                   # CycleGAN's Reporter: "total cost: 220538.81 ms, per step: 22053.88 ms" (read only with its unit: PER_ALONE)
-                   rf"per{_S}(?:step|iter(?:ation)?|batch)")),
-    # a time with no "step" in its key: a per-step time only on a line with a step (see WEAK)
-    ("time", (rf"(?:cost|time){_S}(?:cost|time)", r"time", r"timer", r"cost", r"interval", rf"elapsed(?:{_S}time)?", rf"time{_S}elapsed", r"耗时", r"用时")),
-    ("throughput", (r"fps", rf"samples?{_S}per{_S}s(?:ec(?:ond)?)?", rf"tokens?{_S}per{_S}s(?:ec(?:ond)?)?",
-                    r"throughput(?:[ _]per[ _](?:npu|device))?")),
-    ("lr", (rf"learning{_S}rate", rf"cur(?:rent)?{_S}lr", r"lr")),
-    ("grad_norm", (rf"(?:global|grad(?:ient)?){_S}norm", r"gnorm", r"norm")),
-    ("overflow", (rf"overflow(?:{_S}cond)?", rf"is{_S}overflow")),
-    ("epoch", (rf"cur(?:rent)?{_S}epoch(?:{_S}num)?", r"epochs?", r"epcoh", r"ep", r"轮次", r"轮数", r"轮")),
-    ("global_step", (rf"global{_S}(?:step|iter(?:ation)?)s?", rf"cur(?:rent)?{_S}step{_S}num", rf"total{_S}step")),
-    ("steps_per_epoch", (r"steps(?=\s*[:=])", rf"steps?{_S}per{_S}epoch", rf"per{_S}epoch{_S}size", rf"batch(?:es)?{_S}per{_S}epoch",
-                         rf"dataset{_S}size")),
-    # (reinforcement learning, MindSpore RL: an episode is the loop's unit, a step like any other)
-    ("step", (r"episodes?", rf"cur(?:rent)?{_S}step", rf"step{_S}num", r"steps?", r"iter(?:ation)?s?", rf"batch(?:{_S}(?:idx|id))?",
-              r"步数", r"步", r"迭代")),
-    ("rank", (rf"rank(?:{_S}id)?", rf"device{_S}id", rf"local{_S}rank")),
-)
-COUNTERS = ("epoch", "global_step", "step", "steps_per_epoch", "rank")
-LOSS_FAMILIES = ("loss", "eval_loss", "loss_part")
-WEAK = ("time",)  # read as a per-step time only beside a step counter, and where no step-time key is on the line
+NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
 # after a time's number: a date or a clock goes on ("2021-07-24 02:08:33", "23 09:45:32")
 CLOCK_AFTER = re.compile(r"[-:/]\d|\s+\d{1,2}:\d{2}")
 # "per step" alone is a time only with a unit after it ("samples per step: 32" is none)
-PER_ALONE = re.compile(rf"per{_S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
-TAGS = {"loss": "loss", "eval_loss": "eval_loss", "epoch_time": "epoch_time", "step_time": "step_time", "time": "step_time",
-        "lr": "lr", "grad_norm": "grad_norm", "loss_scale": "loss_scale", "overflow": "overflow"}
-TIME_FAMILIES = ("epoch_time", "step_time", "time")
+PER_ALONE = re.compile(rf"per{S}(?:step|iter(?:ation)?|batch)", re.IGNORECASE)
 
 # The words that make a line an evaluation's, when they come before its loss: "Eval ...", "[val]".
 EVAL_WORDS = re.compile(r"(?<![A-Za-z])(?:eval(?:uat\w*)?|validat\w*|valid|vali|val|test(?:ing)?|inference|metrics)(?![A-Za-z])|验证|测试|评估",
@@ -111,119 +62,149 @@ _WIDTH = str.maketrans({"：": ":", "，": ",", "（": "(", "）": ")", "［": "
                         "；": ";", "　": " ", "／": "/"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
-_FAMILY_OF: list[str] = []
-
-
-def _key_regex() -> re.Pattern:
-    alts = []
-    for fam, spellings in LEXICON:
-        for sp in spellings:
-            alts.append(f"(?P<k{len(_FAMILY_OF)}>{sp})")
-            _FAMILY_OF.append(fam)
-    # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
-    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])", re.IGNORECASE)
-
-
-KEY_RE = _key_regex()
-
-# Where a key may start: a word holding one of these (or equal to a short one), or Chinese. Trying
-# KEY_RE only there, not at every character, is what makes this path ~10x faster; a new family's
-# first word goes here too (test_logfields_hints checks every spelling is reachable).
-TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
-HINTS = ("loss", "episode", "epoch", "epcoh", "step", "iter", "batch", "time", "cost", "elapsed", "interval", "fps", "sample",
-         "token", "throughput", "learning", "norm", "scale", "sense", "overflow", "rank", "device", "size", "eval",
-         "valid", "test", "train", "total", "overall", "avg", "aver", "mean", "running", "smooth", "cur", "final",
-         "best", "last", "lowest", "global", "grad", "per", "net", "dev", "lr", "minimum", "left", "remain")
-_HINT_RE = re.compile("|".join(HINTS))
-SHORT_HINTS = frozenset(("ep", "ms", "s", "is", "min", "val", "vali", "ce", "kl", "mse", "aux", "l1", "l2", "mlm", "nsp", "eta"))
-
-
-# The characters no key holds (KEY_RE only looks at them, in its lookaheads): KEY_RE's answer at
+# The characters no key holds (the key pattern only looks at them, in its lookaheads): its answer at
 # a word depends on the character before it and the text up to the first of them, so it is kept
-# per such window (a log repeats its keys; test_logfields_key_window checks the set).
+# per such window (a log repeats its keys; test_no_key_holds_a_stop_character checks the set).
 KEY_STOP = ":=,;()[]{}<>'\"|!?#%&*+@^`~$\\"
 _KEY_STOP_RE = re.compile("[" + re.escape(KEY_STOP) + "]")
-_KEY_AT: dict[str, tuple[int, str] | None] = {}  # window -> (key length, family) or None
-_HINTED: dict[str, bool] = {}  # word -> may start a key
+TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[\u4e00-\u9fff]+")
 
 
-def _key_at(text: str, at: int) -> tuple[int, str] | None:
-    stop = _KEY_STOP_RE.search(text, at)
-    end = stop.end() if stop is not None else len(text)
-    window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
-    hit = _KEY_AT.get(window, False)
-    if hit is False:
-        km = KEY_RE.match(text, at)
-        hit = None if km is None else (km.end() - at, _FAMILY_OF[int(km.lastgroup[1:])])
-        if len(window) <= 256:
-            if len(_KEY_AT) > 100_000:
-                _KEY_AT.clear()
-            _KEY_AT[window] = hit
-    return hit
+def _longest_first(spellings) -> str:
+    """An alternation of literals, the longest first (so "ms" is tried before "s")."""
+    return "|".join(re.escape(s) for s in sorted(dict.fromkeys(spellings), key=len, reverse=True))
 
 
-def _hinted(word: str) -> bool:
-    hit = _HINTED.get(word)
-    if hit is None:
-        low = word.lower()
-        hit = bool(low in SHORT_HINTS or low[0] >= "\u4e00" or _HINT_RE.search(low))
-        if len(_HINTED) > 100_000:
-            _HINTED.clear()
-        _HINTED[word] = hit
-    return hit
+class Grammar:
+    """A lexicon (a module or namespace with FAMILIES and UNITS, see lexicon.py) compiled into the
+    patterns the field reader matches, with the memory of what it decided per line form."""
+
+    def __init__(self, lex=lexicon) -> None:
+        self.lexicon = lex
+        self.family = {f.name: f for f in lex.FAMILIES}
+        alts, self.family_of = [], []
+        for fam in lex.FAMILIES:
+            for sp in fam.spellings:
+                alts.append(f"(?P<k{len(self.family_of)}>{sp})")
+                self.family_of.append(fam.name)
+        # a key is not glued to a word before it (lm_loss is loss_part, never loss), nor after it
+        # (a Chinese key may follow a word: "batched平均损失")
+        self.key_re = re.compile(r"(?:(?<![A-Za-z0-9_])|(?=[\u4e00-\u9fff]))(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])",
+                                 re.IGNORECASE)
+        # Where a key may start: a word holding a hint (or equal to a short one), or Chinese. Trying
+        # the key pattern only there, not at every character, is what makes this path ~10x faster.
+        self.hints = tuple(dict.fromkeys(h for f in lex.FAMILIES for h in f.hints))
+        self.hint_re = re.compile("|".join(self.hints))
+        self.short_hints = frozenset(w for f in lex.FAMILIES for w in f.words)
+        self.loss_families = frozenset(f.name for f in lex.FAMILIES if f.loss)
+        self.time_families = frozenset(f.name for f in lex.FAMILIES if f.dimension == "time" and f.role == "value")
+        self.weak = frozenset(f.name for f in lex.FAMILIES if f.strength == "weak")
+        self.bare = frozenset(f.name for f in lex.FAMILIES if f.bare)
+        self.counters = frozenset(f.name for f in lex.FAMILIES if f.role == "counter")
+        self.skipped = frozenset(f.name for f in lex.FAMILIES if f.role in ("mark", "ignore"))
+        self.tag = {f.name: f.tag for f in lex.FAMILIES}
+        times = [u for u in lex.UNITS if u.dimension == "time"]
+        self.unit_si = {u.spelling.lower(): u.si for u in times}
+        unit = _longest_first(u.spelling for u in times)
+        # After a key: a unit in parentheses or brackets, a separator, then a value in one of its forms.
+        self.value_re = re.compile(
+            rf"\s*(?:\(\s*(?P<punit>{unit})\s*\)|\[\s*(?P<bunit>{unit})\s*\])?"
+            r"['\"]?\s*(?P<sep>::?|=|\bis\b(?:\s*[:=])?|->|(?<=[A-Za-z_\]])-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
+            r"(?:"
+            r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
+            r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
+            r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
+            r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
+            r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
+            r")"
+            rf"(?:\s*(?P<vunit>{unit})(?![A-Za-z])|\s*\(\s*(?P<aunit>{unit})\s*\))?",  # (a unit after: "7.178 (s)")
+            re.IGNORECASE,
+        )
+        # tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
+        self.sec_per_it_re = re.compile(rf"(?<![\w.])({NUM})\s*({unit})/(?:it(?:er(?:ation)?)?|step|batch)(?![A-Za-z])")
+        # a rate printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p"
+        rates = [u for u in lex.UNITS if u.dimension == "rate"]
+        self.rate_tag = {u.spelling.lower(): u.tag for u in rates}
+        self.per_step = frozenset(u.spelling.lower() for u in rates if u.tag == "step_time")  # steps a second: 1 / the step's time
+        self.rate_re = re.compile(rf"(?<![\w.])({NUM})\s*(?P<u>{_longest_first(u.spelling for u in rates)})(?![A-Za-z])",
+                                  re.IGNORECASE)
+        # (the literal each holds, looked for before the pattern: "/s", "fps")
+        self.rate_hints = tuple(dict.fromkeys((u.spelling[u.spelling.find("/"):][:2] if "/" in u.spelling else u.spelling).lower()
+                                              for u in rates))
+        # what was decided: per key window, per word, per line form, per part key (a log repeats them)
+        self.key_at: dict[str, tuple[int, str] | None] = {}
+        self.hinted: dict[str, bool] = {}
+        self.forms: dict[tuple, tuple | None] = {}
+        self.part_names: dict[str, str] = {}
+
+    def key_at_(self, text: str, at: int) -> tuple[int, str] | None:
+        stop = _KEY_STOP_RE.search(text, at)
+        end = stop.end() if stop is not None else len(text)
+        window = text[at - 1 : end] if at else "\0" + text[:end]  # (the start of the text: no word before, as "\0")
+        hit = self.key_at.get(window, False)
+        if hit is False:
+            km = self.key_re.match(text, at)
+            hit = None if km is None else (km.end() - at, self.family_of[int(km.lastgroup[1:])])
+            if len(window) <= 256:
+                if len(self.key_at) > 100_000:
+                    self.key_at.clear()
+                self.key_at[window] = hit
+        return hit
+
+    def may_start_key(self, word: str) -> bool:
+        hit = self.hinted.get(word)
+        if hit is None:
+            low = word.lower()
+            hit = bool(low in self.short_hints or low[0] >= "\u4e00" or self.hint_re.search(low))
+            if len(self.hinted) > 100_000:
+                self.hinted.clear()
+            self.hinted[word] = hit
+        return hit
+
+    def keys(self, text: str, at: int = 0):
+        """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each."""
+        end = at
+        for tm in TOKEN_RE.finditer(text, at):
+            start = tm.start()
+            if start < end or not self.may_start_key(tm.group()):
+                continue
+            hit = self.key_at_(text, start)
+            if hit is not None:
+                end = start + hit[0]
+                yield start, end, hit[1]
+
+    def part_name(self, key: str) -> str:
+        name = self.part_names.get(key)
+        if name is None:
+            if len(self.part_names) > 10_000:
+                self.part_names.clear()
+            name = self.part_names[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+        return name
 
 
-def keys(text: str, at: int = 0):
-    """The lexicon's keys in ``text`` from ``at`` on, in order: (start, end, family) of each KEY_RE match."""
-    end = at
-    for tm in TOKEN_RE.finditer(text, at):
-        start = tm.start()
-        if start < end or not _hinted(tm.group()):
-            continue
-        hit = _key_at(text, start)
-        if hit is not None:
-            end = start + hit[0]
-            yield start, end, hit[1]
+GRAMMAR = Grammar()  # the lexicon's; tests may read with another (Grammar(module))
 
 
-# After a key: a unit in parentheses, a separator, then a value in one of its forms.
-_UNIT = r"(?P<unit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)"
-VALUE_RE = re.compile(
-    r"\s*(?:\(\s*" + _UNIT.replace("?P<unit>", "?P<punit>") + r"\s*\)|\[\s*" + _UNIT.replace("?P<unit>", "?P<bunit>")
-    + r"\s*\])?"
-    r"['\"]?\s*(?P<sep>::?|=|\bis\b|->|-(?=\d)|\s|(?=\[))\s*"  # a quote closing the key: a printed dict's 'loss': 0.18
-    r"(?:"
-    r"\[\s*(?P<pa>\d+)\s*/\s*(?P<pb>\d+)\s*\]"  # [a/b]
-    r"|(?P<qa>\d+(?:\.0)?)\s*/\s*(?P<qb>\d+(?:\.\d+)?)(?![\d.])"  # a/b
-    r"|\(?\s*(?:Tensor|tensor|array)\((?:[^()]*?value=\s*)?\[*\s*(?P<tv>" + NUM + r")"  # Tensor(shape=[1], ..., value= 2.3)
-    r"|[\[(]\s*(?P<lv>" + NUM + r")"  # [2.3], [2.3, 1.1], (2.3, ...)
-    r"|(?P<v>" + NUM + r")(?!\.?\d)"  # a number, maybe glued to a unit or the next word (not to more digits: "9.6.7")
-    r")"
-    r"(?:\s*(?P<vunit>ms|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|us|µs|μs|毫秒|秒|分钟)(?![A-Za-z]))?",
-    re.IGNORECASE,
-)
-_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0,
-           "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
-           "毫秒": 1e-3, "秒": 1.0, "分钟": 60.0}
+def keys(text: str, at: int = 0, gr: Grammar | None = None):
+    return (gr or GRAMMAR).keys(text, at)
 
-# Throughput printed value first: "16.54 img/s", "1234 tokens/s", "0.00600 samples/s/p".
-RATE_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(?P<u>samples?/s(?:ec)?/p|samples?/s(?:ec)?|imgs?/s(?:ec)?|images?/s(?:ec)?|"
-                     r"tokens?/s(?:ec)?|tok/s|fps)(?![A-Za-z])", re.IGNORECASE)
-_RATE_TAG = {"samples/s/p": "samples_per_s", "samples/s": "samples_per_s", "img/s": "samples_per_s", "image/s": "samples_per_s",
-             "tokens/s": "tokens_per_s", "tok/s": "tokens_per_s", "fps": "fps"}
+
 # mpirun --tag-output "[1,3]<stdout>:" ; "[rank 3]" / "[Rank 3]" ; "rank3:"
 RANK_PREFIX_RE = re.compile(r"^\s*\[1,(\d+)\]<std(?:out|err)>:|^\s*\[\s*rank\s*[:=]?\s*(\d+)\s*\]", re.IGNORECASE)
 # a line that only names the rank of the records after it: pix2pix's `Device ID : 3` (the rank family's spellings)
 RANK_HEADER_RE = re.compile(r"^\s*(?:device[ _\-.]?id|rank(?:[ _\-.]?id)?|local[ _\-.]?rank)\s*[:=]?\s*(\d{1,6})\s*$", re.IGNORECASE)
-# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12".
-BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[\d+:\d+")
+# A step with no key: "[ 100/1000]" after the loss ("[0/1563 (0%)]" in PyTorch's MNIST loop); tqdm's "450/1000 [00:10<00:12";
+# Keras' "103/103 [==============================] - 128s 1s/step - loss: 0.3013".
+BARE_PROGRESS_RE = re.compile(r"(?<![\w/.])\[\s*(\d+)\s*/\s*(\d+)(?:\s*\(\s*\d+(?:\.\d+)?%\s*\))?\s*\]|(?<![\w/.])(\d+)/(\d+) \[(?:\d+:\d+|[=>.]{3,}\])")
 
 
 # a loss key with a separator and something like a value after it: a line that means to print a loss
-_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
+_SEP_AFTER = re.compile(r"['\"]?\s*(?:\([^)]{0,8}\)\s*)?(?:::?|=|is\b(?:\s*[:=])?|(?=\[))\s*(?:[-+]?[\d.]|\[|\(|tensor|nan|inf)", re.IGNORECASE)
 
 # a line that only names the epoch the next lines are in (the MindSpore tutorials' loop: "Epoch 1" then dashes)
-HEADER_RE = re.compile(r"(?:^|[\]:|]\s)\s*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?\s*$")
+HEADER_RE = re.compile(r"(?:^|[\]:|]\s)[\s\-=*#]*(?:Epoch|epoch|EPOCH)(?:\s*:\s*|\s+)(\d{1,9})(?:\s*/\s*\d+)?\s*:?[\s\-=*#]*$")
+# ... or the steps each epoch has, printed once before the loop: "iters_per_epoch:  5" (a header of the run)
+PER_EPOCH_HEADER_RE = re.compile(r"^\s*(?:iters?|steps?|batch(?:es)?)[ _\-.]?per[ _\-.]?epoch\s*[:=]?\s*(\d{1,9})\s*$", re.IGNORECASE)
 # "[0/1200][230/937]": epoch then step, with no key (DCGAN-style GAN loops)
 DOUBLE_PROGRESS_RE = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 # tqdm's count when the loop has no known total ("{n}it [{elapsed}, {rate}]"): the iterations done, the step
@@ -232,8 +213,6 @@ TQDM_COUNT_RE = re.compile(r"(?<![\w.])(\d{1,9})it \[\d+:\d+")
 GLUED_COUNTER_RE = re.compile(r"(?<![\w.])(\d{1,9})(epoch|iter|step)s?(?![A-Za-z])", re.IGNORECASE)
 # a counter glued after its key: "step_0: loss=3.59"
 SUFFIX_COUNTER_RE = re.compile(r"(?<![A-Za-z0-9])(epoch|iter|step)_(\d{1,9})(?![\w.])", re.IGNORECASE)
-# tqdm's rate when slower than one step a second: "0.30s/it"; Informer's "speed: 0.2837s/iter"; "45ms/step"
-SEC_PER_IT_RE = re.compile(r"(?<![\w.])(" + NUM + r")\s*(m?s)/(?:it(?:er(?:ation)?)?|step|batch)(?![A-Za-z])")
 # Chinese puts the number first: "第 3 轮" (epoch 3), "第 100 步" (step 100).
 ZH_EPOCH_RE = re.compile(r"第\s*(\d+)\s*(?:轮|个\s*epoch|epoch|周期)", re.IGNORECASE)
 ZH_STEP_RE = re.compile(r"第\s*(\d+)\s*(?:步|次迭代|个\s*step|step|iter)", re.IGNORECASE)
@@ -253,12 +232,15 @@ class FieldRecord:
     values: list[tuple[str, str, float]] = field(default_factory=list)  # (tag, raw key, value in SI units)
     unitless: list[int] = field(default_factory=list)  # indexes of time values printed without a unit
     per_epoch: int | None = None  # a printed steps-per-epoch
+    epoch_frac: float | None = None  # an epoch printed with a decimal point ("'epoch': 0.66", a Trainer's): the run's fraction
     text: str = ""  # the line as printed (for the unread warning)
     header: bool = False  # an "Epoch 3" line alone: the epoch of the records after it
     loss_like: bool = False  # a loss key with a separator after it, whatever followed
     has_loss: bool = False  # a training (or eval) loss value
     summary: bool = False  # a run's summary by what its writer prints (its loss is the run's mean, no step's)
     time_line: bool = False  # no loss, a step's time: "\tspeed: 0.2837s/iter; left time: ..." (textlog._neighbour_times)
+    parts_only: bool = False  # its loss is the first of named parts ("con_loss: 0.0, sty_loss: 2.4e-05"), no loss key
+    unread: tuple[str, ...] = ()  # keys with a number after them that no family takes ("acc: 0.91"): listed, never read
 
     def counters_only(self) -> bool:
         """An epoch or a step and no loss key: one half of a record printed over two lines, maybe."""
@@ -309,6 +291,9 @@ def header(text: str) -> FieldRecord | None:
     m = RANK_HEADER_RE.match(text)
     if m:
         return FieldRecord(rank=int(m.group(1)), header=True)
+    m = PER_EPOCH_HEADER_RE.match(text)
+    if m:
+        return FieldRecord(per_epoch=int(m.group(1)), header=True)
     return None
 
 
@@ -345,23 +330,23 @@ def segments(text: str) -> list[str]:
 DIGITS_0 = str.maketrans("123456789", "000000000")
 _AFTER_WORD = re.compile(r"(?<=[A-Za-z_])[0-9]+")
 _DOT_0 = re.compile(r"\.0(?![0-9])")
-_FORMS: dict[tuple, tuple | None] = {}
 FORM_MAX = 1024  # longer lines are not kept as forms (the caches' memory stays a few MB)
 
 
-def read(text: str) -> FieldRecord | None:
+def read(text: str, gr: Grammar | None = None) -> FieldRecord | None:
     """The fields of one line (normalised: no ANSI, ASCII separators), or None when it holds no
     loss-family key."""
     m = RANK_PREFIX_RE.match(text)
     form = (text.translate(DIGITS_0), m is not None, tuple(_AFTER_WORD.findall(text)),
             tuple(x.start() for x in _DOT_0.finditer(text)) if ".0" in text else ())
-    d = _FORMS.get(form, False)
+    gr = gr or GRAMMAR
+    d = gr.forms.get(form, False)
     if d is False:
-        d = _plan(_decide(text, m))
+        d = _plan(_decide(text, m, gr))
         if len(text) <= FORM_MAX:  # (longer lines are not kept: the caches' memory stays a few MB)
-            if len(_FORMS) > 20_000:
-                _FORMS.clear()
-            _FORMS[form] = d
+            if len(gr.forms) > 20_000:
+                gr.forms.clear()
+            gr.forms[form] = d
     if d is None:
         return None
     fixed, counters, specs, unitless = d
@@ -373,14 +358,16 @@ def read(text: str) -> FieldRecord | None:
     values = []
     for tag, k, v in specs:
         key = k if k.__class__ is str else text[k[0]:k[1]].strip(" _-.") if k[2] else text[k[0]:k[1]]
-        x = float(text[v[0]:v[1]])  # (a value's conversion is float)
-        values.append((_part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
+        x = float(text[v[0]:v[1]])  # (a value's conversion is float, or its inverse: a rate of steps)
+        if v[2] is _per_step:
+            x = 1.0 / x if x > 0 else math.nan
+        values.append((gr.part_name(key) if tag.__class__ is _Part else tag, key, x if v[3] is None else x * v[3]))
     f["values"] = values
     f["unitless"] = list(unitless)
     return rec
 
 
-_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch")
+_COUNTERS = ("epoch", "epochs_total", "step", "steps_total", "rank", "per_epoch", "epoch_frac")
 
 
 def _plan(d: FieldRecord | None) -> tuple | None:
@@ -398,18 +385,6 @@ class _Part(str):
     """A named part's tag (lm_loss): made from each line's own key."""
 
 
-_PART_NAMES: dict[str, str] = {}
-
-
-def _part_name(key: str) -> str:
-    name = _PART_NAMES.get(key)
-    if name is None:
-        if len(_PART_NAMES) > 10_000:
-            _PART_NAMES.clear()
-        name = _PART_NAMES[key] = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
-    return name
-
-
 def _taken(m: re.Match, group, conv, factor: float | None = None) -> tuple:
     """Where a number is: (start, end, conversion, factor)."""
     return (*m.span(group), conv, factor)
@@ -419,7 +394,7 @@ def _counted(m: re.Match, group: int) -> tuple | None:
     return None if _count(m.group(group)) is None else _taken(m, group, _count)
 
 
-def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
+def _decide(text: str, m: re.Match | None, gr: Grammar) -> FieldRecord | None:
     """What ``read`` makes of a line, as a FieldRecord whose numbers and keys are where to take
     them from (_taken: a span of the line and a conversion): the same for every line of its form.
     ``m``: RANK_PREFIX_RE's match."""
@@ -427,14 +402,16 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
     if m:
         rec.rank = _taken(m, 1 if m.group(1) else 2, int)
     taken: list[tuple[int, int]] = []  # spans of the keys' values: a bare [a/b] is none of them
+    known: list[tuple[int, int]] = []  # spans of the lexicon's keys
     loss_kind = None  # the spelling's rank that gave the loss: total < plain < modified
     eval_kind = None  # the same for the evaluation's loss: one per line, the others its parts
     open_key = None  # (end, spelling) of a loss key with no value after it: "avg_loss:" of "avg_loss:loss:1.9"
-    for k_start, k_end, fam in keys(text):
+    for k_start, k_end, fam in gr.keys(text):
         key = text[k_start:k_end].strip(" _-.")
         kspec = (k_start, k_end, True)
-        vm = VALUE_RE.match(text, k_end)
-        if fam in LOSS_FAMILIES and _SEP_AFTER.match(text, k_end):
+        known.append((k_start, k_end))
+        vm = gr.value_re.match(text, k_end)
+        if fam in gr.loss_families and _SEP_AFTER.match(text, k_end):
             rec.loss_like = True
         outer = None
         if open_key is not None and fam == "loss" and text[open_key[0]:k_start].strip(" ") in (":", "="):
@@ -443,17 +420,19 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         if vm is None:
             continue
         # a key then a space then a value reads only for counters and losses ("Epoch 3", "loss 0.2")
-        if vm.group("sep").strip() == "" and fam not in ("epoch", "step", "global_step", "loss", "eval_loss", "rank") \
+        if vm.group("sep").strip() == "" and fam not in gr.bare \
                 and vm.group("v") is None and vm.group("lv") is None:
             continue
         if vm.group("sep") == "->":
             continue
         taken.append((k_start, vm.end()))
-        if fam in ("epoch", "step", "global_step", "steps_per_epoch", "rank"):
+        if fam in gr.counters:
             ga = next((x for x in ("pa", "qa", "v", "lv") if vm.group(x)), None)
             gb = "pb" if vm.group("pb") else "qb" if vm.group("qb") else None
             a, b = vm.group(ga) if ga else None, vm.group(gb) if gb else None
             n, total = _count(a), _total(b)
+            if fam == "epoch" and b is None and a is not None and "." in a and rec.epoch_frac is None:
+                rec.epoch_frac = _taken(vm, ga, float)
             if n is None:
                 continue
             n, total = _taken(vm, ga, _count), None if total is None else _taken(vm, gb, _total)
@@ -478,28 +457,29 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
         value = _number(raw)
         if value is None:
             continue
-        if fam in ("overflow", "loss_summary", "time_left"):
+        if fam in gr.skipped:
             continue  # True/False: read by the shapes that print it; a run's best / last loss; the time left
-        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit")
+        unit = vm.group("punit") or vm.group("bunit") or vm.group("vunit") or vm.group("aunit")
         if unit is None and fam == "step_time" and re.match(r"(?i)m?s[ _\-.]?per", key):
             unit = key.split()[0][:2].rstrip(" _-.").lower() if key[:2].lower() == "ms" else "s"
-        if fam in TIME_FAMILIES:
-            if fam in WEAK and unit is None and vm.group("v") is None:
+        if fam in gr.time_families:
+            if fam in gr.weak and unit is None and vm.group("v") is None:
                 continue
             if unit is None and CLOCK_AFTER.match(text, vm.end()):
                 continue  # "time: 2021-07-24 02:08:33", "time is 23 09:45:32": when, not how long
             if unit is None and fam == "step_time" and PER_ALONE.fullmatch(key):
                 continue
             if unit is not None:
-                value = _taken(vm, graw, float, _UNIT_S[unit.lower()] if unit.lower() in _UNIT_S else _UNIT_S[unit])
+                value = _taken(vm, graw, float, gr.unit_si[unit.lower()])
             else:
                 rec.unitless.append(len(rec.values))
                 value = _taken(vm, graw, float, 1e-3)  # MindSpore's callbacks print ms; settled by evidence in textlog
-            rec.values.append((TAGS[fam], fam if fam in WEAK else kspec, value))
+            rec.values.append((gr.tag[fam], fam if fam in gr.weak else kspec, value))
             continue
         value = _taken(vm, graw, float)
-        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end):
+        if fam == "loss_part" and not any(t == "loss" for t, _, _ in rec.values) and not _plain_loss_later(text, k_end, gr):
             fam, key = "loss", key  # no loss of its own: the first named loss is the line's (G_loss beside D_loss)
+            rec.parts_only = True
         kind = _loss_kind(outer or key) if fam in ("loss", "eval_loss") else None
         if fam == "loss":
             if (EVAL_WORDS.search(text, 0, k_start) and not _train_word(text, k_start)) or EVAL_AFTER.search(text, k_end):
@@ -514,22 +494,20 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             eval_kind = _best_loss(rec, "eval_loss", kind, eval_kind, kspec, value)
             continue
         if fam == "loss_part":
-            rec.values.append((_Part(_part_name(key)), kspec, value))  # (the name: of each line's key)
+            rec.values.append((_Part(gr.part_name(key)), kspec, value))  # (the name: of each line's key)
             continue
         if fam == "throughput":
             rec.values.append(("fps" if key.lower() == "fps" else "throughput", kspec, value))
             continue
-        rec.values.append((TAGS[fam], kspec, value))
+        rec.values.append((gr.tag[fam], kspec, value))
     # (each pattern below only where its literal is: a full scan of the line costs more than the keys)
     low = text.lower()
-    for rm in RATE_RE.finditer(text) if ("/s" in low or "fps" in low) else ():
-        unit = rm.group("u").lower().replace("sec", "s").replace("imgs", "img").replace("images", "image").replace("samples/",
-                                                                                                             "samples/")
-        unit = {"sample/s": "samples/s", "sample/s/p": "samples/s/p", "token/s": "tokens/s"}.get(unit, unit)
-        tag = _RATE_TAG.get(unit)
+    for rm in gr.rate_re.finditer(text) if any(h in low for h in gr.rate_hints) else ():
+        tag = gr.rate_tag.get(rm.group("u").lower())
         value = _number(rm.group(1))
         if tag and value is not None and not any(t == tag for t, _, _ in rec.values):
-            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, float)))
+            rec.values.append((tag, (*rm.span("u"), False), _taken(rm, 1, _per_step if rm.group("u").lower() in gr.per_step
+                                                                      else float)))
     if not text.isascii():
         if rec.epoch is None and (zm := ZH_EPOCH_RE.search(text)):
             rec.epoch = _counted(zm, 1)
@@ -567,14 +545,16 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             rec.epoch = n
         elif not gm.group(2).lower().startswith("epoch") and rec.step is None:
             rec.step = n
-    if "s/" in text and not any(t == "step_time" for t, _, _ in rec.values) and (sm := SEC_PER_IT_RE.search(text)):
-        rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, 1e-3 if sm.group(2) == "ms" else None)))
+    if slash and not any(t == "step_time" for t, _, _ in rec.values) and (sm := gr.sec_per_it_re.search(text)):
+        rec.values.append(("step_time", text[sm.end(1):sm.end()].strip(), _taken(sm, 1, float, gr.unit_si[sm.group(2).lower()])))
     _weak_after_strong(rec)
     if (rec.has_loss and rec.epoch is None and rec.step is None and "{" in text and EVAL_DICT.search(text)
             and any(t == "loss" for t, _, _ in rec.values)):
         rec.values = [("eval_loss" if t == "loss" else t, r, v) for t, r, v in rec.values]
         rec.eval = True  # a dict of metrics with no counter: an evaluation's result
     _summary_or_eval(text, rec)
+    if rec.has_loss:
+        rec.unread = _unread_keys(text, known + taken)
     if not rec.has_loss and not rec.loss_like:
         # a line with a step's time and no loss: the time of a record on a line beside it (textlog pairs them);
         # counters and no loss: maybe the first half of a record printed over two lines (logparse pairs them)
@@ -583,6 +563,28 @@ def _decide(text: str, m: re.Match | None) -> FieldRecord | None:
             return rec
         return rec if rec.counters_only() else None
     return rec
+
+
+# a key of a line's own, a separator and a number: "acc: 0.91", "EPS=4765.57" (never a path's "train.py:529")
+ANY_KEY_RE = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9_]*)['\"]?\s*(?::|=|\bis\b)\s*\[?\s*[-+]?\.?\d", re.ASCII)
+
+
+def _per_step(text: str) -> float:
+    """A rate of steps (tqdm's "3.40it/s") as the step's time."""
+    x = float(text)
+    return 1.0 / x if x > 0 else math.nan
+
+
+def _unread_keys(text: str, spans: list[tuple[int, int]]) -> tuple[str, ...]:
+    """The keys with a number after them that are none of the lexicon's and hold no value it read."""
+    if ":" not in text and "=" not in text and " is " not in text:
+        return ()
+    out = []
+    for km in ANY_KEY_RE.finditer(text):
+        a, b = km.span(1)
+        if not any(x < b and a < y for x, y in spans) and km.group(1) not in out:
+            out.append(km.group(1))
+    return tuple(out)
 
 
 def _best_loss(rec: FieldRecord, tag: str, kind: int, best: int | None, kspec, value) -> int:
@@ -637,8 +639,8 @@ def _weak_after_strong(rec: FieldRecord) -> None:
     rec.values = [rec.values[i] for i in keep]
 
 
-def _plain_loss_later(text: str, at: int) -> bool:
-    for _, _, fam in keys(text, at):
+def _plain_loss_later(text: str, at: int, gr: Grammar) -> bool:
+    for _, _, fam in gr.keys(text, at):
         if fam == "loss":
             return True
     return False

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 
-from . import logfields
-from . import logshapes as g
+from . import fields as logfields
+from . import shapes as g
 
 MISSING = -(2**63)  # an integer column's "no value" (int64 min)
 LINE_INT = ("pos", "shape", "zone", "epoch", "step_in", "steps_total", "step")  # the lines' columns (Records)
@@ -74,6 +74,7 @@ class Records:
         self.line_rank = float("nan")  # lines with a loss key no record took: [count, first pos, its text]
         self.rank_carried = 0  # candidate lines with no prefix, given the rank of the prefixed line above
         self.path = ""  # the file read (textlog looks again at a few of its lines: _quiet_between)
+        self.csv_header: tuple[int, list[str]] | None = None  # a CSV logger's header, the file's first line: (line, names)
 
 
 _SHAPES: list = [None, (), {}, {}]  # the grammar; (anchor, its bit); anchors present -> shapes; line form -> shapes
@@ -111,6 +112,36 @@ def _shapes_in(text: str) -> tuple:
     return hit
 
 
+# A CSV logger's header (Keras' CSVLogger, a script's csv.writer): "epoch,acc,loss,val_acc,val_loss"
+_CSV_HEADER = re.compile(r"^\s*[A-Za-z_][\w./-]*(?:\s*[,;\t]\s*[A-Za-z_][\w./-]*)+\s*$")
+_CSV_COUNTERS = ("epoch", "step", "iteration", "iter", "global_step")
+
+
+def csv_header(text: str) -> list[str] | None:
+    """The column names of a CSV logger's header line, when it names a counter and a loss."""
+    if _CSV_HEADER.match(text) is None:
+        return None
+    names = [n.strip() for n in re.split(r"[,;\t]", text.strip())]
+    if not any(n.lower() in _CSV_COUNTERS for n in names) or not any("loss" in n.lower() for n in names):
+        return None
+    return names
+
+
+def csv_rows(fh, rec: Records, keys: dict) -> None:
+    """The rows under a CSV logger's header, each read as the line ``name: value, ...`` it means (the
+    C scanner drops them: they hold no anchor). Read once the file's lines are, from the file again."""
+    at, names = rec.csv_header
+    with fh:
+        for no, raw in enumerate(fh, 1):
+            if no <= at:
+                continue
+            line = raw.decode("utf-8", errors="replace").strip()
+            cells = line.split("," if "," in line else "\t")
+            if len(cells) != len(names) or any(logfields._number(c) is None for c in cells):
+                continue
+            parse_line(", ".join(f"{n}: {c.strip()}" for n, c in zip(names, cells)), no, rec, keys)
+
+
 def is_candidate(text: str) -> bool:
     return _candidate().search(text) is not None or g.EXCEPTION_RE.match(text) is not None
 
@@ -128,6 +159,9 @@ def parse_line(text: str, pos: int, rec: Records, keys: dict[str, int]) -> None:
             rec.line_rank = float(m.group(1))
             text = text[m.end():]
     if not is_candidate(text):
+        return
+    if rec.csv_header is None and not rec.fields and not rec.recognised and (names := csv_header(text)) is not None:
+        rec.csv_header = (pos, names)
         return
     if rec.grep and m is None and rec.line_rank == rec.line_rank:
         rec.rank_carried += 1
@@ -343,7 +377,7 @@ def _joined(lines: list) -> tuple:
                               per_epoch=c.per_epoch, text=first_loss.text, loss_like=True, has_loss=True)
     for _, _, _, part in lines:
         r.unitless.extend(j + len(r.values) for j in part.unitless)
-        r.values.extend(v if v[0] != "loss" or part is first_loss else (logfields._part_name(v[1]), v[1], v[2])
+        r.values.extend(v if v[0] != "loss" or part is first_loss else (logfields.GRAMMAR.part_name(v[1]), v[1], v[2])
                         for v in part.values)
     pos, wall, zone, _ = lines[0]
     if wall is None:
@@ -494,7 +528,8 @@ def _count(table: dict[str, list[int]], name: str, pos: int) -> None:
     entry[0] += 1
 
 
-def _pair_code(keys: dict[str, int], key: str, slot: int) -> int:
+def _pair_code(keys: dict, key: str | tuple[str, str], slot: int) -> int:
+    """A pair key's field code (a key=value, JSON or MindYOLO key; a field line's (tag, raw tag))."""
     return g.N_FIXED + len(g.PAIR_SLOTS) * keys.setdefault(key, len(keys)) + slot
 
 
