@@ -37,6 +37,7 @@ from .progress import (
     _stalled,
     _trained_on,
     resume_point,
+    went_on,
 )
 from .quote import _quoted
 from .types import PLAYBOOK, Action, Evidence, Failure, Kind, Phase, ResumePoint, Why
@@ -71,6 +72,8 @@ def judge(tables: dict[str, pl.DataFrame], healthy_step: int | None = None) -> F
     ends = incidents.filter(pl.col("level") == "end")["wall_time"].drop_nulls()
     files_end = float(ends.max()) if ends.len() else None
     rows = _with_worker_ranks(incidents.filter(pl.col("level").is_in(_ERRORS)).with_row_index("_order").to_dicts(), incidents)
+    file_lines = {f: n for f, n in incidents.filter(pl.col("level") == "end").select("file", "line").iter_rows() if n is not None}
+    rows = [r for r in rows if not went_on(r, file_lines, rows)]
     if rows:
         classified = _classified(rows)
         root, rank, rank_basis = _root(classified)

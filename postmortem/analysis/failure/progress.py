@@ -11,11 +11,18 @@ from .words import _TTP
 # A run whose progress stops this long before its files do hangs (and at least this many step times).
 HANG_AFTER_S = 1800.0
 HANG_STEPS = 30
+# ... but files that go quiet for longer than this after the last step and speak again were
+# relaunched (or cut by an excerpt): no job sits half a day in a hang that nobody ends.
+HANG_AT_MOST_S = 12 * 3600.0
 # A run trained on after an error (a caught exception, a launch that died and was resumed) when it
 # logged this many steps ending later than the error (by this much, or three step times): a rank
 # that logs a step or two while another dies is not training on.
 TRAINED_ON_STEPS = 3
 AFTER_ERROR_S = 1.0
+# A lone ERROR line (no Ascend code, no exception, no traceback) after which its file goes on for
+# this many lines was not fatal: a library's complaint the job worked around (a dying process
+# writes its traceback or teardown right after, within a few lines).
+WENT_ON_LINES = 10
 
 
 def resume_point(checkpoints: pl.DataFrame, last_step: int | None, healthy_step: int | None = None) -> ResumePoint | None:
@@ -71,7 +78,7 @@ def _stalled(last_wall: float | None, files_end: float | None, med: float | None
     if last_wall is None or files_end is None:
         return None  # steps without times (LossMonitor's lines) cannot tell a hang
     stalled = files_end - last_wall
-    return stalled if stalled >= max(HANG_AFTER_S, HANG_STEPS * (med or 0.0)) else None
+    return stalled if max(HANG_AFTER_S, HANG_STEPS * (med or 0.0)) <= stalled <= HANG_AT_MOST_S else None
 
 
 def _last_finite_step(scalars: pl.DataFrame, last: int, rank: int | None) -> int:
@@ -103,6 +110,23 @@ def _trained_on(root: dict, last_wall: float | None, steps: pl.DataFrame, scalar
     walls = pl.concat([steps.select("step", "wall_time"), scalars.select("step", "wall_time")]).drop_nulls()
     later = walls.filter(pl.col("wall_time") > root["wall_time"] + max(AFTER_ERROR_S, 3 * med))["step"].n_unique()
     return later >= TRAINED_ON_STEPS
+
+
+def went_on(row: dict, file_lines: dict[str, int], rows: list[dict]) -> bool:
+    """A plain error line its process wrote past: lines of its own file follow it well after its
+    context (the lines the reader kept with it), and none of them is a fatal incident."""
+    if row["level"] != "error" or row["code"] or row["runtime_code"] is not None or row["exception"]:
+        return False
+    if any(r["file"] == row["file"] and r["line"] is not None and row["line"] is not None and r["line"] > row["line"]
+           and (r["level"] != "error" or r["code"] or r["exception"]) for r in rows):
+        return False
+    context = row["context"] or ""
+    if "Traceback" in context or row["named_rank"] is not None:
+        return False
+    end = file_lines.get(row["file"])
+    if end is None or row["line"] is None:
+        return False
+    return end - row["line"] - context.count("\n") - 1 >= WENT_ON_LINES
 
 
 def _hours_lost(steps: pl.DataFrame, resume: ResumePoint | None, last_step: int | None) -> float | None:

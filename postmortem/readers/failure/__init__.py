@@ -146,7 +146,8 @@ def read(artifact: Artifact) -> ReadResult:
             rows[column].append(value)
     end = last_time(data)  # the files' last word: a hang is progress that stops long before it
     head_pid = _first(_PID_B.search(data, 0, 4096))
-    for column, value in zip(rows, (None, end, "end", None, None, None, "", "", None, None, None, head_pid, None, None)):
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)  # an end row's line: the file's last
+    for column, value in zip(rows, (lines, end, "end", None, None, None, "", "", None, None, None, head_pid, None, None)):
         rows[column].append(value)
     rank = file_rank(artifact)
     if rank is None and incidents:
