@@ -202,25 +202,31 @@ def health(run: Run) -> Health | None:
     """What MindFormers' health records say of the run; None where it left none."""
     record, saves = _saves(run)
     scalars = run.tables["scalars"]
-    # the tag rules run on the distinct tags, never per row (a long run has millions of rows)
-    raw_tags = scalars["raw_tag"].cast(pl.Utf8).unique().to_list()
+    # the tag rules run on the distinct tags, never per row (a long run has millions of rows), and
+    # only the rows of the tags they take are cast or copied
+    raw_tags = scalars["raw_tag"].unique().cast(pl.Utf8).to_list()
+    tag_names = [t for t in scalars["tag"].unique().cast(pl.Utf8).to_list() if t]
+
+    def rows_of(column: str, names: list[str]) -> pl.DataFrame:
+        return scalars.filter(pl.col(column).is_in(names)) if names else scalars.clear()
+
     embedding_tags = [t for t in raw_tags if t and tags.embedding_norm_tag(t)]
     # a save is unhealthy where any first-stage rank's norm crosses: the highest rank's value per step
-    embedding = (scalars.filter(pl.col("raw_tag").cast(pl.Utf8).is_in(embedding_tags))
+    embedding = (rows_of("raw_tag", embedding_tags)
                  .group_by("step").agg(pl.col("value").max(), pl.col("raw_tag").cast(pl.Utf8).first()).sort("step"))
     tag = pl.col("tag").cast(pl.Utf8)
-    loads = scalars.filter(tag.str.starts_with("expert_load/"))
+    loads = rows_of("tag", [t for t in tag_names if t.startswith("expert_load/")])
     if loads.height:
         found = tag.str.extract_groups(tags.EXPERT_LOAD.pattern)
         loads = _lowest_rank(loads.with_columns(found.struct.field("1").cast(pl.Int64).alias("layer"),
                                                 found.struct.field("2").cast(pl.Int64).alias("expert"))
                              .filter(pl.col("layer").is_not_null())).select("step", "layer", "expert", "value")
-    drops = scalars.filter(tag.str.starts_with(tags.DROP_RATE_PREFIX))
+    drops = rows_of("tag", [t for t in tag_names if t.startswith(tags.DROP_RATE_PREFIX)])
     if drops.height:
         drops = _lowest_rank(drops.with_columns(
             tag.str.slice(len(tags.DROP_RATE_PREFIX)).cast(pl.Int64, strict=False).alias("layer"))
             .filter(pl.col("layer").is_not_null())).select("step", "layer", "value")
-    aux = _lowest_rank(scalars.filter(tag == tags.AUX_LOSS)).select("step", "value")
+    aux = _lowest_rank(rows_of("tag", [t for t in tag_names if t == tags.AUX_LOSS])).select("step", "value")
     result = Health(
         record, saves, _last_healthy(saves), _embedding_rule(run, embedding),
         _expert_loads(loads) if loads.height else (), _drops(drops) if drops.height else (),

@@ -51,13 +51,14 @@ def resume_point(checkpoints: pl.DataFrame, last_step: int | None, healthy_step:
 
 def _progress(run_tables: dict) -> tuple[int | None, dict[int, tuple[int, float | None]]]:
     """The last step logged by any rank, and each rank's last step with its wall time."""
-    steps = run_tables["steps"].select("rank", "step", "wall_time")
-    scalars = run_tables["scalars"].select("rank", "step", "wall_time")
-    both = pl.concat([steps, scalars]).drop_nulls("step")
-    if both.is_empty():
+    # per table, then per rank: no copy of the (millions of) scalar rows
+    parts = [run_tables[name].lazy().select("rank", "step", "wall_time").drop_nulls("step")
+             .group_by("rank").agg(pl.col("step").max().alias("last"), pl.col("wall_time").max().alias("wall"))
+             for name in ("steps", "scalars")]
+    per = pl.concat(parts).group_by("rank").agg(pl.col("last").max(), pl.col("wall").max()).collect()
+    if per.is_empty():
         return None, {}
-    per = both.group_by("rank").agg(pl.col("step").max().alias("last"), pl.col("wall_time").max().alias("wall"))
-    return int(both["step"].max()), {r: (int(s), w) for r, s, w in per.iter_rows()}
+    return int(per["last"].max()), {r: (int(s), w) for r, s, w in per.iter_rows()}
 
 
 def _loss_at(scalars: pl.DataFrame, step: int | None, rank: int | None) -> float | None:
