@@ -141,7 +141,7 @@ def archive_ls(
 
     from . import archive
     from .index import index_row
-    from .report import format as fmt
+    from .words import numbers as fmt
 
     if experiment is not None:
         archive.validate_name(experiment, "experiment name")
@@ -176,7 +176,7 @@ def archive_show(
 
     from . import archive
     from .index import headline_figures
-    from .report.format import labels
+    from .words import labels
     from .config import load_settings
     from .weekly import finding_text
 
@@ -214,7 +214,7 @@ def weekly(
     from .config import load_settings
     from .errors import InputError
     from .pipeline import now
-    from .report.format import labels
+    from .words import labels
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in ("html", "pdf", "md")]
@@ -264,8 +264,8 @@ def check(
 
 def _print_checks(result, lang: str) -> None:
     from .analysis.types import CheckStatus
-    from .report.catalog import render
-    from .report.format import labels
+    from .words import render
+    from .words import labels
     from .report.messages import check_name
 
     L = labels(lang)
@@ -294,7 +294,7 @@ def _escape(text: str) -> str:
 
 
 def _print_written(paths, lang: str) -> None:
-    from .report.format import labels
+    from .words import labels
 
     L = labels(lang)
     for path in paths:

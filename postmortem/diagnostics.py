@@ -2,7 +2,7 @@
 
 A diagnostic is data: its slug (stable, listed with its meaning in ``slugs.py``) names what
 happened, ``params`` hold the numbers and names; the report words it per language from the
-slug's template (``report/catalog/diagnostics.py``). A slug with several sentences names the one
+slug's template (``words/catalog/diagnostics.py``). A slug with several sentences names the one
 meant by ``variant``.
 """
 
@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from .text import Text
+from .words import english  # the English message only (logs, tests): the layer contract's one exception here
 
 
 class Severity(StrEnum):
@@ -44,23 +45,8 @@ class Diagnostic:
 
     @property
     def message(self) -> str:
-        """The sentence in English (metrics.json's ``message``, logs, tests); the report words ``text`` per language."""
-        from .report.catalog import english
-
+        """The sentence in English (logs, tests); the report words ``text`` per language."""
         return english(self.text)
-
-    def to_dict(self) -> dict:
-        from .report.catalog import english, jsonable
-
-        return {
-            "severity": str(self.severity),
-            "slug": self.slug,
-            "variant": self.variant or None,
-            "message": english(self.text),
-            "params": jsonable(self.params),
-            "path": self.path,
-            "offset": self.offset,
-        }
 
 
 def make(severity: Severity, slug: str, path: str | None, offset: int | None, variant: str, params: dict) -> Diagnostic:

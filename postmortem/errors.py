@@ -2,7 +2,7 @@
 
 They are caught once, in ``cli.main``, and printed as one line in the reader's language:
 ``error[slug]: path: message``. The message is a ``Text`` (key ``error.<slug>`` or
-``error.<slug>/<variant>``), worded from ``report/catalog/errors.py`` like every other sentence.
+``error.<slug>/<variant>``), worded from ``words/catalog/errors.py`` like every other sentence.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .text import Text
+from .words import render  # the one line in the reader's language: the layer contract's one exception here
 
 
 class PostmortemError(Exception):
@@ -41,8 +42,6 @@ class PostmortemError(Exception):
         return self.worded("en")
 
     def worded(self, lang: str) -> str:
-        from .report.catalog import render
-
         return render(self.text, lang)
 
     def one_line(self, lang: str = "en") -> str:

@@ -153,7 +153,8 @@ def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
 def finding_text(f: dict, lang: str) -> str:
     """A metrics.json finding in the digest's language (report/messages.py makes the text)."""
     from .analysis.types import Finding, FindingKind, FindingSeverity
-    from .report.catalog import from_jsonable, render
+    from .text import from_jsonable
+    from .words import render
     from .report.messages import finding_text as text
 
     try:
@@ -189,14 +190,14 @@ def render_html(digest: Digest, lang: str = "en", paper: bool = False) -> str:
     """The digest as a page without scripts: its charts are static images, so the same page
     works offline, in mail, and as the PDF's source."""
     from . import __version__
-    from .report import charts
+    from .report import svg
     from .report.dashboard import experiment_view
-    from .report.format import labels
+    from .words import labels
     from .report.html import render
 
     L = labels(lang)
     views = [experiment_view(e.name, e.history, L, href_prefix="@archive/", shown=e.in_period) for e in digest.experiments]
-    images = {v.chart.id: charts.svg_uri(v.chart.spec) for v in views if v.chart}
+    images = {v.chart.id: svg.svg_uri(v.chart.spec) for v in views if v.chart}
     items, more = _attention_items(digest, L)
     meta = L.fmt("digest_meta", period=digest.period.label, runs=digest.run_count, regressed=digest.regression_count)
     return render(
@@ -207,7 +208,7 @@ def render_html(digest: Digest, lang: str = "en", paper: bool = False) -> str:
 
 def render_markdown(digest: Digest, lang: str = "en") -> str:
     from .index import headline_figures
-    from .report.format import labels
+    from .words import labels
     from .report.markdown import escape_md
 
     L = labels(lang)

@@ -25,12 +25,11 @@ from typing import Any
 
 from .. import archive
 from . import charts
-from . import format as fmt
-from .format import MISSING, Labels
+from ..words import MISSING, Labels, numbers as fmt
 from ..text import Text
-from .catalog import from_jsonable
+from ..text import from_jsonable
 from .messages import alignment_text
-from .viewmodel import Cell, Chart, Table, Tone
+from .blocks import Cell, Chart, Table, Tone
 
 _ABSENT = object()
 

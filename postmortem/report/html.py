@@ -22,8 +22,8 @@ import vl_convert
 from markupsafe import Markup, escape
 
 from ..archive import write_atomic
-from .format import labels
-from .viewmodel import ReportView
+from ..words import labels
+from .blocks import ReportView
 
 
 @cache

@@ -38,11 +38,14 @@ from ..analysis.types import (
     SpikeSeries,
     Triage,
 )
+from ..analysis.identity import explaining_order, group
 from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
-from ..text import Text
-from .catalog import english, jsonable
+from ..archive import diagnostic_dict
+from ..text import Text, jsonable
+from ..words import english
 from .messages import alignment, finding_text
+from .verdict import problem_text
 
 SCHEMA_VERSION = "1.4"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
@@ -241,8 +244,6 @@ def _identity(i: Identity) -> dict:
 
 
 def _diagnosis(d: Diagnosis) -> dict:
-    from .verdict import problem_text
-
     def q(x):
         return None if x is None else {"key": x.key, "current": _num(x.current), "baseline": _num(x.baseline),
                                        "threshold": _num(x.threshold)}
@@ -336,14 +337,12 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "config_checks": [config_check(c) for c in a.config_checks],
         "findings": [{"kind": str(f.kind), "severity": str(f.severity), "variant": f.variant or None,
                       "message": english(finding_text(f)), "evidence": jsonable(f.params)} for f in a.findings],
-        "data_quality": [d.to_dict() for d in a.diagnostics],
+        "data_quality": [diagnostic_dict(d) for d in a.diagnostics],
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
     }
     if a.comparison is not None:
         c = a.comparison
-        from ..analysis.identity import explaining_order, group
-
         diff = [(kind, ch) for kind, changes in (("changed", c.settings.changed), ("added", c.settings.added),
                                                  ("removed", c.settings.removed)) for ch in changes]
         diff.sort(key=lambda kc: explaining_order(kc[1].key))

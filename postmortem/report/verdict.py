@@ -3,7 +3,7 @@
 For each problem: a title, the deciding numbers in both runs, what points at the layer, which
 changed settings can or cannot explain it, the first things to try, and links to the sections
 holding the evidence. The sentences are ``Text`` values made here from the typed problem and worded
-by the catalogue (report/catalog/diagnosis.py); ``problem_text`` is the one-line form (metrics.json's
+by the catalogue (words/catalog/diagnosis.py); ``problem_text`` is the one-line form (metrics.json's
 English message, summary.md, the CLI line).
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis import types as t
+from ..analysis.stability import EXPLOSION_RATIO
 from ..text import Text
-from .format import Labels
+from ..words import Labels, labels
 
 # How each deciding quantity is written: the catalogue's q.change.<kind> / q.value.<kind>.
 KINDS = {
@@ -83,8 +84,6 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     out: list[Text] = []
     pp = p.params
     if p.symptom == t.Symptom.EXPLODED and not pp.get("nonfinite") and pp.get("ratio") is not None:
-        from ..analysis.stability import EXPLOSION_RATIO
-
         if pp.get("recovered_step") is not None:
             out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
                             n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
@@ -231,7 +230,6 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
 
 def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
     """The first problems, one line each, for the terminal: severity, title and deciding numbers."""
-    from .format import labels
 
     L = labels(lang)
     d = a.diagnosis

@@ -2,7 +2,7 @@
 preprocessing and iteration gap, operator time TopN, communication share and operators), the
 ranks (who waits for whom) and the memory split — each beside the baseline's where there is one.
 
-Only layout decisions here; the words are report/messages.py's, the numbers report/format.py's.
+Only layout decisions here; the words are report/messages.py's, the numbers words/numbers.py's.
 """
 
 from __future__ import annotations
@@ -11,14 +11,32 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..analysis import types as t
-from ..analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
-from ..text import Text
-from .catalog import render
-from . import charts, format as fmt
-from .format import MISSING, Labels
-from .messages import action_text, dash, evidence_text, part_text, ranks_text, reason_text, verdict_text
-from .viewmodel import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, _table, cell
+from ...analysis import types as t
+from ...analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
+from ...text import Text
+from ...words import MISSING, Labels, render
+from ...words import numbers as fmt
+from .. import charts
+from ..blocks import (
+    Block,
+    Cell,
+    Chart,
+    Item,
+    ItemList,
+    Paragraph,
+    Section,
+    Tone,
+    cell,
+    table,
+)
+from ..messages import (
+    action_text,
+    dash,
+    evidence_text,
+    part_text,
+    reason_text,
+    verdict_text,
+)
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
 TOOLS = {"cluster_analyse": "MindSpore", "cluster_step_trace_time": "msprof-analyze", "step_trace_time": "MindSpore / torch_npu",
@@ -60,7 +78,7 @@ def _triage(a: t.Analysis, L: Labels) -> list[Block]:
             row.append(cell(e.threshold, lambda v: fmt.percent(v, 0)))
             rows.append(row)
         cols = [L["evidence"], L["current"], *([L["baseline"]] if has_base else []), L["threshold"]]
-        blocks.append(_table("triage-evidence", cols, "lr" + ("r" if has_base else "") + "r", rows))
+        blocks.append(table("triage-evidence", cols, "lr" + ("r" if has_base else "") + "r", rows))
     return blocks
 
 
@@ -97,7 +115,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     rows.append([Cell(L["step_time"]), cell(b.step_time_s, fmt.duration), Cell("100%")]
                 + [Cell("100%") for _ in others])
     cols = [L["part"], L["per_step"], *short]
-    blocks.append(_table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
+    blocks.append(table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
                          caption=L["breakdown_note"].format(steps=fmt.integer(b.steps), ranks=fmt.integer(b.ranks),
                                                             source=b.source, excluded=fmt.integer(b.excluded))
                          + "".join(f" {name}{L['colon']}{L['tool_own'].format(tool=name, source=x.source)}{L['stop']}"
@@ -107,7 +125,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     if p.outliers:
         rows = [[Cell(str(o.rank)), Cell(fmt.step(o.step)), Cell(fmt.duration(o.total_s)), Cell(fmt.duration(o.median_s)),
                  Cell(f"{names.get(o.part, o.part)} {fmt.duration(o.part_s)}" if o.part else MISSING)] for o in p.outliers]
-        blocks.append(_table("profile-outliers", [L["rank"], L["profiled_step"], L["step_time"], L["median"], L["grew"]], "rrrrl",
+        blocks.append(table("profile-outliers", [L["rank"], L["profiled_step"], L["step_time"], L["median"], L["grew"]], "rrrrl",
                              rows, caption=f"{L['outliers']}{L['colon']}{L['outliers_note'].format(ratio=fmt.number(OUTLIER_RATIO))}",
                              collapsed=len(rows) > 16))
     return blocks
@@ -159,7 +177,7 @@ def _graph_data(a: t.Analysis, L: Labels) -> list[Block]:
             rows = [[Cell(s.stage, tone="bad" if s.stage == d.slowest else ""), cell(s.workers, fmt.integer),
                      cell(s.queue_usage, fmt.percent), cell(s.queue_empty_share, fmt.percent), cell(s.time_s, fmt.duration)]
                     for s in d.stages]
-            blocks.append(_table("data-pipeline", [L["stage"], L["workers"], L["queue_usage"], L["queue_empty"], L["duration"]],
+            blocks.append(table("data-pipeline", [L["stage"], L["workers"], L["queue_usage"], L["queue_empty"], L["duration"]],
                                  "lrrrr", rows, caption=L["data_pipeline"]))
     return blocks
 
@@ -204,9 +222,9 @@ def _graph_ops(a: t.Analysis, L: Labels) -> list[Block]:
         note = L["ops_note"].format(source=o.source, ranks=fmt.integer(o.ranks), total=fmt.duration(o.total_s),
                                     types=fmt.integer(o.types), names=fmt.integer(o.names))
         cols = [L["op_type"], L["core"], L["calls"], L["time_per_rank"], share_title]
-        blocks.append(_table(f"ops-types-{o.scope}", cols, "llrrr", _op_rows(o.by_type, False, L), caption=f"{L['by_type']} · {note}"))
+        blocks.append(table(f"ops-types-{o.scope}", cols, "llrrr", _op_rows(o.by_type, False, L), caption=f"{L['by_type']} · {note}"))
         if o.by_name and any(x.name != x.type for x in o.by_name):  # AI CPU files name ops by type only
-            blocks.append(_table(f"ops-names-{o.scope}", [L["operator"], *cols], "lllrrr", _op_rows(o.by_name, True, L),
+            blocks.append(table(f"ops-names-{o.scope}", [L["operator"], *cols], "lllrrr", _op_rows(o.by_name, True, L),
                                  caption=L["by_name"], collapsed=True))
     return blocks
 
@@ -233,12 +251,12 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
         trows = [[Cell(x.type), Cell(L.get(f"kind_{x.kind}", x.kind)), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
                   cell(x.wait_s, fmt.duration), cell(x.transit_s, fmt.duration)] for x in c.ops]
         note = L["comm_note"] if c.share_basis == "step" else L["comm_kernels_note"]
-        blocks.append(_table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], share_title, L["wait"],
+        blocks.append(table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], share_title, L["wait"],
                                           L["transit"]], "llrrrrr", trows, caption=note.format(source=c.source)))
     if c.links:
         lrows = [[Cell(x.transport), Cell(fmt.bytes_(x.bytes)), Cell(fmt.duration(x.transit_s)),
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
-        blocks.append(_table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
+        blocks.append(table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
                              lrows, caption=L["links_note"].format(source=c.link_source)))
     return blocks + _slow_links(p.links, L)
 
@@ -264,7 +282,7 @@ def _slow_links(s: t.SlowLinks | None, L: Labels) -> list[Block]:
     blocks: list[Block] = []
     if not s.slow:
         blocks.append(Paragraph(render(Text("links.none-slow", ratio=SLOW_LINK_RATIO), lang)))
-    blocks.append(_table("comm-slow-links", cols, "llrrrrr", rows, caption=f"{render(Text('links.title'), lang)} · {note}",
+    blocks.append(table("comm-slow-links", cols, "llrrrrr", rows, caption=f"{render(Text('links.title'), lang)} · {note}",
                          collapsed=not s.slow))
     return blocks
 
@@ -346,7 +364,7 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
     caption = " ".join(f"{name}{L['colon']}" + (L["tool_wait_share"].format(tool=name) if k.endswith(":wait_share")
                                                   else L["tool_flops_utilization"]) + L["stop"]
                        for k, name in tool_names.items())
-    blocks.append(_table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
+    blocks.append(table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
     return blocks
 
 
@@ -373,7 +391,7 @@ def _memory(p: t.Profile, L: Labels) -> list[Block]:
         [Cell(L["mem_act"]), cell(m.activations_bytes, fmt.bytes_, gap), of_peak(m.activations_bytes)],
     ]
     caption = L["mem_note"].format(rank=m.rank, component=m.component or MISSING, checkpoint=m.checkpoint or MISSING)
-    blocks: list[Block] = [_table("memory-split", [L["memory_split"], L["value"], L["mem_of_peak"]], "lrr", rows, caption=caption)]
+    blocks: list[Block] = [table("memory-split", [L["memory_split"], L["value"], L["mem_of_peak"]], "lrr", rows, caption=caption)]
     if gap:
         blocks.append(Paragraph(gap, "muted"))
     return blocks
@@ -385,13 +403,13 @@ def _tool(p: t.Profile, L: Labels) -> list[Block]:
     units = {"flops_utilization": fmt.percent, "total_flops": lambda v: fmt.si(v, "FLOP"), "mean_op_flops_per_s": fmt.flops,
              "process_cpu_cores": fmt.number, "cpu_count": fmt.integer}
     rows = [[Cell(L.get(f"tool_{k}", k)), Cell(units.get(k, fmt.percent)(v))] for k, v in sorted(p.tool.items())]
-    return [_table("profile-tool", [L["tool_figures"], L["value"]], "lr", rows)]
+    return [table("profile-tool", [L["tool_figures"], L["value"]], "lr", rows)]
 
 
 # --------------------------------------------------------------------------- entry
 
 
-def profile_section(a: t.Analysis, L: Labels) -> Section:
+def section(a: t.Analysis, L: Labels) -> Section:
     blocks: list[Block] = _triage(a, L)
     p = a.profile
     if p is None:
@@ -407,4 +425,4 @@ def profile_section(a: t.Analysis, L: Labels) -> Section:
     return Section("profile", L["profile_section"], tuple(blocks))
 
 
-__all__ = ["profile_section", "ranks_text"]
+__all__ = ["section"]
