@@ -34,3 +34,30 @@ def test_an_upward_import_breaks_it_and_is_named(tmp_path):
     result = lint_imports(tmp_path, ROOT / "pyproject.toml")
     assert result.returncode != 0
     assert "postmortem.analysis.stats -> postmortem.report.blocks" in result.stdout
+
+
+def test_no_import_circle_in_report_and_words():
+    import grimp
+
+    graph = grimp.build_graph("postmortem", cache_dir=None)
+    mods = {m for m in graph.modules if m.startswith(("postmortem.report", "postmortem.words"))}
+    circles = [(a, b) for a in mods for b in graph.find_modules_directly_imported_by(a)
+               if b in mods and b != a and graph.chain_exists(importer=b, imported=a)]
+    assert circles == [], f"modules that import each other (directly or through others): {sorted(circles)}"
+
+
+def test_report_and_words_import_the_package_only_at_the_top():
+    """An import inside a function may delay a heavy library (altair, weasyprint), never hide a circle."""
+    import ast
+
+    late = []
+    for path in sorted([*(ROOT / "postmortem" / "report").rglob("*.py"), *(ROOT / "postmortem" / "words").rglob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    own = (isinstance(inner, ast.ImportFrom) and (inner.level > 0 or (inner.module or "").startswith("postmortem"))
+                           or isinstance(inner, ast.Import) and any(a.name.startswith("postmortem") for a in inner.names))
+                    if own:
+                        late.append(f"{path.relative_to(ROOT)}:{inner.lineno}")
+    assert late == []

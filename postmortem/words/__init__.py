@@ -3,11 +3,13 @@
 ``catalog/`` holds the catalogue (labels and sentence templates, English and Chinese side by side,
 in modules by area), ``render`` words a ``Text``, ``labels`` gives one language's labels,
 ``numbers`` writes numbers, units and dates. The layers below (readers, load, analysis) say what
-they have to say as ``Text`` and never import this package; the report words it.
+they have to say as ``Text`` and never import this package (pyproject.toml's layer contract; its one
+exception: the English message of a diagnostic and an error, for logs and tests); the report words it.
 """
 
 from __future__ import annotations
 
+from .catalog import LABELS, TEMPLATES
 from .labels import CATALOGS, HTML_LANG, LANGS, Labels, labels
 from .numbers import MISSING
 from .wording import (
@@ -21,5 +23,5 @@ from .wording import (
            template,
 )
 
-__all__ = ["CATALOGS", "HTML_LANG", "LANGS", "Labels", "labels", "MISSING", "english", "label", "name", "placeholders",
+__all__ = ["CATALOGS", "HTML_LANG", "LABELS", "LANGS", "Labels", "TEMPLATES", "labels", "MISSING", "english", "label", "name", "placeholders",
            "render", "setting_value", "source_text", "template"]

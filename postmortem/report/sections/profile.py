@@ -16,7 +16,7 @@ from ...analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
 from ...text import Text
 from ...words import MISSING, Labels, render
 from ...words import numbers as fmt
-from .. import charts
+from .. import profile_charts
 from ..blocks import (
     Block,
     Cell,
@@ -99,7 +99,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     short += [L["baseline"]] if base else []
     bars = list(zip(short, [b.shares, *(x.shares for x in p.alternatives), *([base.shares] if base else [])]))
     blocks: list[Block] = []
-    spec = charts.breakdown_chart(bars, names, L["profile_breakdown"], L)
+    spec = profile_charts.breakdown_chart(bars, names, L["profile_breakdown"], L)
     if spec:
         blocks.append(Chart("chart-profile", L["profile_breakdown"], spec))
     others = [*p.alternatives, *([base] if base else [])]
@@ -160,7 +160,7 @@ def _graph_data(a: t.Analysis, L: Labels) -> list[Block]:
             brank = _step_rank(base, a.baseline.ranks.profile)
             parts.append(_long_steps(base, brank, L["baseline"]))
         title = f"{L['graph_data']}{dash(L.lang)}{L['steps_of_rank'].format(rank=rank)}"
-        spec = charts.profile_steps_chart(pl.concat(parts), _names(L.lang), title, L)
+        spec = profile_charts.profile_steps_chart(pl.concat(parts), _names(L.lang), title, L)
         if spec:
             blocks.append(Chart("chart-profile-steps", title, spec))
     d = p.data
@@ -213,7 +213,7 @@ def _graph_ops(a: t.Analysis, L: Labels) -> list[Block]:
         if b is not None:
             rows += [{"label": x.type, "run": L["baseline"], "share": x.share, "flag": x.communication} for x in b.by_type]
         title = f"{L['graph_ops']} ({scope.strip()})"
-        spec = charts.share_bars_chart(rows, title, share_title, L)
+        spec = profile_charts.share_bars_chart(rows, title, share_title, L)
         if spec:
             blocks.append(Chart(f"chart-ops-{o.scope}", title, spec))
         top_comm = next((x for x in o.by_type if x.communication), None)
@@ -245,7 +245,7 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
         rows = [{"label": x.type, "run": L["current"], "share": x.share, "flag": False} for x in c.ops[:20]]
         if base is not None and base.share_basis == c.share_basis:
             rows += [{"label": x.type, "run": L["baseline"], "share": x.share, "flag": False} for x in base.ops[:20]]
-        spec = charts.share_bars_chart(rows, L["graph_comm"], share_title, L)
+        spec = profile_charts.share_bars_chart(rows, L["graph_comm"], share_title, L)
         if spec:
             blocks.append(Chart("chart-comm-ops", L["graph_comm"], spec))
         trows = [[Cell(x.type), Cell(L.get(f"kind_{x.kind}", x.kind)), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
@@ -327,14 +327,14 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
         for part in t.PARTITION:
             v = getattr(r, f"{part}_s", None) if part not in ("preparing",) else None
             rows.append({"label": label, "part": part, "share": v / r.step_time_s if v is not None and r.step_time_s else None})
-    spec = charts.rank_parts_chart(pl.DataFrame(rows, schema={"label": pl.Utf8, "part": pl.Utf8, "share": pl.Float64}), names,
+    spec = profile_charts.rank_parts_chart(pl.DataFrame(rows, schema={"label": pl.Utf8, "part": pl.Utf8, "share": pl.Float64}), names,
                                    L["per_rank_profile"], L)
     if spec:
         blocks.append(Chart("chart-rank-profile", L["per_rank_profile"], spec))
     if len(ranks) > 2 * RANKS_SHOWN:
         blocks.append(Paragraph(L["ranks_shown"].format(shown=fmt.integer(len(shown)), n=fmt.integer(len(ranks)),
                                                         k=fmt.integer(RANKS_SHOWN)), "muted"))
-        spec = charts.distribution_chart([r.wait_share for r in ranks if r.wait_share is not None], L["wait_distribution"],
+        spec = profile_charts.distribution_chart([r.wait_share for r in ranks if r.wait_share is not None], L["wait_distribution"],
                                          L["wait_share_col"], L)
         if spec:
             blocks.append(Chart("chart-rank-wait-distribution", L["wait_distribution"], spec))
