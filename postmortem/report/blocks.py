@@ -15,7 +15,7 @@ from ..analysis import types as t
 from ..words import MISSING, Labels
 from ..words import numbers as fmt
 
-Align = Literal["left", "right", "left word"]  # CSS classes of a column's cells
+Align = Literal["left", "right", "left word", "left keep"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]
 
 
@@ -149,12 +149,14 @@ def text(value: Any) -> Cell:
 
 
 def table(id: str, columns: Sequence[str], align: str, rows: Sequence[Sequence[Cell]], **kw: Any) -> Table:
-    """``align`` is one letter per column: l, r, or w (left, and a word is never broken: short
-    labels such as a status, which a narrow column would otherwise split mid-word)."""
+    """``align`` is one letter per column: l, r, w (left, and a word is never broken: short
+    labels such as a status, which a narrow column would otherwise split mid-word) or k (left,
+    lines break between words only: names and labels beside a column of long paths, which
+    would otherwise squeeze them to a few letters a line)."""
     return Table(
         id=id,
         columns=tuple(columns),
-        align=tuple({"r": "right", "w": "left word"}.get(a, "left") for a in align),
+        align=tuple({"r": "right", "w": "left word", "k": "left keep"}.get(a, "left") for a in align),
         rows=tuple(tuple(r) for r in rows),
         **kw,
     )

@@ -35,12 +35,12 @@ def section(a: t.Analysis, L: Labels) -> Section:
         (run_rows if r.group == t.SettingGroup.RUN else rows).append(row)
         last = r.group
     if rows:
-        blocks.append(table("settings", [L["group"], L["setting"], L["value"], L["source"]], "lllw", rows, caption=L["settings_note"]))
+        blocks.append(table("settings", [L["group"], L["setting"], L["value"], L["source"]], "kkll", rows, caption=L["settings_note"]))
     elif not versions:
         blocks.append(Paragraph(L["no_settings"], "muted"))
     if run_rows:
         for r in run_rows:
             r[0] = Cell("")
-        blocks.append(table("run-values", [" ", L["setting"], L["value"], L["source"]], "lllw", run_rows, caption=L["run_values"],
+        blocks.append(table("run-values", [" ", L["setting"], L["value"], L["source"]], "kkll", run_rows, caption=L["run_values"],
                              collapsed=True))
     return Section("settings", L["settings"], tuple(blocks))
