@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..analysis import types as t
-from ..words import MISSING, Labels
-from ..words import numbers as fmt
+from ..words import MISSING, Labels, numbers as fmt
 
 Align = Literal["left", "right", "left word", "left keep"]  # CSS classes of a column's cells
 Tone = Literal["", "good", "bad", "muted", "info", "warning", "error", "critical"]

@@ -11,25 +11,10 @@ from datetime import datetime
 
 from ..analysis import types as t
 from ..model import InventoryEntry
-from ..words import CATALOGS, labels
-from ..words import numbers as fmt
+from ..words import CATALOGS, labels, numbers as fmt
 from .blocks import ReportView
-from .sections import (
-    appendix,
-    checkpoints,
-    config,
-    convergence,
-    data_quality,
-    diff,
-    findings,
-    headline,
-    mfu,
-    phases,
-    profile,
-    settings,
-    stability,
-    throughput,
-)
+from .sections import (appendix, checkpoints, config, convergence, data_quality, diff, findings, headline, mfu, phases, profile,
+                       settings, stability, throughput)
 from .sections.common import recorder_format
 from .verdict import verdict_block
 

@@ -12,16 +12,7 @@ from __future__ import annotations
 from .catalog import LABELS, TEMPLATES
 from .labels import CATALOGS, HTML_LANG, LANGS, Labels, labels
 from .numbers import MISSING
-from .wording import (
-           english,
-           label,
-           name,
-           placeholders,
-           render,
-           setting_value,
-           source_text,
-           template,
-)
+from .wording import english, label, name, placeholders, render, setting_value, source_text, template
 
-__all__ = ["CATALOGS", "HTML_LANG", "LABELS", "LANGS", "Labels", "TEMPLATES", "labels", "MISSING", "english", "label", "name", "placeholders",
-           "render", "setting_value", "source_text", "template"]
+__all__ = ["CATALOGS", "HTML_LANG", "LABELS", "LANGS", "MISSING", "TEMPLATES", "Labels", "english", "label", "labels", "name",
+           "placeholders", "render", "setting_value", "source_text", "template"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...model import InventoryEntry
-from ...words import Labels, name
-from ...words import numbers as fmt
+from ...words import Labels, name, numbers as fmt
 from ..blocks import Block, Cell, Paragraph, Section, cell, table
 
 

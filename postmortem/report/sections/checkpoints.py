@@ -5,8 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ...analysis import types as t
-from ...words import MISSING, Labels
-from ...words import numbers as fmt
+from ...words import MISSING, Labels, numbers as fmt
 from .. import charts
 from ..blocks import Block, Cell, Chart, Paragraph, Section, cell, table, text
 

@@ -8,8 +8,7 @@ from typing import Any
 
 from ...analysis import types as t
 from ...records import RECORDER
-from ...words import MISSING, Labels
-from ...words import numbers as fmt
+from ...words import MISSING, Labels, numbers as fmt
 from ..blocks import Cell, Item, Tone
 from ..messages import finding_text
 

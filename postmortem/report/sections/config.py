@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ...analysis import types as t
-from ...words import Labels
-from ...words import numbers as fmt
+from ...words import Labels, numbers as fmt
 from ..blocks import Cell, Paragraph, Section, Tone, table
 from ..messages import check_name
 

@@ -8,8 +8,7 @@ from typing import Any
 import polars as pl
 
 from ...analysis import types as t
-from ...words import MISSING, Labels
-from ...words import numbers as fmt
+from ...words import MISSING, Labels, numbers as fmt
 from .. import charts
 from ..blocks import Block, Cell, Chart, Paragraph, Section, fig_cell, table, text
 from .common import step_list

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ...analysis import types as t
 from ...text import Text
-from ...words import Labels
-from ...words import numbers as fmt
+from ...words import Labels, numbers as fmt
 from ..blocks import Cell, Paragraph, Section, cell, table, text
 from .common import SEVERITY_ORDER
 

@@ -3,35 +3,11 @@
 from __future__ import annotations
 
 from ...analysis import types as t
-from ...words import Labels
-from ...words import numbers as fmt
-from ..blocks import (
-    Badge,
-    Block,
-    Cell,
-    Paragraph,
-    Section,
-    Stat,
-    Summary,
-    Tone,
-    cell,
-    fig_cell,
-    table,
-)
+from ...words import Labels, numbers as fmt
+from ..blocks import Badge, Block, Cell, Paragraph, Section, Stat, Summary, Tone, cell, fig_cell, table
 from ..messages import alignment
-from .common import (
-    HEADLINE,
-    SEVERITY_ORDER,
-    current_figure,
-    delta_verdict,
-    figure_label,
-    finding_item,
-    flag_cell,
-    flag_text,
-    flagged,
-    fmt_delta,
-    fmt_value,
-)
+from .common import (HEADLINE, SEVERITY_ORDER, current_figure, delta_verdict, figure_label, finding_item, flag_cell, flag_text,
+                     flagged, fmt_delta, fmt_value)
 
 _VERDICT_TONE: dict[str, Tone] = {"improved": "good", "regressed": "bad", "mixed": "warning", "unknown": "muted"}
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ...analysis import types as t
-from ...words import Labels
-from ...words import numbers as fmt
+from ...words import Labels, numbers as fmt
 from ..blocks import Block, Cell, Paragraph, Section, fig_cell, table
 from .common import flag_cell
 

@@ -7,8 +7,7 @@ import polars as pl
 from ...analysis import types as t
 from ...analysis.ranks import group_params
 from ...text import Text
-from ...words import Labels
-from ...words import numbers as fmt
+from ...words import Labels, numbers as fmt
 from .. import charts
 from ..blocks import Block, Cell, Chart, Paragraph, Section, cell, table
 from ..verdict import rank_group_text

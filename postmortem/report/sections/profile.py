@@ -14,29 +14,10 @@ import polars as pl
 from ...analysis import types as t
 from ...analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
 from ...text import Text
-from ...words import MISSING, Labels, render
-from ...words import numbers as fmt
+from ...words import MISSING, Labels, numbers as fmt, render
 from .. import profile_charts
-from ..blocks import (
-    Block,
-    Cell,
-    Chart,
-    Item,
-    ItemList,
-    Paragraph,
-    Section,
-    Tone,
-    cell,
-    table,
-)
-from ..messages import (
-    action_text,
-    dash,
-    evidence_text,
-    part_text,
-    reason_text,
-    verdict_text,
-)
+from ..blocks import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, cell, table
+from ..messages import action_text, dash, evidence_text, part_text, reason_text, verdict_text
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
 TOOLS = {"cluster_analyse": "MindSpore", "cluster_step_trace_time": "msprof-analyze", "step_trace_time": "MindSpore / torch_npu",

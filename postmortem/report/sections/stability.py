@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ...analysis import types as t
-from ...words import Labels
-from ...words import numbers as fmt
+from ...words import Labels, numbers as fmt
 from .. import charts
 from ..blocks import Block, Cell, Chart, Paragraph, Section, cell, fig_cell, table
 from ..messages import finding_text

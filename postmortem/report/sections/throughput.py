@@ -7,8 +7,7 @@ from typing import Any
 
 from ...analysis import types as t
 from ...analysis.window import excluded_ranges
-from ...words import MISSING, Labels
-from ...words import numbers as fmt
+from ...words import MISSING, Labels, numbers as fmt
 from .. import charts
 from ..blocks import Block, Cell, Chart, Paragraph, Section, fig_cell, table
 from .common import flag_cell, recorder_format
