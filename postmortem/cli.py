@@ -264,8 +264,7 @@ def check(
 
 def _print_checks(result, lang: str) -> None:
     from .analysis.types import CheckStatus
-    from .words import render
-    from .words import labels
+    from .words import labels, render
     from .report.messages import check_name
 
     L = labels(lang)

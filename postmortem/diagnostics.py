@@ -14,7 +14,6 @@ from enum import StrEnum
 from typing import Any
 
 from .text import Text
-from .words import english  # the English message only (logs, tests): the layer contract's one exception here
 
 
 class Severity(StrEnum):
@@ -46,6 +45,10 @@ class Diagnostic:
     @property
     def message(self) -> str:
         """The sentence in English (logs, tests); the report words ``text`` per language."""
+        # Imported here, not above: the catalogue takes tens of ms to import, and a reader's worker
+        # process never words. The layer contract lists this import as its one exception here.
+        from .words import english
+
         return english(self.text)
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from .text import Text
-from .words import render  # the one line in the reader's language: the layer contract's one exception here
 
 
 class PostmortemError(Exception):
@@ -42,6 +41,10 @@ class PostmortemError(Exception):
         return self.worded("en")
 
     def worded(self, lang: str) -> str:
+        # Imported here, not above: the catalogue takes tens of ms to import, and the CLI starts
+        # before anything fails. The layer contract lists this import as its one exception here.
+        from .words import render
+
         return render(self.text, lang)
 
     def one_line(self, lang: str = "en") -> str:
