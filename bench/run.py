@@ -329,7 +329,13 @@ def _load_half(path: Path, half: int):
         if _new_api():
             from postmortem.load.rank import load_rank, rank_files
 
-            parts = [load_rank(rank_files(group, order)) for group in mine]
+            if hasattr(load, "BATCH_BYTES"):  # batches of ranks, each joined in one pass
+                from postmortem.load.rank import batches, load_ranks
+
+                jobs = batches([rank_files(g, order, r) for r, g in mine], load.BATCH_BYTES, load.BATCH_RANKS)
+                parts = [load_ranks(b) for b in jobs]
+            else:
+                parts = [load_rank(rank_files(group, order)) for group in mine]
         else:
             parts = load._load_ranks(mine, order, workers=1, pool=None)
         return {"rows": sum(p.tables["scalars"].height for p in parts), "ranks": len(parts)}

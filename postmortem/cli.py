@@ -83,7 +83,9 @@ def build(
     target_loss: Annotated[Optional[float], typer.Option("--target-loss", help="Loss for time-to-target.")] = None,
     config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
     lang: Annotated[Optional[str], typer.Option(help="Report language: en or zh.")] = None,
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a figure regressed significantly against the baseline (or, with --against history, is outside its experiment's normal range on the worse side).")] = False,
+    against: Annotated[Optional[str], typer.Option("--against", help="What --fail-on-regression judges against: baseline (default) or history.")] = None,
+    history_runs: Annotated[Optional[int], typer.Option("--history-runs", help="Archived runs of the experiment what is normal rests on (default 10, at least 5 needed).")] = None,
 ) -> None:
     """Build the report (HTML, PDF, metrics.json, summary.md) into OUT/<experiment>/<run_id>/."""
     from .config import flag_values, load_settings
@@ -99,7 +101,10 @@ def build(
     _print_written(result.files, settings.lang)
     out.print(result.headline, markup=False)
     if settings.fail_on_regression and result.regressed:
-        err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
+        if settings.against == "history":
+            err.print(f"unusual for this experiment: {', '.join(result.regressed)}")
+        else:
+            err.print(f"regression against baseline {result.baseline_id}: {', '.join(result.regressed)}")
         raise typer.Exit(1)
 
 
@@ -205,7 +210,8 @@ def weekly(
     formats: Annotated[str, typer.Option("--format", help="Comma-separated: html,pdf,md.")] = "html,pdf,md",
     lang: Annotated[Optional[str], typer.Option(help="Digest language: en or zh (default: the config's, else en).")] = None,
     config: Annotated[Optional[str], typer.Option(help="A postmortem.toml with settings.")] = None,
-    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option("--fail-on-regression", help="Exit 1 if a run in the period regressed (with --against history: was unusual for its experiment).")] = False,
+    against: Annotated[str, typer.Option("--against", help="What --fail-on-regression judges against: baseline (default) or history.")] = "baseline",
 ) -> None:
     """Write the digest of the runs that finished in a period: OUT/weekly/<period>/digest.{html,pdf,md}."""
     from pathlib import Path
@@ -229,7 +235,9 @@ def weekly(
     _print_written(digest_mod.write_digest(root, digest, wanted, settings.lang), settings.lang)
     L = labels(settings.lang)
     out.print(L.fmt("digest_line", period=period.label, runs=digest.run_count, regressed=digest.regression_count), markup=False)
-    if fail_on_regression and digest.regression_count:
+    if against not in ("baseline", "history"):
+        raise InputError("bad-option", variant="against", given=against, choices=["baseline", "history"])
+    if fail_on_regression and (digest.unusual_count if against == "history" else digest.regression_count):
         raise typer.Exit(1)
 
 
@@ -242,21 +250,41 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     lang: Annotated[Optional[str], typer.Option(help="Language: en or zh (default: the project file's, else en).")] = None,
+    baseline: Annotated[Optional[str], typer.Option(help="The run that worked: a run folder, an archived run folder, an archived RUN_ID, or 'prev'; prints what the config changes against it.")] = None,
+    archive_dir: Annotated[Optional[str], typer.Option("--archive", help="Archive folder for an archived baseline (default: out, or the config's out).")] = None,
+    experiment: Annotated[Optional[str], typer.Option(help="Experiment of 'prev' (default: the config's model name).")] = None,
 ) -> None:
     """Check a training config before launch: layout against devices, divisibility, micro-batches,
-    global batch, positions, recompute, checkpoint interval and disk. Exit 1 when the job cannot run."""
+    global batch, positions, recompute, checkpoint interval and disk; with --baseline, what it
+    changes against a run and what each change can move. Exit 1 when the job cannot run."""
     from .config import load_settings
     from .precheck import check_config
 
-    language = load_settings(None, dict(lang=lang)).lang
+    project = load_settings(None, dict(lang=lang, out=archive_dir))
+    language = project.lang
     result = check_config(config_file, devices=devices, step_time_s=step_time, global_batch_size=global_batch_size)
+    diff = None
+    if baseline:
+        from pathlib import Path
+
+        from .checkdiff import baseline_diff, resolve
+
+        run, baseline_id = resolve(baseline, Path(project.out), experiment, result.settings)
+        diff = baseline_diff(result.settings, run, baseline_id, devices)
     if as_json:
         from .report.metrics_json import config_check
 
-        sys.stdout.write(_json({"config": result.path, "devices": result.devices, "exit_code": result.exit_code(strict),
-                                "checks": [config_check(c) for c in result.checks]}) + "\n")
+        doc = {"config": result.path, "devices": result.devices, "exit_code": result.exit_code(strict),
+               "checks": [config_check(c) for c in result.checks]}
+        if diff is not None:
+            from .checkdiff import to_json
+
+            doc["baseline"] = to_json(diff)
+        sys.stdout.write(_json(doc) + "\n")
     else:
         _print_checks(result, language)
+        if diff is not None:
+            _print_baseline_diff(diff, language)
     code = result.exit_code(strict)
     if code:
         raise typer.Exit(code)
@@ -284,6 +312,39 @@ def _print_checks(result, lang: str) -> None:
     out.print(t)
     out.print(L.fmt("check_summary", fail=result.count(CheckStatus.FAIL), warn=result.count(CheckStatus.WARN),
                     ok=result.count(CheckStatus.PASS), unknown=result.count(CheckStatus.UNKNOWN)), markup=False)
+
+
+def _print_baseline_diff(diff, lang: str) -> None:
+    """What the config changes against the baseline, group by group (the report's identity
+    groups, what most often explains a change first), each change with what it can and cannot
+    move; then the versions, devices and environment variables. One line a change (soft-wrapped:
+    a pipe or a narrow terminal keeps each line whole)."""
+    from .words import labels, render, setting_value, source_text
+    from .text import Text
+
+    L = labels(lang)
+    out.print("")
+    out.print(render(Text("checkdiff.head", baseline=diff.baseline_id, n=len(diff.changes)), lang), markup=False)
+    if not diff.changes:
+        out.print("  " + render(Text("checkdiff.none"), lang), markup=False)
+    families = lambda fs: L.join(L.name("family_", f) for f in fs) if fs else L["nothing"]  # noqa: E731
+    width = max([len(c.key) for c in diff.changes] + [len(e.key) for e in diff.environment] + [8])
+    for g, changes in diff.by_group():
+        out.print(f"[bold]{_escape(render(Text(f'group.{g}'), lang))}[/bold]")
+        for c in changes:
+            value = render(Text(f"checkdiff.{c.change}", baseline=setting_value(c.baseline, lang),
+                                current=setting_value(c.current, lang)), lang)
+            moves = render(Text("checkdiff.moves", can=families(c.can_move), cannot=families(c.cannot_move)), lang)
+            out.print(f"  {_escape(c.key.ljust(width))}  {_escape(value)}  [dim]{_escape(moves)}[/dim]")
+    if diff.environment:
+        out.print(f"[bold]{_escape(render(Text('checkdiff.environment'), lang))}[/bold]")
+        for e in diff.environment:
+            word, colour = {True: ("checkdiff.differs", "yellow"), False: ("checkdiff.same", "green"),
+                            None: ("checkdiff.unknown", "dim")}[e.differs]
+            where = source_text(e.baseline_source, lang) if e.baseline_source else ""
+            row = render(Text("checkdiff.env-row" + ("" if where else "/bare"), baseline=setting_value(e.baseline, lang),
+                              current=setting_value(e.current, lang), where=where), lang)
+            out.print(f"  {_escape(e.key.ljust(width))}  [{colour}]{_escape(render(Text(word), lang))}[/{colour}]  {_escape(row)}")
 
 
 def _escape(text: str) -> str:

@@ -45,6 +45,7 @@ class AnalysisOptions:
     spike_window: int = 100  # previous finite values the spike rule looks at (causal)
     bootstrap_resamples: int = 1000
     seed: int = 0  # all resampling is seeded: the output is deterministic
+    history_runs: int = 10  # the last archived runs of the experiment what is normal rests on (analysis/history.py)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class BuildSettings:
     formats: tuple[str, ...] = FORMATS
     lang: str = "en"
     fail_on_regression: bool = False
+    against: str = "baseline"  # what --fail-on-regression judges against: "baseline" or "history"
     analysis: AnalysisOptions = AnalysisOptions()
     sources: tuple[str, ...] = field(default=(), compare=False)  # where settings came from, for the report
 
@@ -91,6 +93,10 @@ def load_settings(config_file: str | None = None, flags: dict[str, Any] | None =
     unknown = [f for f in settings.formats if f not in FORMATS]
     if unknown:
         raise InputError("bad-option", variant="format", given=unknown, choices=list(FORMATS))
+    if settings.against not in ("baseline", "history"):
+        raise InputError("bad-option", variant="against", given=settings.against, choices=["baseline", "history"])
+    if settings.analysis.history_runs < 1:
+        raise InputError("bad-option", variant="history-runs", given=settings.analysis.history_runs)
     if settings.analysis.device and settings.analysis.peak_tflops:
         raise InputError("bad-option", variant="device-and-peak")
     return settings

@@ -27,6 +27,9 @@ _SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints"}
 class Claimed:
     artifact: Artifact
     reader: Reader
+    # Readers that read the file beside the one that claimed it, for something else in it (the
+    # failure reader takes a log's incidents, the text-log reader its training records).
+    witnesses: tuple[Reader, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,9 @@ def check_run_dir(path: str | Path) -> Path:
     return root
 
 
-def discover(path: str | Path, readers: Sequence[Reader]) -> Discovery:
+def discover(path: str | Path, readers: Sequence[Reader], witnesses: Sequence[Reader] = ()) -> Discovery:
+    """Each file to the first reader that claims it; a witness that also claims it reads it
+    beside that reader, and takes a file no reader claims as its own."""
     root = check_run_dir(path)
     claimed: list[Claimed] = []
     unclaimed: list[Artifact] = []
@@ -69,10 +74,13 @@ def discover(path: str | Path, readers: Sequence[Reader]) -> Discovery:
             path=str(root / rel), rel=rel, size=st.st_size, mtime=st.st_mtime, rank=rank_from_path(rel)
         )
         reader = next((r for r in readers if r.claims(artifact)), None)
+        seen_by = tuple(w for w in witnesses if w.claims(artifact))
+        if reader is None and seen_by:
+            reader, seen_by = seen_by[0], seen_by[1:]
         if reader is None:
             unclaimed.append(artifact)
         else:
-            claimed.append(Claimed(artifact, reader))
+            claimed.append(Claimed(artifact, reader, seen_by))
 
     if not claimed and not unclaimed and not skipped:
         raise InputError("run-dir-empty", root)

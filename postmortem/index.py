@@ -15,7 +15,7 @@ from urllib.parse import quote
 from pathlib import Path
 
 from . import archive
-from .words import labels, numbers as fmt
+from .words import MISSING, labels, numbers as fmt
 
 INDEX_SCHEMA_VERSION = "1.1"  # 1.1: rows gain peak_memory_bytes, comm_share, data_wait_share, loss_at_equal_tokens
 TOP_INDEX_RUNS = 12  # runs of each experiment on the archive's page; its own page lists all
@@ -57,7 +57,13 @@ def headline_line(metrics: dict, run_id: str, baseline_id: str | None, lang: str
     """The build's one line on the terminal: the run, its baseline, the headline figures."""
     L = labels(lang)
     against = " " + L.fmt("vs_baseline", baseline=baseline_id) if baseline_id else ""
-    return f"{run_id}{against}{L['colon']}" + " · ".join(f"{label} {text}" for label, text in headline_figures(metrics, lang))
+    from .report.sections.failure import brief
+
+    failed = brief(metrics.get("failure"), L)  # a failed run: how it died, before the figures it could not reach
+    figures = " · ".join(f"{label} {text}" for label, text in headline_figures(metrics, lang))
+    if failed and not _get(metrics, "run.steps.count"):
+        return f"{run_id}{against}{L['colon']}{failed}"  # no step: none of the figures exists
+    return f"{run_id}{against}{L['colon']}" + (f"{failed} · {figures}" if failed else figures)
 
 
 def index_row(run: archive.ArchivedRun) -> dict:
@@ -69,7 +75,7 @@ def index_row(run: archive.ArchivedRun) -> dict:
         "run_id": run.run_id,
         "report": f"{run.experiment}/{run.run_id}/report.html",
         "finished_at": run.finished_at or None,
-        "finished_text": fmt.datetime_(run.finished) if run.finished else (run.finished_at or run.built_at or fmt.MISSING),
+        "finished_text": fmt.datetime_(run.finished) if run.finished else (run.finished_at or run.built_at or MISSING),
         "built_at": run.built_at or None,
         "steps": _get(m, "run.steps.last"),
         "tokens_per_s": _get(m, "throughput.steady.tokens_per_s"),
@@ -84,7 +90,15 @@ def index_row(run: archive.ArchivedRun) -> dict:
         "nan_steps": len(_get(m, "stability.nan_steps") or []),
         "baseline": _get(m, "baseline.run.id"),
         "verdicts": _get(m, "baseline.verdicts") or {},
+        "failure": _failure_row(m.get("failure")),
     }
+
+
+def _failure_row(block) -> dict | None:
+    """index.json's word on a failed run: its kind, first failing rank and last step (null: did not fail)."""
+    if not isinstance(block, dict):
+        return None
+    return {k: block.get(k) for k in ("kind", "error_code", "first_failing_rank", "failed_at", "last_step")}
 
 
 def write_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") -> None:

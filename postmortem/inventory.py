@@ -23,7 +23,7 @@ def describe(run: Run) -> dict:
     tags = []
     if not scalars.is_empty():
         summary = (
-            scalars.group_by("tag")
+            scalars.select("tag", "step", "source", "value").group_by("tag")  # narrow first: grouping copies the frame
             .agg(
                 pl.len().alias("rows"),
                 pl.col("step").min().alias("first_step"),

@@ -167,7 +167,46 @@ PROFILE_COMM = {
     "synchronization_s": pl.Float64,
     "bytes": pl.Float64,
     "bandwidth_gbps": pl.Float64,  # GB/s as the source writes it
+    "exposed_s": pl.Float64,  # the part of elapse_s no compute task covers, where the op's interval is known (DB exports)
     "source": pl.Utf8,  # layout: "communication.json", "hccl_raw", ...
+    "file": pl.Utf8,
+}
+
+# Communication groups as the framework named them: one row per group a rank's capture lists
+# (profiler_metadata.json / META_DATA ``parallel_group_info``, msprof-analyze's
+# CommunicationGroupMapping). ``group`` is the name the operator records carry: the HCCL comm name
+# in profiler DBs, its double hash (msprof-analyze ``double_hash``) in communication.json.
+COMM_GROUPS = {
+    "rank": pl.Int32,  # the rank whose capture lists the group (null: a cluster-wide table)
+    "group": pl.Utf8,  # HCCL comm name (the parallel_group_info key) or its hash
+    "hashed": pl.Utf8,  # double_hash(group) as text: the name communication.json and analysis.db use
+    "pg_name": pl.Utf8,  # the framework's own name: dp, tp, pp, cp, exp, dp_cp, mp, embd, default_group, hccl_world_group, ...
+    "global_ranks": pl.List(pl.Int32),  # the group's ranks, global numbering
+    "source": pl.Utf8,  # "profiler_metadata", "profiler_db_meta", "cluster_group_map"
+    "file": pl.Utf8,
+}
+
+# AI Core frequency samples (profiler DB ``AICORE_FREQ``): the device changes it under power or
+# thermal limits, and drops it to idle levels between tasks.
+PROFILE_FREQ = {
+    "rank": pl.Int32,
+    "time_s": pl.Float64,  # seconds from the capture's first record
+    "freq_mhz": pl.Float64,
+    "source": pl.Utf8,
+    "file": pl.Utf8,
+}
+
+# The longest idle gaps of a rank's device (no compute task and no communication op running),
+# with what the host was doing (profiler DB: TASK <- CANN_API <- PYTORCH_API by connectionId).
+PROFILE_FREE = {
+    "rank": pl.Int32,
+    "step": pl.Int64,
+    "start_s": pl.Float64,  # seconds from the capture's first record
+    "duration_s": pl.Float64,
+    "reason": pl.Utf8,  # host-idle | launch-gap | slow-launch | device-task | no-dispatch-record
+    "host_idle_s": pl.Float64,  # time between the framework's two dispatches around the gap
+    "launch_s": pl.Float64,  # the longest CANN launch (or the gap between launches) around it
+    "source": pl.Utf8,
     "file": pl.Utf8,
 }
 
@@ -207,6 +246,70 @@ MEMORY = {
     "file": pl.Utf8,
 }
 
+# One row per auto-parallel strategy file (readers/strategy.py): the layout it holds.
+STRATEGY_SCHEMA = {
+    "path": pl.Utf8,
+    "rank": pl.Int32,
+    "format": pl.Utf8,  # "protobuf", "json"
+    "save_count": pl.Int64,  # the map's current_stage: how many times it was saved, not a stage
+    "merged": pl.Boolean,  # merge_pipeline_strategys' output: parameters named "{stage}-{name}"
+    "stages": pl.List(pl.Int64),  # the pipeline stages its operators and parameters are on
+    "pipeline_stages": pl.Int64,  # a merged file's stage count (it holds them all); a rank's file: null
+    "devices_per_stage": pl.Int64,  # product of a parameter's device matrix
+    "model_parallel": pl.Int64,  # the most a 2-D weight is split
+    "data_parallel": pl.Int64,  # devices per stage / model parallel: copies of a dense weight (dp x cp)
+    "expert_parallel": pl.Int64,  # the most a 3-D (expert) weight's first dimension is split
+    "optimizer_shard": pl.Int64,  # the largest opt_weight_shard_size (parallel optimizer)
+    "operators": pl.Int64,
+    "parameters": pl.Int64,
+}
+
+# One row per operator and per parameter of a strategy file: how it is split.
+STRATEGY_SPLITS_SCHEMA = {
+    "path": pl.Utf8,
+    "kind": pl.Utf8,  # "operator", "parameter"
+    "name": pl.Utf8,
+    "stage": pl.Int64,
+    "split": pl.List(pl.List(pl.Int64)),  # operator: per input, per dimension; parameter: [per dimension]
+    "dev_matrix": pl.List(pl.Int64),  # parameter: its device matrix
+    "opt_shard": pl.Int64,  # parameter: opt_weight_shard_size
+    "role": pl.Utf8,  # "operator", or a parameter's role: "model", "optimizer", "bookkeeping"
+}
+
+# One row per entry of MindFormers' health_ckpts.json (readers/health.py), in save order.
+HEALTH_CKPTS = {
+    "path": pl.Utf8,
+    "position": pl.Int64,  # the entry's index: the save order
+    "ckpt_name": pl.Utf8,  # rank 0's file name, as written
+    "is_health": pl.Int64,  # as written: 0 healthy, anything else (or null) not
+    "rank": pl.Int32,  # from the name's _rank_N
+    "epoch": pl.Int64,  # from the name
+    "step_in_epoch": pl.Int64,  # from the name
+    "step": pl.Int64,  # the global step the record states (Checkpoint 2.0's common.json), else null
+}
+
+# What a dying job left, one row per incident (readers/failure/): a CRITICAL / ERROR line, an
+# exception with its traceback, a killed process, a fault-tolerance record; and one "end" row per
+# log, the last time it wrote (a hang is progress that stops long before its files do).
+INCIDENTS = {
+    "rank": pl.Int32,  # the rank the file's path names (rank_N/, worker_N.log, a CANN device-N/ folder); null: not said
+    "file": pl.Utf8,
+    "line": pl.Int64,  # 1-based line of the header
+    "wall_time": pl.Float64,  # the header's time (a zone-less log time read as UTC, as the text-log reader does)
+    "level": pl.Utf8,  # "error", "critical", "exception", "killed", "abnormal_global_norm", "end"
+    "code": pl.Utf8,  # an Ascend error code: EI0002, EE9999, E39999, ...
+    "runtime_code": pl.Int64,  # a runtime result: 507011, ...
+    "exception": pl.Utf8,  # a Python exception's name: RuntimeError, MemoryError, ...
+    "text": pl.Utf8,  # the header line as written
+    "context": pl.Utf8,  # the lines after it (a traceback's frames, CANN's Ascend Error Message block)
+    "named_rank": pl.Int32,  # a rank the text names as failed first ("remote rank [0]", "deviceId[0], Heartbeat Lost")
+    "named_how": pl.Utf8,  # "heartbeat_lost", "timed_out_node", "remote_rank"
+    "pid": pl.Int64,  # the process the line names as its writer (ME(14466:...), [PID: 7277]); an end row: the file's first
+    "named_pid": pl.Int64,  # a process the launcher names as exited ("Worker process 14466 exit with exception")
+    "source": pl.Utf8,  # "log", "plog", "device", "fault-tolerance"
+    "step": pl.Int64,  # a fault-tolerance record's global step
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "scalars": SCALARS,
     "histograms": HISTOGRAMS,
@@ -220,6 +323,15 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "profile_data": PROFILE_DATA,
     "profile_summary": PROFILE_SUMMARY,
     "memory": MEMORY,
+    "comm_groups": COMM_GROUPS,
+    "profile_freq": PROFILE_FREQ,
+    "profile_free": PROFILE_FREE,
+
+    "strategy": STRATEGY_SCHEMA,
+    "strategy_splits": STRATEGY_SPLITS_SCHEMA,
+    "health_ckpts": HEALTH_CKPTS,
+
+    "incidents": INCIDENTS,
 }
 
 
@@ -244,14 +356,12 @@ def frame(columns: dict[str, Any], schema: dict[str, pl.DataType]) -> pl.DataFra
     n = next((len(v) for v in columns.values() if not _is_scalar(v)), 0)
     if n == 0:
         return empty(schema)
-    data = {}
-    for name, dtype in schema.items():
-        value = columns.get(name)
-        if value is None or _is_scalar(value):
-            data[name] = pl.repeat(value, n, dtype=dtype, eager=True)
-        else:
-            data[name] = pl.Series(name, value, dtype=dtype, strict=False)
-    return pl.DataFrame(data).select(list(schema))
+    data = {name: pl.Series(name, columns[name], dtype=dtype, strict=False)
+            for name, dtype in schema.items() if not _is_scalar(columns.get(name))}
+    # a value for every row is broadcast in the select (cheaper than a column made for it: a
+    # reader makes a table per file, thousands at thousands of ranks)
+    return pl.DataFrame(data).select(pl.col(name) if name in data else pl.lit(columns.get(name), dtype=dtype).alias(name)
+                                     for name, dtype in schema.items())
 
 
 def _is_scalar(value: Any) -> bool:
@@ -262,6 +372,8 @@ def conform(df: pl.DataFrame | None, schema: dict[str, pl.DataType]) -> pl.DataF
     """Cast a frame to a schema: add missing columns as null, drop extra ones, order columns."""
     if df is None or df.is_empty() and not df.columns:
         return empty(schema)
+    if list(df.schema.items()) == list(schema.items()):
+        return df
     exprs = [
         (pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, dtype=t)).alias(c)
         for c, t in schema.items()

@@ -112,11 +112,14 @@ def render_and_archive(
     from .report.verdict import verdict_lines
 
     session = session or Session(workers=0)
+    from .pastruns import past_runs
+
     options = replace(settings.analysis, run_id=run_id, experiment=experiment)
-    with _status(progress, "analysing"):
-        analysis = analyze(run, baseline, options)
-    generated_at = now()
     started, finished = run_times(run)
+    with _status(progress, "analysing"):
+        past = past_runs(Path(settings.out), experiment, run_id, finished, options.history_runs)
+        analysis = analyze(run, baseline, options, past)
+    generated_at = now()
     metrics = to_metrics(analysis, started_at=started, finished_at=finished, generated_at=generated_at.isoformat(),
                          generator=f"postmortem {__version__}", baseline_id=baseline_id)
 
@@ -135,7 +138,7 @@ def render_and_archive(
     with _status(progress, "writing"), archive.locked(archive_root):
         folder = archive.write_run(archive_root, experiment, run_id, {**files, **data})
         _update_indexes(archive_root, generated_at, settings.lang)
-    regressed = tuple(_regressed_families(metrics))
+    regressed = tuple(_regressed_families(metrics) if settings.against == "baseline" else _unusual_figures(metrics))
     return BuildResult(
         folder=folder,
         files=tuple(folder / name for name in files),
@@ -240,6 +243,12 @@ def _update_indexes(archive_root: Path, generated_at: datetime, lang: str = "en"
     from .index import write_indexes
 
     write_indexes(archive_root, generated_at, lang)
+
+
+def _unusual_figures(metrics: dict) -> list[str]:
+    """The figures outside their experiment's normal range on the side that is worse (--against history)."""
+    figures = (metrics.get("history") or {}).get("figures") or {}
+    return sorted(name for name, f in figures.items() if f.get("unusual") and f.get("worse"))
 
 
 def _regressed_families(metrics: dict) -> list[str]:

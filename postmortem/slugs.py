@@ -10,7 +10,7 @@ in ``words/catalog/diagnostics.py``); never rename one. The README lists them fr
 from __future__ import annotations
 
 FRAMED_READERS = ("summary", "tensorboard", "lineage")  # readers/framing.py: <reader>-record-crc, ...
-READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback")  # <reader>-nothing-read
+READERS = ("checkpoint", "config", "lineage", "summary", "tensorboard", "textlog", "profiler", "callback", "strategy", "health")  # <reader>-nothing-read
 
 DIAGNOSTICS: dict[str, str] = {
     # discovering the run folder
@@ -37,9 +37,17 @@ DIAGNOSTICS: dict[str, str] = {
     "ckpt-unreadable": "not a MindSpore checkpoint (encrypted or another format)",
     "checkpoint-companion": "a file ModelCheckpoint / SummaryCollector writes beside checkpoints, not read",
     "ckpt-meta-invalid": "a MindFormers meta.json that is not JSON or not a resume pointer",
+    # fault-tolerance leftovers (readers/failure/)
+    "failure-record-unreadable": "a fault-tolerance record (abnormal_global_norm.json) that is not the JSON its writer writes",
+    "failure-record-empty": "a fault-tolerance record (abnormal_global_norm.json) that holds no step",
     "checkpoint-launch-unknown": "copied checkpoints whose launch (and so global step) cannot be told",
     "checkpoint-mtime-outside": "checkpoints whose mtime is outside the run: save times estimated from step times",
     "checkpoint-shape-sharded": "a split layout (model / pipeline parallel): the model's shape is not read from a rank's tensors",
+    # auto-parallel strategy files (readers/strategy.py, load/strategy.py)
+    "strategy-corrupt": "an auto-parallel strategy file whose bytes stop making sense part way; the items before are read",
+    "strategy-empty": "an auto-parallel strategy file with no operator and no parameter",
+    "health-record-invalid": "a MindFormers health_ckpts.json that is not a list of {is_health, ckpt_name} entries (or has some that are not)",
+    "strategy-files-disagree": "strategy files of one job disagree on a parallel degree; the first file's is kept",
     # configs
     "config-unparseable": "a config file that does not parse (YAML / JSON error, hostile nesting)",
     "config-not-mapping": "a config file whose top level is not a mapping",
@@ -58,8 +66,9 @@ DIAGNOSTICS: dict[str, str] = {
     "log-nothing-kept": "a log with known lines but no value with a step",
     "log-clock-local": "log times without a zone that cannot be aligned with UTC: kept as local time",
     "log-clock-aligned": "log times without a zone aligned with UTC by a zoned source",
-    # text logs read by their fields (readers/logfields.py, textlog's inference)
+    # text logs read by their fields (readers/textlog/fields.py, textlog's inference)
     "log-loss-unread": "lines holding a loss-like key that no training record took: the count and the first one",
+    "log-keys-unread": "keys printed beside training records that no family of the text-log lexicon takes: each with its count, and the first line",
     "log-inferred": "what a log's counters, ranks or units were inferred from (lines read by their fields)",
     "log-duplicate-source": "two logs of one rank hold the same step lines (MindFormers' worker_N.log and info.log): one source",
     # postmortem's own training callback (readers/callback.py)
@@ -187,8 +196,12 @@ FINDINGS: dict[str, str] = {
     "slow_ranks": "ranks whose step time is well above the others'",
     "slow_links": "links (or a rank's transfers over one transport) below 80% of their peers' median bandwidth, from transfers big enough to measure it",
     "config": "a configuration check that failed or warns",
+    "unhealthy_checkpoint": "MindFormers' health_ckpts.json marks saves unhealthy (embedding local norm at or over its threshold); the save to resume from",
+    "embedding_norm": "the embedding's local norm at or over MindFormers' embedding_local_norm_threshold (default 1.0)",
+    "token_drops": "MoE layers dropping tokens over the experts' capacity (MindFormers' drop_rate above 0)",
     "regression": "a family of figures regressed significantly against the baseline",
     "improvement": "a family of figures improved significantly against the baseline",
+    "unusual": "a headline figure outside its experiment's normal range (median ± 3 scaled MAD of its last comparable archived runs)",
 }
 
 

@@ -15,6 +15,7 @@ Canonical units: durations in seconds, rates in the unit the canonical tag names
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Same quantity, different sources: one canonical tag.
@@ -146,3 +147,61 @@ SOURCE_OVER_SOURCE = (0.2, 5.0)
 # only a gross disagreement (a factor of 10 below, 2 above) counts.
 CONFLICT_TOLERANCE: dict[str, float] = {"step_time": 0.9, "data_time": 0.9}
 DEFAULT_TOLERANCE = 5e-3
+
+# --------------------------------------------------------------------------- MindFormers' health tags
+# Cited from mindformers @ fd4deebc, mindformers/core/callback/callback.py (docs/formats/health.md).
+
+# TrainingStateMonitor writes each monitored parameter's local (per-rank gradient) norm as
+# ``local_norm/{param_name}`` (line 945, to TensorBoard where local_norm_format holds
+# 'tensorboard'). The embedding's is the one CheckpointMonitor judges a save by (lines 1318-1339).
+LOCAL_NORM_PREFIX = "local_norm/"
+EMBEDDING_PARAM = re.compile(r"(?:embedding|embed_tokens|tok_embeddings|word_embeddings?|\bwte\b)", re.I)
+# The log line ``embedding_local_norm: <value>`` (line 734; read by the text-log reader) as a tag.
+EMBEDDING_NORM = "embedding_local_norm"
+# CheckpointMonitor(embedding_local_norm_threshold=1.0) (line 1190): a save is unhealthy where a
+# first-stage rank's embedding local norm is >= it (line 1332).
+EMBEDDING_NORM_THRESHOLD = 1.0
+
+# TopkBiasBalanceCallback: ``add_scalars("expert_load/{layer}", {"ep_{i}": load_i})`` (lines
+# 2291-2297). A value is the expert's share of its layer's training load ("the training load ratio
+# of every expert", MindFormers' monitor.md: no unit); each expert's series gets the tag
+# ``expert_load/{layer}/ep_{i}`` (``add_scalars_series``).
+EXPERT_LOAD = re.compile(r"^expert_load/(\d+)/ep_(\d+)$")
+
+# MoEDropRateCallback's ``layer: %d, drop_rate: %.5f`` (line 2372): the share of tokens over the
+# experts' capacity, sum(max(f_i - capacity_factor / expert_num, 0)); a text-log reader gives it
+# as ``drop_rate/{layer}``. Above 0, tokens were dropped.
+DROP_RATE_PREFIX = "drop_rate/"
+# MoE auxiliary (load-balancing) loss: ``aux-loss`` in CANONICAL_TAGS.
+AUX_LOSS = "load_balancing_loss"
+
+
+def embedding_norm_tag(raw_tag: str) -> bool:
+    """Whether a tag is the embedding's local norm (the TensorBoard tag or the log line's)."""
+    if raw_tag == EMBEDDING_NORM:
+        return True
+    return raw_tag.startswith(LOCAL_NORM_PREFIX) and bool(EMBEDDING_PARAM.search(raw_tag[len(LOCAL_NORM_PREFIX):]))
+
+
+def add_scalars_series(raw_tag: str, rel: str) -> str | None:
+    """The tag of one series of a TensorBoard ``add_scalars(main_tag, {sub: value})``: each sub-series
+    is an event file of its own, written under ``main_tag``, and only its folder names the series:
+    ``{logdir}/{main_tag}/{sub}/`` (tensorboardX 2.x: ``os.path.join(logdir, main_tag, tag)``) or
+    ``{logdir}/{main_tag with / as _}_{sub}/`` (torch.utils.tensorboard). None for other files."""
+    parts = rel.split("/")[:-1]
+    if not parts or not raw_tag:
+        return None
+    sub = parts[-1]
+    depth = raw_tag.count("/") + 1
+    if len(parts) > depth and "/".join(parts[-depth - 1:-1]) == raw_tag:
+        return f"{raw_tag}/{sub}"
+    prefix = raw_tag.replace("/", "_") + "_"
+    if sub.startswith(prefix) and len(sub) > len(prefix):
+        return f"{raw_tag}/{sub[len(prefix):]}"
+    return None
+
+
+def expert_load_of(tag: str) -> tuple[int, int] | None:
+    """(layer, expert) of an expert-load series' tag."""
+    m = EXPERT_LOAD.match(tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None

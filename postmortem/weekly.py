@@ -56,7 +56,8 @@ def parse_period(week: str | None, since: str | None, now: datetime) -> Period:
 class Attention:
     """One thing the digest leads with. rank: 0 a critical finding (NaN, divergence), 1 a run
     that regressed against its baseline, 2 a failed launch (errors in the logs, a restart, an
-    interrupted checkpoint), 3 any other warning."""
+    interrupted checkpoint), 3 a run unusual for its experiment (a figure outside the normal range
+    of its archived runs, on the worse side: "unusual this week"), 4 any other warning."""
 
     rank: int
     experiment: str
@@ -66,9 +67,11 @@ class Attention:
     findings: tuple[dict, ...]  # metrics.json findings (kind, severity, message, evidence)
     families: tuple[str, ...] = ()  # rank 1: the families that regressed
     baseline: str | None = None
+    failure: dict | None = None  # rank 0: metrics.json's failure block of a run that died
 
 
 FAILURES = frozenset({"log_errors", "restarts", "interrupted_checkpoint"})
+UNUSUAL = "unusual"  # analysis/history.py
 ATTENTION_SHOWN = 12
 
 
@@ -94,6 +97,11 @@ class Digest:
     def regression_count(self) -> int:
         """Runs that regressed against their baselines (a run with two regressed families is one)."""
         return sum(1 for a in self.attention if a.rank == 1)
+
+    @property
+    def unusual_count(self) -> int:
+        """Runs with a figure outside their experiment's normal range, on the worse side."""
+        return sum(1 for a in self.attention if a.rank == 3)
 
 
 def collect(archive_root: Path, period: Period) -> Digest:
@@ -126,7 +134,9 @@ def _attention(run: archive.ArchivedRun) -> list[Attention]:
     found = [f for f in run.metrics.get("findings") or [] if isinstance(f, dict)]
     report = f"{run.experiment}/{run.run_id}/report.html"
     base = dict(experiment=run.experiment, run_id=run.run_id, report=report, finished=run.finished)
-    out = [Attention(0, findings=(f,), **base) for f in found if f.get("severity") == "critical"]
+    failure = run.metrics.get("failure")
+    out = [Attention(0, findings=(), failure=failure, **base)] if isinstance(failure, dict) else []
+    out += [Attention(0, findings=(f,), **base) for f in found if f.get("severity") == "critical"]
     verdicts = (run.metrics.get("baseline") or {}).get("verdicts") or {}
     regressed = tuple(sorted(k for k, v in verdicts.items() if v == "regressed"))
     if regressed:
@@ -134,8 +144,11 @@ def _attention(run: archive.ArchivedRun) -> list[Attention]:
         texts = tuple(f for f in found if f.get("kind") == "regression")
         out.append(Attention(1, findings=texts, families=regressed, baseline=baseline, **base))
     out += [Attention(2, findings=(f,), **base) for f in found if f.get("kind") in FAILURES and f.get("severity") != "critical"]
-    out += [Attention(3, findings=(f,), **base) for f in found
-            if f.get("severity") == "warning" and f.get("kind") not in FAILURES and f.get("kind") != "regression"]
+    unusual = tuple(f for f in found if f.get("kind") == UNUSUAL and f.get("severity") == "warning")
+    if unusual:  # one item a run: its figures outside the experiment's normal range
+        out.append(Attention(3, findings=unusual, **base))
+    out += [Attention(4, findings=(f,), **base) for f in found
+            if f.get("severity") == "warning" and f.get("kind") not in FAILURES and f.get("kind") not in ("regression", UNUSUAL)]
     return out
 
 
@@ -166,10 +179,26 @@ def finding_text(f: dict, lang: str) -> str:
     return render(text(finding), lang)
 
 
-_TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure", "bad"), 3: ("warning", "warning")}
+_TAG = {0: ("critical", "critical"), 1: ("v_regressed", "bad"), 2: ("tag_failure", "bad"), 3: ("@history.tag", "warning"),
+        4: ("warning", "warning")}
+
+
+def _tag(rank: int, L) -> str:
+    """An item's badge: a label, or a catalogue text ("@key": unusual this week)."""
+    key = _TAG[rank][0]
+    if key.startswith("@"):
+        from .words import render
+        from .text import Text
+
+        return render(Text(key[1:]), L.lang)
+    return L[key]
 
 
 def attention_text(a: Attention, L) -> str:
+    if a.failure is not None:  # how the run died: its kind, first failing rank and step
+        from .report.sections.failure import brief
+
+        return brief(a.failure, L) or ""
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
         return L.fmt("regressed_item", families=L.join(L.name("family_", f) for f in a.families), baseline=a.baseline or "?")
     # whole sentences, each with its own full stop: set side by side, not joined by a separator
@@ -178,7 +207,7 @@ def attention_text(a: Attention, L) -> str:
 
 def _attention_items(digest: Digest, L) -> tuple[list[dict], str]:
     items = [
-        {"tag": L[_TAG[a.rank][0]], "tone": _TAG[a.rank][1], "run_id": a.run_id, "experiment": a.experiment,
+        {"tag": _tag(a.rank, L), "tone": _TAG[a.rank][1], "run_id": a.run_id, "experiment": a.experiment,
          "report": quote(a.report), "text": attention_text(a, L)}
         for a in digest.attention[:ATTENTION_SHOWN]
     ]
@@ -227,7 +256,11 @@ def render_markdown(digest: Digest, lang: str = "en") -> str:
     for e in digest.experiments:
         lines += ["", f"## {escape_md(e.name)}", ""]
         for r in e.runs:
+            from .report.sections.failure import brief
+
             figures = " · ".join(f"{label} {text}" for label, text in headline_figures(r.metrics, lang))
+            failed = brief(r.metrics.get("failure"), L)
+            figures = f"{failed} · {figures}" if failed else figures
             baseline = ((r.metrics.get("baseline") or {}).get("run") or {}).get("id")
             against = L["paren"].format(L.fmt("vs_baseline", baseline=escape_md(baseline))) if baseline else ""
             link = f"[{L['report_link']}]({r.experiment}/{r.run_id}/report.html)"

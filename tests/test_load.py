@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from postmortem import load
 from postmortem.load import load_run
 from postmortem.load.launches import segments_of_steps
 
@@ -261,10 +262,12 @@ def test_ranks_read_with_a_helper_give_the_same_run(tmp_path, monkeypatch):
         shutil.copytree(SAMPLES / "gpt-tiny-lr2x", run / f"rank_{rank}")
     serial = load_run(run)
     monkeypatch.setattr(parallel, "HELPER_WORTH_BYTES", 0)
+    monkeypatch.setattr(load, "BATCH_RANKS", 1)  # a batch per rank: five jobs to share
     _READ_HERE.clear()
     with parallel.Session(workers=1) as session:
         shared = load_run(run, session=session, readers=slow)
-    assert 0 < len(_READ_HERE) < 5  # both read ranks
+    logs = len(list(run.glob("rank_0/**/*.log")))
+    assert 0 < len(_READ_HERE) < 5 * logs  # both read ranks
     assert serial.ranks == shared.ranks == (0, 1, 2, 3, 4)
     for name, table in serial.tables.items():
         # equals() ignores dtypes: categoricals must come back as categoricals
@@ -285,3 +288,36 @@ def test_inventory_lists_rank_2_before_rank_10(tmp_path):
     folders = [e.rel.split("/")[0] for e in run.inventory]
     assert folders == sorted(folders, key=lambda f: int(f.split("_")[1])) and folders[0] == "rank_2"
     assert run.ranks == (2, 10)
+
+
+def _mixed_ranks(tmp_path):
+    """Ranks that take every unusual path of the joins, side by side in one run: a resumed
+    launch, local log clocks aligned with TensorBoard and summary times, units settled by evidence,
+    two timer sources."""
+    import shutil
+
+    run = tmp_path / "mixed"
+    for rank, source in enumerate([_RUNS / "truth" / "resume", _RUNS / "truth" / "mf-tb-ms", SAMPLES / "gpt-tiny-lr2x",
+                                   _RUNS / "truth" / "megatron-tb-s"]):
+        shutil.copytree(source, run / f"rank_{rank}")
+    return run
+
+
+@pytest.mark.parametrize("folder", ["mixed", _RUNS / "truth" / "two-ranks", _RUNS / "truth" / "resume",
+                                    _RUNS / "truth" / "mf-tb-ms"], ids=lambda p: getattr(p, "name", p))
+def test_ranks_joined_in_one_batch_give_what_each_rank_alone_gives(folder, tmp_path, monkeypatch):
+    """The join rules run over a batch of ranks grouped by rank: the run is the same whether all
+    its ranks are one batch or each rank is its own (how ranks were read before), rows in the same
+    order, notes in the same order."""
+    folder = _mixed_ranks(tmp_path) if folder == "mixed" else folder
+    together = load_run(folder)
+    monkeypatch.setattr(load, "BATCH_RANKS", 1)
+    alone = load_run(folder)
+    assert len(together.ranks) >= (3 if together.name == "mixed" else 1)
+    for name, table in together.tables.items():
+        assert table.schema == alone.tables[name].schema, name
+        assert table.equals(alone.tables[name]), name
+    assert together.segments == alone.segments
+    assert together.diagnostics == alone.diagnostics
+    assert together.inventory == alone.inventory
+    assert together.settings == alone.settings

@@ -88,7 +88,7 @@ def test_nothing_taken_and_nothing_said_gets_a_warning_naming_the_reader(tmp_pat
 def test_every_log_source_has_a_trust():
     """A log shape's source missing from SOURCE_PRIORITY would rank below every known one."""
     from postmortem.load.sources import SOURCE_PRIORITY
-    from postmortem.readers.logshapes import SHAPES
+    from postmortem.readers.textlog.shapes import SHAPES
 
     # "log" is the settings-only shapes' (parameter counts, printed config): they give no values
     sources = {s.source for s in SHAPES if s.source != "log"}

@@ -8,6 +8,7 @@ feed ``ranks`` (slow-rank detection) and the profile/memory sums.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -18,8 +19,13 @@ from .compare import compare
 from .configcheck import config_checks
 from .convergence import AUX_TAGS, StepClock, convergence, smooth
 from .diagnosis import diagnose
+from .domains import comm_domains
+from .failure import judge as judge_failure
+from .history import PastRun, history
 from .identity import identity, implied_settings
 from .findings import findings
+from .health import health
+from .layout import strategy_layout
 from .mfu import mfu
 from .phases import phases
 from .plausibility import plausibility
@@ -46,7 +52,8 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
         steps = steps.with_columns(pl.lit(0, pl.Int32).alias("segment"), pl.lit(0, pl.Int32).alias("rank"))
         steps = steps.select([pl.col(c).cast(t) if c in steps.columns else pl.lit(None, t).alias(c)
                               for c, t in STEPS.items()])
-    counts = steps.group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=True)
+    # narrow first: a group-by of the whole frame copies every column
+    counts = steps.select("rank").group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=True)
     rank = counts["rank"][0]
     one = steps.filter(pl.col("rank") == rank) if rank is not None else steps.filter(pl.col("rank").is_null())
     return last_per_step(one), rank
@@ -54,12 +61,33 @@ def primary_steps(run: Run) -> tuple[pl.DataFrame, int | None]:
 
 def tag_series(scalars: pl.DataFrame, tags: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     """(step, value, wall_time) per tag from its lowest rank, like Run.series but in one pass."""
-    df = scalars.filter(pl.col("tag").is_in(list(tags)))
-    df = df.filter(pl.col("rank").fill_null(-1) == pl.col("rank").fill_null(-1).min().over("tag"))
+    # Each tag's lowest rank first (a pass that copies nothing), then only its rows are taken.
+    wanted = pl.col("tag").is_in(list(tags))
+    rank = pl.col("rank").fill_null(-1)
+    lowest = scalars.lazy().filter(wanted).group_by("tag").agg(rank.min().alias("low")).collect()
+    taken = [(pl.col("tag") == tag) & (rank == low) for tag, low in lowest.iter_rows()]
+    df = scalars.filter(wanted & pl.any_horizontal(taken)) if taken else scalars.clear()
     parts = {t: last_per_step(g).select("step", "value", "wall_time")
              for (t,), g in df.partition_by("tag", as_dict=True).items()}
     empty = scalars.select("step", "value", "wall_time").clear()
     return {t: parts.get(t, empty) for t in tags}
+
+
+def wait_source(steps: pl.DataFrame, scalars: pl.DataFrame) -> str:
+    """Who wrote the records the wait between steps comes from: the in-step timer's source (the
+    gap is the step's time beyond it), else a logged data time's: "callback" (postmortem's callback
+    measures it in the training process), "summary" (summary / TensorBoard scalars), or "log"."""
+    named = steps["in_step_source"].drop_nulls() if "in_step_source" in steps.columns else pl.Series([], dtype=pl.Utf8)
+    if named.is_empty():
+        named = scalars.filter(pl.col("tag") == "data_time")["source"].cast(pl.Utf8).drop_nulls()
+    if named.is_empty():
+        return "log"
+    top = str(named.mode().sort()[0])
+    if top.startswith("callback"):
+        return "callback"
+    if top.startswith(("summary", "tensorboard")):
+        return "summary"
+    return "log"
 
 
 def _steps_of(df: pl.DataFrame) -> set[int]:
@@ -90,8 +118,11 @@ def _with_profile_steps(run: Run) -> tuple[Run, list[dg.Diagnostic]]:
 
 
 def analyze(
-    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions()
+    run: Run, baseline: Run | BaselineAnalysis | None = None, options: AnalysisOptions = AnalysisOptions(),
+    past: Sequence[PastRun] | None = None,
 ) -> Analysis:
+    """``past``: the experiment's earlier archived runs, newest first (pastruns.py), for what is
+    normal for it (history.py); None: no history asked (a baseline's own analysis)."""
     run, profile_notes = _with_profile_steps(run)
     scalars = run.tables["scalars"]
     steps, rank = primary_steps(run)
@@ -168,6 +199,10 @@ def analyze(
 
     device = options.device or run.setting("device")
     prof, rank_profiles, stragglers = profile(run, str(device) if device else None)
+    if prof is not None:
+        t = run.tables
+        prof = dataclasses.replace(prof, domains=comm_domains(t["profile_comm"], t["comm_groups"], t["profile_steps"],
+                                                              run.settings, t["profile_freq"], t["profile_free"]))
     # per-phase communication shares only where the run's steps are the profile's own
     phase_profile = prof.steps if prof is not None and profile_notes else pl.DataFrame(schema=PROFILE_STEP_SERIES)
     # each step's wait for data / host: the gap between steps or a logged data time (the larger)
@@ -180,23 +215,33 @@ def analyze(
                layout=rank_layout(run.settings, run.tables["profile_steps"].select("rank", "file")))
     logged_wait = ph.data_wait_share if not profile_notes else None  # profile-made steps: their wait is the profile's own
     tri = triage(prof, stragglers, logged_wait, {k: run.setting(k) for k in ("pipeline_stage", "micro_batch_num")},
-                 base_analysis.triage if base_analysis else None)
+                 base_analysis.triage if base_analysis else None, wait_source(steps, scalars))
     saves = [s.save_s for s in ph.checkpoint_saves if s.save_s is not None]
-    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices)
+    trained = int(series.filter(pl.col("step_time_s").is_not_null() | pl.col("loss").is_not_null()).height)
+    checks = config_checks(run, tp.step_time_s.value, float(np.median(saves)) if saves else None, options.devices, trained)
     m = mfu(run, options, tp, window, kept_steps)
 
     settings = {**run.settings, **implied_settings(tp.implied, run.settings)}  # the batch the logged rates imply
-    steps_seen = pl.concat([run.tables["steps"]["step"], scalars["step"]]).drop_nulls()
+    # each table's distinct steps first, by the streaming engine: the in-memory one builds a hash
+    # table as long as the column (millions of rows at thousands of ranks)
+    steps_seen = pl.concat([t.lazy().select(pl.col("step").unique()).collect(engine="streaming")["step"]
+                            for t in (run.tables["steps"], scalars)]).drop_nulls()
     step_range = (int(steps_seen.min()), int(steps_seen.max()), int(steps_seen.n_unique())) if steps_seen.len() else None
+    run_health = health(run)
     analysis = Analysis(
         run_id=options.run_id or run.name, experiment=options.experiment, options=options, steps=series,
         step_range=step_range, throughput=tp, mfu=m, convergence=conv, stability=stab, phases=ph, ranks=rk,
         config_checks=checks, findings=(), diagnostics=(*run.diagnostics, *profile_notes, *throughput_notes), baseline=base_analysis,
-        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings),
+        plausibility=plausibility(tp, m), profile=prof, triage=tri, identity=identity(settings), health=run_health,
+        strategy=strategy_layout(run),
+        failure=judge_failure(run.tables, healthy_step=run_health.resume.step if run_health and run_health.resume else None),
     )
     if baseline is not None:
         comparison = compare(analysis, baseline.analysis, settings, baseline.settings)
         analysis = dataclasses.replace(analysis, comparison=comparison)
+    if past is not None:
+        values = {k: v.value for k, v in settings.items()}
+        analysis = dataclasses.replace(analysis, history=history(analysis, past, values, options.history_runs))
     analysis = dataclasses.replace(analysis, findings=findings(analysis, run))
     return dataclasses.replace(analysis, diagnosis=diagnose(analysis))
 

@@ -47,6 +47,14 @@ class CheckContext:
     interval_from_disk: float | None = None
     num_parameters: float | None = None
     free_bytes: int | None = None
+    # After the run (the report): the steps it trained and where each setting was read. A run that
+    # trained was not refused: a rule that would refuse it says the settings read disagree instead.
+    trained_steps: int | None = None
+    sources: Mapping[str, str] | None = None
+
+    @property
+    def trained(self) -> bool:
+        return bool(self.trained_steps)
 
 
 def _num(v: Values, key: str) -> float | None:
@@ -85,16 +93,27 @@ def _warn(name: Check, detail: Text, ev: dict, fix: str) -> ConfigCheck:
 
 
 def check_layout(v: Values, ctx: CheckContext) -> ConfigCheck | None:
-    """dp × mp × cp × pp against the device count (semi-auto parallel: MindFormers raises)."""
+    """dp × mp × cp × pp against the device count (semi-auto parallel: MindFormers raises).
+
+    After the run, a degree the settings do not give is MindSpore's own: data parallel is what the
+    devices leave (devices / (mp × cp × pp)), the others 1. A run that trained was not refused: a
+    product that still differs says the settings read disagree with the devices, and where each
+    was read."""
     name = Check.LAYOUT
     dp, mp, pp = _num(v, "data_parallel"), _num(v, "model_parallel"), _num(v, "pipeline_stage")
     if dp is None and mp is None and pp is None:
         return None
     cp = _num(v, "context_parallel") or 1.0
-    product = (dp or 1.0) * (mp or 1.0) * cp * (pp or 1.0)
     devices = ctx.devices if ctx.devices is not None else _num(v, "device_num")
+    derived: list[str] = []
+    if ctx.trained and dp is None and devices is not None:
+        rest = (mp or 1.0) * cp * (pp or 1.0)
+        if rest > 0 and (devices / rest).is_integer():
+            dp = devices / rest
+            derived.append("data_parallel")
+    product = (dp or 1.0) * (mp or 1.0) * cp * (pp or 1.0)
     ev: dict[str, Any] = {"data_parallel": dp, "model_parallel": mp, "context_parallel": cp, "pipeline_stage": pp,
-                          "product": product, "devices": devices}
+                          "product": product, "devices": devices, "derived": derived}
     if _flag(v, "use_parallel") is False:
         if devices is not None and devices > 1:
             return _warn(name, Text("check.layout-not-parallel", devices=devices), ev, "use-parallel")
@@ -106,9 +125,32 @@ def check_layout(v: Values, ctx: CheckContext) -> ConfigCheck | None:
         return ConfigCheck(name, CheckStatus.PASS, Text("check.layout-searched", mode=v.get("parallel_mode")), ev)
     if abs(product - devices) > 1e-9:
         factors = [int(x) if float(x).is_integer() else x for x in (dp or 1, mp or 1, cp, pp or 1)]
+        if ctx.trained:
+            return _warn(name, Text("check.layout-read-differs", factors=factors, product=product, devices=devices,
+                                    read=_read_where(v, ctx, ("data_parallel", "model_parallel", "context_parallel",
+                                                              "pipeline_stage", "device_num")),
+                                    steps=ctx.trained_steps), ev, "layout-read")
         return _fail(name, Text("check.layout-differs", factors=factors, product=product,
                                 devices=devices), ev, "layout")
+    if derived:
+        return ConfigCheck(name, CheckStatus.PASS, Text("check.layout-derived", dp=dp, devices=devices,
+                                                        rest=[int(x) for x in ((mp or 1), cp, (pp or 1))]), ev)
     return ConfigCheck(name, CheckStatus.PASS, Text("check.layout-equal", product=product, devices=devices), ev)
+
+
+def _read_where(v: Values, ctx: CheckContext, keys: tuple[str, ...]) -> list[Text]:
+    """Each setting a rule read, its value and where it was read (the report's own sources), and
+    the ones not set at all: what a reader checks when the settings disagree with the run."""
+    sources = ctx.sources or {}
+    out = []
+    for key in keys:
+        if key in v and v[key] is not None and sources.get(key):
+            out.append(Text("check.read", key=key, value=v[key], source=sources[key]))
+        elif key in v and v[key] is not None:
+            out.append(Text("check.read-nosource", key=key, value=v[key]))
+        else:
+            out.append(Text("check.read-unset", key=key))
+    return out
 
 
 def check_global_batch(v: Values, ctx: CheckContext) -> ConfigCheck:
@@ -127,6 +169,11 @@ def check_global_batch(v: Values, ctx: CheckContext) -> ConfigCheck:
                           "gradient_accumulation_steps": acc, "micro_batch_num": mbn,
                           "micro_batch_interleave_num": interleave, "expected": expected}
     if abs(expected - gbs) > 1e-9:
+        if ctx.trained:  # the run trained with a global batch: a factor of it is not in the settings read
+            return _warn(name, Text("check.batch-read-differs", batch=gbs, product=expected, steps=ctx.trained_steps,
+                                    read=_read_where(v, ctx, ("global_batch_size", "micro_batch_size", "data_parallel",
+                                                              "gradient_accumulation_steps", "micro_batch_num"))),
+                         ev, "layout-read")
         return _fail(name, Text("check.batch-differs", batch=gbs, product=expected), ev, "global-batch")
     if pp > 1 and acc > 1:  # MindFormers resets it to 1 and warns (trainer/base_trainer.py)
         return _warn(name, Text("check.accumulation-with-pipeline", accumulation=acc), ev, "accumulation-with-pipeline")
@@ -153,6 +200,9 @@ def check_pipeline(v: Values, ctx: CheckContext) -> ConfigCheck:
         return _unknown(name, ["micro_batch_num"])
     ev = {"pipeline_stage": pp, "micro_batch_num": mbn, "bubble_fraction": (pp - 1) / (mbn + pp - 1)}
     if mbn < pp:
+        if ctx.trained:  # MindSpore would have refused: the settings read are not the run's
+            return _warn(name, Text("check.micro-below-stages-read", micro=mbn, stages=pp, steps=ctx.trained_steps,
+                                    read=_read_where(v, ctx, ("micro_batch_num", "pipeline_stage"))), ev, "layout-read")
         return _fail(name, Text("check.micro-below-stages", micro=mbn, stages=pp), ev, "micro-below-stages")
     if mbn < 4 * pp:  # bubble (p-1)/(m+p-1) stays above ~20% below 4x
         return _warn(name, Text("check.micro-bubble", micro=mbn, stages=pp, bubble=ev["bubble_fraction"]), ev, "micro-bubble")
@@ -173,6 +223,9 @@ def check_divisible(v: Values, ctx: CheckContext, name: Check) -> ConfigCheck | 
     ev = {key: x, "model_parallel": mp}
     if mp > 0 and x % mp == 0:
         return ConfigCheck(name, CheckStatus.PASS, Text("check.divisible", value=x, by=mp), ev)
+    if ctx.trained:  # the split would have failed at launch: the settings read are not the run's
+        return _warn(name, Text("check.not-divisible-read", value=x, by=mp, steps=ctx.trained_steps,
+                                read=_read_where(v, ctx, (key, "model_parallel"))), ev, "layout-read")
     return _fail(name, Text("check.not-divisible", value=x, by=mp), ev, "divisible")
 
 
@@ -285,6 +338,44 @@ def check_parallel_features(v: Values, ctx: CheckContext) -> ConfigCheck | None:
 
 
 Rule = Callable[[Values, CheckContext], ConfigCheck | None]
+
+def check_strategy(v: Values, ctx: CheckContext) -> ConfigCheck | None:
+    """The layout the strategy files hold (load/strategy.py) against the config's: each degree both
+    state, the stages the files are on against pipeline_stage, and the devices they imply."""
+    name = Check.STRATEGY
+    if _num(v, "strategy_devices_per_stage") is None and _num(v, "strategy_model_parallel") is None:
+        return None
+    cp = _num(v, "context_parallel") or 1.0
+    dp = _num(v, "data_parallel")
+    pairs = [("model_parallel", _num(v, "strategy_model_parallel"), _num(v, "model_parallel")),
+             ("data_parallel", _num(v, "strategy_data_parallel"), dp * cp if dp is not None else None),
+             ("expert_parallel", _num(v, "strategy_expert_parallel"), _num(v, "expert_parallel")),
+             ("pipeline_stage", _num(v, "strategy_pipeline_stages"), _num(v, "pipeline_stage"))]
+    stages = v.get("strategy_stages") or []
+    pp = _num(v, "pipeline_stage")
+    per_stage = _num(v, "strategy_devices_per_stage")
+    devices = ctx.devices if ctx.devices is not None else _num(v, "device_num")
+    ev: dict[str, Any] = {**{f"strategy_{k}": s for k, s, _ in pairs if s is not None},
+                          **{k: c for k, _, c in pairs if c is not None},
+                          "strategy_stages": list(stages), "strategy_devices_per_stage": per_stage, "devices": devices}
+    differ = [[k, s, c] for k, s, c in pairs if s is not None and c is not None and abs(s - c) > 1e-9]
+    if pp is not None and stages and max(stages) + 1 > pp and not any(k == "pipeline_stage" for k, _, _ in differ):
+        differ.append(["pipeline_stage", max(stages) + 1, pp])
+    stage_count = _num(v, "strategy_pipeline_stages") or pp
+    if per_stage is not None and stage_count is not None and devices is not None and abs(per_stage * stage_count - devices) > 1e-9:
+        differ.append(["device_num", per_stage * stage_count, devices])
+    if all(c is None for _, _, c in pairs) and devices is None:
+        return ConfigCheck(name, CheckStatus.UNKNOWN, Text("check.needs", keys=["data_parallel", "model_parallel"]), ev)
+    if differ:
+        if v.get("parallel_mode") in (2, "2", "auto_parallel"):  # the search chose the layout: the config's is not used
+            return _warn(name, Text("check.strategy-searched", differ=[Text("check.strategy-pair", key=k, strategy=s, config=c)
+                                                                         for k, s, c in differ]), ev, "strategy-searched")
+        return _fail(name, Text("check.strategy-differs", differ=[Text("check.strategy-pair", key=k, strategy=s, config=c)
+                                                                  for k, s, c in differ]), ev, "strategy")
+    return ConfigCheck(name, CheckStatus.PASS, Text("check.strategy-equal", keys=sorted(k for k, _, c in pairs if c is not None)), ev)
+
+
+
 RULES: tuple[Rule, ...] = (
     check_layout,
     check_global_batch,
@@ -297,6 +388,7 @@ RULES: tuple[Rule, ...] = (
     check_recompute,
     check_checkpoint_interval,
     check_checkpoint_disk,
+    check_strategy,
 )
 
 
@@ -316,10 +408,12 @@ def _interval_from_checkpoints(run: Run) -> float | None:
 
 
 def config_checks(run: Run, median_step_time_s: float | None, median_save_s: float | None,
-                  devices: int | None = None) -> tuple[ConfigCheck, ...]:
-    """The report's checks: the same rules on the settings the run left."""
+                  devices: int | None = None, trained_steps: int | None = None) -> tuple[ConfigCheck, ...]:
+    """The report's checks: the same rules on the settings the run left (``trained_steps``: the
+    steps it logged; a run that trained was not refused at launch)."""
     values = {k: s.value for k, s in run.settings.items()}
     context = CheckContext(devices=devices, step_time_s=median_step_time_s, median_save_s=median_save_s,
                            interval_from_disk=_interval_from_checkpoints(run),
-                           num_parameters=_num(values, "num_parameters"))
+                           num_parameters=_num(values, "num_parameters"), trained_steps=trained_steps,
+                           sources={k: s.source for k, s in run.settings.items()})
     return check_values(values, context)

@@ -211,8 +211,12 @@ def convergence(
     evidence["entered_step"] = entered
     if start_level - level <= band:
         code = "no_drop"
-        why = Text("reason.loss-rose" if start_level < level - band else "reason.loss-flat",
-                   initial=start_level, final=level, tolerance=tol)
+        # a log that starts mid-run (an excerpt, a rotated file) shows no drop over its own steps only
+        steps_logged = sm["step"].to_numpy()
+        gaps = np.diff(steps_logged)
+        mid_run = steps_logged.size > 1 and steps_logged[0] > 2 * max(1.0, float(np.median(gaps)))
+        why = Text(("reason.loss-rose" if start_level < level - band else "reason.loss-flat") + ("/excerpt" if mid_run else ""),
+                   initial=start_level, final=level, tolerance=tol, first=int(steps_logged[0]))
     elif entered is None or entered > start:
         code = "still_moving"
         why = (Text("reason.loss-settled-late", tolerance=tol, final=level, step=entered, tail=TAIL) if entered is not None

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from . import thresholds as th
 from .identity import base_key, effects, explaining_order, group, model_growth, per_run
 from .links import link_params
+from .triage import wait_key
+from .lrpeak import at_log_end, logged_after, lr_at
 from .ranks import group_params
 from .types import (
     Action,
@@ -59,7 +61,8 @@ CAUSE_KEYS = {
     TriageReason.COMPUTE_BUSY: "compute_share",
 }
 # Step-time shares whose growth can explain a slower step when the triage decided nothing.
-GROWING_SHARES = {"data_wait_share": Verdict.DATA, "logged_data_wait_share": Verdict.DATA, "comm_share": Verdict.COMMUNICATION,
+GROWING_SHARES = {"data_wait_share": Verdict.DATA, "logged_data_wait_share": Verdict.DATA,
+                  "callback_data_wait_share": Verdict.DATA, "comm_share": Verdict.COMMUNICATION,
                   "bubble_share": Verdict.COMMUNICATION, "idle_share": Verdict.HOST}
 MIN_GROWTH = 0.02  # a share that grew by this much of the step (2 points) explains a slower step
 STABILITY_PLAYBOOK = (A.CHECK_LR, A.CHECK_DATA, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION)
@@ -109,7 +112,8 @@ def _cause(a: Analysis) -> tuple[Quantity | None, Verdict | None]:
     tri = a.triage
     if tri.verdict != Verdict.UNKNOWN:
         if tri.reason == TriageReason.DATA_WAIT:
-            key = "logged_data_wait_share" if tri.params.get("source") == "log" else "data_wait_share"
+            source = tri.params.get("source")
+            key = "data_wait_share" if source == "profile" else wait_key(str(source))
         else:
             key = CAUSE_KEYS.get(tri.reason, "")
         return _evidence(a, key), tri.verdict
@@ -155,13 +159,13 @@ def _speed(a: Analysis, family: Family, outcome: Outcome, deltas: list[Delta], c
 
 
 def _lr_at(a: Analysis, step: int) -> float | None:
-    """The learning rate at a step as a share of its peak (a surge at the peak: §5.2)."""
-    lr = a.steps.select("step", "lr").drop_nulls()
-    if lr.is_empty():
-        return None
-    peak = lr["lr"].max()
-    at = lr.filter(lr["step"] <= step)
-    return float(at["lr"][-1] / peak) if at.height and peak else None
+    """The learning rate at a step as a share of its peak (a surge at the peak: §5.2); how the
+    peak is known is ``_lr_basis`` (lrpeak.py: the highest rate in the log is not the schedule's peak)."""
+    return lr_at(a, step)[0]
+
+
+def _lr_basis(a: Analysis, step: int) -> str | None:
+    return lr_at(a, step)[1]
 
 
 def _stability(a: Analysis, outcome: Outcome, deltas: list[Delta], changes) -> Problem:
@@ -174,7 +178,7 @@ def _stability(a: Analysis, outcome: Outcome, deltas: list[Delta], changes) -> P
     params: dict = {"explained": any(x.explains for x in links), "changed": bool(changes)}
     if spikes:
         top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion over the running median, as everywhere
-        params.update(step=top.step, lr_share=_lr_at(a, top.step), same_step_sample=same_step_sample(a, top.step))
+        params.update(step=top.step, lr_share=_lr_at(a, top.step), lr_basis=_lr_basis(a, top.step), same_step_sample=same_step_sample(a, top.step))
     severity = FindingSeverity.CRITICAL if regressed and a.stability.nan_steps else (
         FindingSeverity.WARNING if regressed else FindingSeverity.INFO)
     return Problem(Symptom.LESS_STABLE if regressed else Symptom.MORE_STABLE, severity, Family.STABILITY,
@@ -260,7 +264,8 @@ def _exploded(a: Analysis, changes) -> list[Problem]:
               "ratio": e.ratio, "level": e.level, "recovered_step": e.recovered_step,
               "recovery_values": e.recovery_values, "nonfinite": e.nonfinite,
               "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
-              "count": len(ex), "lr_share": _lr_at(a, e.step), "same_step_sample": sample,
+              "log_ends": logged_after(a, e.tag, e.end_step) == 0,
+              "count": len(ex), "lr_share": _lr_at(a, e.step), "lr_basis": _lr_basis(a, e.step), "same_step_sample": sample,
               "explained": any(x.explains for x in links), "changed": bool(changes)}
     return [Problem(Symptom.EXPLODED, FindingSeverity.CRITICAL, Family.STABILITY, (), side=Side.DATA if sample else Side.MODEL,
                     actions=tuple(dict.fromkeys(actions)), settings=links, evidence=("stability", "convergence"),
@@ -279,7 +284,7 @@ def _leading(a: Analysis, changes) -> list[Problem]:
     return [Problem(Symptom.DIVERGED, FindingSeverity.CRITICAL, Family.STABILITY,
                     (Quantity("loss_spikes", float(len(st.loss.spikes))),), side=Side.MODEL,
                     actions=_ordered_checks(links), settings=links, evidence=("stability",),
-                    params={"step": s.step, "lr_share": _lr_at(a, s.step), "same_step_sample": same_step_sample(a, s.step),
+                    params={"step": s.step, "lr_share": _lr_at(a, s.step), "lr_basis": _lr_basis(a, s.step), "same_step_sample": same_step_sample(a, s.step),
                             "explained": any(x.explains for x in links), "changed": bool(changes)})]
 
 
@@ -303,7 +308,7 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
         if st.nan_steps:
             out.append(Problem(Symptom.NAN, C, Family.STABILITY, (Quantity("nan_steps", float(len(st.nan_steps))),),
                                side=Side.DATA, actions=(A.CHECK_DATA, A.CHECK_LR, A.CHECK_LOSS_SCALE, A.CHECK_PRECISION),
-                               evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0]),
+                               evidence=("stability",), params={"step": st.nan_steps[0], "lr_share": _lr_at(a, st.nan_steps[0]), "lr_basis": _lr_basis(a, st.nan_steps[0]),
                                                                 "same_step_sample": same_step_sample(a, st.nan_steps[0])}))
         finite_explosions = any(not e.nonfinite for e in st.explosions)
         if _finding(a, FindingKind.DIVERGENCE) is not None:
@@ -311,12 +316,13 @@ def _in_run(a: Analysis, covered: set[Family], data_bound: bool = False) -> list
         elif (st.loss.spikes or st.grad_norm.spikes) and a.comparison is None and not finite_explosions:
             spikes = [*st.loss.spikes, *st.grad_norm.spikes]
             top = max(spikes, key=lambda s: s.height)  # "largest": the relative excursion, as in the findings
-            slow = any(s.recovery != "fast" for s in spikes)
+            slow = any(s.recovery != "fast" and not at_log_end(a, s_tag, s)
+                       for s_tag, series in (("loss", st.loss.spikes), ("grad_norm", st.grad_norm.spikes)) for s in series)
             out.append(Problem(Symptom.SPIKES, W if slow else I, Family.STABILITY,
                                (Quantity("loss_spikes", float(len(st.loss.spikes))),
                                 Quantity("grad_norm_spikes", float(len(st.grad_norm.spikes)))),
                                side=Side.MODEL, actions=STABILITY_PLAYBOOK, evidence=("stability",),
-                               params={"step": top.step, "lr_share": _lr_at(a, top.step), "slow": slow,
+                               params={"step": top.step, "lr_share": _lr_at(a, top.step), "lr_basis": _lr_basis(a, top.step), "slow": slow,
                                        "same_step_sample": same_step_sample(a, top.step)}))
     tri = a.triage
     if tri.verdict != Verdict.UNKNOWN and Family.THROUGHPUT not in covered:

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ..text import Text
+from .history import unusual_findings
+from .lrpeak import at_log_end
 from .stability import EXPLOSION_RATIO
+from .health import health_findings
 from .types import CheckStatus, Finding, FindingKind, FindingSeverity, Outcome, Recovery
 
 if TYPE_CHECKING:
@@ -57,11 +60,13 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         out.append(Finding(FindingKind.NAN_LOSS, C, {"count": len(st.nan_steps), "first_step": st.nan_steps[0]}))
     for series, kind in ((st.loss, FindingKind.LOSS_SPIKES), (st.grad_norm, FindingKind.GRAD_NORM_SPIKES)):
         if series.spikes:
-            slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST)
+            # a spike at the log's last values has nothing after it to recover in: neither fast nor slow
+            at_end = sum(1 for s in series.spikes if at_log_end(a, series.tag, s))
+            slow = sum(1 for s in series.spikes if s.recovery != Recovery.FAST) - at_end
             top = max(series.spikes, key=lambda s: s.height)
-            out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow,
-                                                        "height_max": series.height_max, "largest_step": top.step},
-                               "slow" if slow else ""))
+            variant = "end_only" if at_end == len(series.spikes) else "_".join(x for x, n in (("slow", slow), ("end", at_end)) if n)
+            out.append(Finding(kind, W if slow else I, {"count": len(series.spikes), "not_fast": slow, "at_end": at_end,
+                                                        "height_max": series.height_max, "largest_step": top.step}, variant))
     for e in st.explosions:
         if e.nonfinite and st.nan_steps:
             continue  # the NaN finding says it
@@ -72,7 +77,10 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
             "gap_steps": e.recovered_step - e.end_step if e.recovered_step is not None else None,
             "factor": EXPLOSION_RATIO}, variant))
     unrecovered_explosion = any(e.tag == "loss" and e.recovered_step is None and not e.nonfinite for e in st.explosions)
-    if st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion:
+    # a spike at the log's last values has nothing after it to recover in: that is no divergence
+    last_loss = a.steps.filter(pl.col("loss").is_finite())["step"].max() if "loss" in a.steps.columns else None
+    if (st.loss.spikes and st.loss.spikes[-1].recovery == Recovery.NONE and not unrecovered_explosion
+            and last_loss is not None and st.loss.spikes[-1].end_step < last_loss):
         s = st.loss.spikes[-1]
         out.append(Finding(FindingKind.DIVERGENCE, C, {"step": s.step, "height": s.height}))
     if st.overflow_steps:
@@ -116,6 +124,8 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
         ("log_error", FindingKind.LOG_ERRORS, W),
     ):
         rows = events.filter(pl.col("kind") == kind)
+        if kind == "log_error" and a.failure is not None:
+            continue  # the failure tells these lines (analysis/failure.py reads the same logs): said once
         if rows.height:
             first = rows.row(0, named=True)
             # a log line is quoted as written (the run's own text); loading's own restart note is a diagnostic
@@ -144,6 +154,10 @@ def findings(a: Analysis, run: Run) -> tuple[Finding, ...]:
                 params.update(family=v.family, baseline=a.comparison.baseline_id,
                               changes=[_change(d) for d in changes])
                 out.append(Finding(kind, W if v.verdict == Outcome.REGRESSED else I, params))
+    if a.history is not None:
+        out.extend(unusual_findings(a.history))
+
+    out += health_findings(a.health)
     order = {C: 0, FindingSeverity.ERROR: 1, W: 2, I: 3}
     return tuple(sorted(out, key=lambda f: order[f.severity]))
 

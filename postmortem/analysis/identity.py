@@ -93,6 +93,8 @@ def group(key: str) -> SettingGroup:
         return GROUPS[k]
     if key.startswith("lineage.") or k.endswith("_flops"):
         return G.RUN
+    if key.startswith("strategy_"):  # the layout the strategy files hold (load/strategy.py)
+        return G.PARALLEL
     if "lr" in k.split("_") or "learning_rate" in k or k.startswith("warmup"):
         return G.OPTIMIZER
     return G.OTHER

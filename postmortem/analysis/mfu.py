@@ -74,6 +74,11 @@ def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
             position_embedding_params=Figure(float(pos), method=Text("method.params-position"), source=src),
             checkpoint=path,
         )
+    recorded = _recorded_parameters(run)
+    if recorded is not None:  # the run's own count (the callback's header, a config): better than a shape's estimate
+        none = missing(Text("reason.params-recorded-whole", origin=run.settings["num_parameters"].source))
+        return ModelSize(params=recorded, params_total=recorded, params_non_embedding=none, embedding_params=none,
+                         position_embedding_params=none)
     layers, hidden, vocab = (_arch(run, options, k) for k in ("num_layers", "hidden_size", "vocab_size"))
     if layers.value is None or hidden.value is None:
         reason = Text("reason.no-params")
@@ -90,6 +95,23 @@ def model_size(run: Run, options: AnalysisOptions) -> ModelSize:
         else missing(Text("reason.no-setting", key="vocab_size")),
         position_embedding_params=missing(Text("reason.estimate-no-position")),
     )
+
+
+def _recorded_parameters(run: Run) -> Figure | None:
+    """The parameter count the run wrote itself (postmortem's callback counts the network's
+    parameters at the first step; a config may give num_parameters), said where it was read. It
+    counts every table, position embeddings too: the PaLM count leaves those out where a
+    checkpoint's names show them."""
+    s = run.settings.get("num_parameters")
+    if s is None or isinstance(s.value, bool):
+        return None
+    try:
+        value = float(s.value)
+    except (TypeError, ValueError):
+        return None
+    if not value > 0:
+        return None
+    return Figure(value, method=Text("method.params-recorded"), source=Text("source.setting", key="num_parameters", origin=s.source))
 
 
 def devices(run: Run, options: AnalysisOptions) -> Figure:
@@ -131,6 +153,9 @@ def mfu(run: Run, options: AnalysisOptions, tp: Throughput, window: SteadyWindow
                 else missing(Text("reason.no-peak", why=note), unit="FLOP/s"))
     devs = devices(run, options)
     tps = tp.tokens_per_s
+    if tps.unit.endswith("/device") and tps.value is not None:  # a printed per-device rate: the run's is devices times it
+        tps = Figure(tps.value * devs.value, method=tps.method, source=tps.source) if devs.value is not None else \
+            missing(devs.reason or Text("reason.no-devices"))
 
     def util(f: Figure) -> Figure:
         for part in (f, tps, peak, devs):

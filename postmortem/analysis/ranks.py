@@ -144,13 +144,18 @@ def _centers(med: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def ranks(steps: pl.DataFrame, kept_steps: np.ndarray, *, profile: tuple[RankProfile, ...] = (),
           stragglers: Stragglers | None = None, layout: Layout = Layout()) -> Ranks:
-    df = steps.filter(pl.col("step_time_s").is_finite())
-    if kept_steps.size:
-        inside = df.filter(pl.col("step").is_in(pl.Series(kept_steps).implode()))
-        df = inside if not inside.is_empty() else df
-    per = (df.group_by("rank").agg(pl.len().alias("n"), pl.col("step_time_s").median().alias("med"),
-                                    pl.col("in_step_s").median().alias("inner"))
-           .filter(pl.col("rank").is_not_null()).sort("rank"))
+    # Lazily, by the streaming engine: the steps of thousands of ranks are grouped as they are
+    # read, never copied (millions of rows).
+    timed_steps = steps.lazy().select("rank", "step", "step_time_s", "in_step_s").filter(pl.col("step_time_s").is_finite())
+
+    def per_rank(rows: pl.LazyFrame) -> pl.DataFrame:
+        return rows.group_by("rank").agg(pl.len().alias("n"), pl.col("step_time_s").median().alias("med"),
+                                         pl.col("in_step_s").median().alias("inner")).collect(engine="streaming")
+
+    per = per_rank(timed_steps.filter(pl.col("step").is_in(pl.Series(kept_steps).implode()))) if kept_steps.size else None
+    if per is None or per.is_empty():  # no timed row among the kept steps: all timed rows
+        per = per_rank(timed_steps)
+    per = per.filter(pl.col("rank").is_not_null()).sort("rank")
     basis = "steps"
     if per.height < 2:
         timed = [p for p in profile if p.step_time_s is not None and p.step_time_s > 0]

@@ -9,7 +9,8 @@ before the spike). Recovery: the first later value within m + 3 scale; fast if t
 5 steps after the spike's last step, slow if later, none if never.
 
 Sparse logs (MIN_SPARSE..MIN_HISTORY finite values: a log every 100 steps, a short run): each
-value is judged against its neighbouring logged values (up to SPARSE_NEIGHBOURS before and after,
+value with SPARSE_NEIGHBOURS values before it (the first records of a log have no history to spike
+against) is judged against its neighbouring logged values (up to SPARSE_NEIGHBOURS before and after,
 itself left out): median m and scale max(1.4826 MAD, SPARSE_FLOOR |m|); a spike when z > spike_z
 and above m. Recovery is counted in logged values (fast: back at the next logged value), the gap in
 steps beside it.
@@ -52,7 +53,8 @@ def _rule(window: int, z: float) -> Text:
 
 
 def _sparse_rule(z: float) -> Text:
-    return Text("rule.spikes-sparse", neighbours=SPARSE_NEIGHBOURS, floor=SPARSE_FLOOR, z=z, need=MIN_SPARSE)
+    return Text("rule.spikes-sparse", neighbours=SPARSE_NEIGHBOURS, floor=SPARSE_FLOOR, z=z, need=MIN_SPARSE,
+                before=SPARSE_NEIGHBOURS)
 
 
 def explosions(series: pl.DataFrame, tag: str) -> tuple[Explosion, ...]:
@@ -113,7 +115,7 @@ def _sparse_spikes(steps: np.ndarray, x: np.ndarray, z: float) -> list[Spike]:
     """Spikes of a few finite values, each against its neighbouring logged values (module doc)."""
     n = x.size
     flagged: list[tuple[int, float, float, float]] = []
-    for i in range(n):
+    for i in range(SPARSE_NEIGHBOURS, n):  # a spike needs history before it: the log's first values are not judged
         nb = np.concatenate([x[max(0, i - SPARSE_NEIGHBOURS):i], x[i + 1:i + 1 + SPARSE_NEIGHBOURS]])
         if nb.size < MIN_SPARSE - 1:
             continue

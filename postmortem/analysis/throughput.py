@@ -114,12 +114,16 @@ def last_per_step(df: pl.DataFrame) -> pl.DataFrame:
     return df.filter(pl.col("step") != pl.col("step").shift(-1).fill_null(-(2**62)))
 
 
-def _first_rank(df: pl.DataFrame, rank: int | None) -> pl.DataFrame:
-    """Rows of `rank` where it logged the tag, else of the tag's lowest rank."""
-    if rank is not None and (df["rank"] == rank).any():
-        return df.filter(pl.col("rank") == rank)
-    low = df["rank"].min()
-    return df.filter(pl.col("rank") == low) if low is not None else df
+def one_rank_per_tag(scalars: pl.DataFrame, where: pl.Expr, rank: int | None = None) -> pl.DataFrame:
+    """The rows `where` holds, of one rank per tag: `rank` where it logged the tag, else the tag's
+    lowest; in one pass that copies only the rows taken, not every rank's (thousands of ranks)."""
+    has = (pl.col("rank") == rank).any() if rank is not None else pl.lit(False)
+    per_tag = scalars.lazy().filter(where).group_by("tag").agg(pl.col("rank").min().alias("low"), has.alias("has")).collect()
+    taken = []
+    for tag, low, mine in per_tag.iter_rows():
+        chosen = rank if mine else low  # None: no row of the tag has a rank, all of them are taken
+        taken.append((pl.col("tag") == tag) & (pl.col("rank") == chosen if chosen is not None else pl.lit(True)))
+    return scalars.filter(where & pl.any_horizontal(taken)) if taken else scalars.clear()
 
 
 def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str, ...],
@@ -129,12 +133,9 @@ def logged_medians(scalars: pl.DataFrame, window: SteadyWindow, tags: tuple[str,
     out: dict[str, Figure] = {}
     if window.start_step is None:
         return out
-    df = scalars.filter(
-        pl.col("tag").is_in(list(tags)) & pl.col("step").is_between(window.start_step, window.end_step)
-        & pl.col("value").is_finite()
-    )
+    df = one_rank_per_tag(scalars, pl.col("tag").is_in(list(tags))
+                          & pl.col("step").is_between(window.start_step, window.end_step) & pl.col("value").is_finite())
     for (tag,), part in sorted(df.partition_by("tag", as_dict=True).items()):
-        part = _first_rank(part, None)
         where = "method.logged-median-window"
         if kept_steps is not None and kept_steps.size:
             inside = part.filter(pl.col("step").is_in(pl.Series(kept_steps, dtype=pl.Int64).implode()))
@@ -152,12 +153,11 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
     Per-device rates (raw tag ".../p") are left out."""
     if kept.is_empty():
         return None
-    df = scalars.filter(pl.col("tag") == tag)
-    per_device = pl.col("raw_tag").cast(pl.Utf8).str.ends_with("/p")
-    df = df.filter(pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device)
+    per_device = pl.col("raw_tag").is_in([r for r in scalars["raw_tag"].unique().to_list() if r and r.endswith("/p")])
+    df = one_rank_per_tag(scalars, (pl.col("tag") == tag) & pl.col("value").is_finite() & (pl.col("value") > 0) & ~per_device,
+                          rank)
     if df.is_empty():
         return None
-    df = _first_rank(df, rank)
     rate_step, rate = df["step"].to_numpy(), df["value"].to_numpy()
     if rate_step.size > 1 and not np.all(np.diff(rate_step) > 0):  # one value per step, sorted
         df = last_per_step(df)
@@ -182,6 +182,26 @@ def logged_per_step(scalars: pl.DataFrame, kept: pl.DataFrame, tag: str, rank: i
     unit = "samples" if tag == "samples_per_s" else "tokens"
     return Figure(med, method=Text("method.logged-per-step", tag=tag, timer=Text(f"timer.{name}"), n=n, spread=spread),
                   source=Text("source.scalars", tag=tag), unit=unit)
+
+
+PER_DEVICE = "/device"  # a rate's unit suffix: printed per device (as_printed)
+
+
+def as_printed(scalars: pl.DataFrame, logged: dict[str, Figure], tags: tuple[str, ...], why: Figure, unit: str) -> Figure:
+    """The steady median of a rate the run printed itself (``logged``), as its throughput where no
+    batch size makes one: in the unit printed (a per-device rate stays per device, said so), with
+    why the computed rate is missing."""
+    for tag in tags:
+        f = logged.get(tag)
+        if f is None or f.value is None or not f.value > 0:
+            continue
+        raw = scalars.filter(pl.col("tag") == tag)["raw_tag"].cast(pl.Utf8).drop_nulls()
+        printed = str(raw.mode().sort()[0]) if raw.len() else tag
+        per_device = printed.endswith("/p") or tag == "throughput" or "per card" in printed or "per_card" in printed
+        return Figure(f.value, method=Text("method.rate-as-printed" + ("/device" if per_device else ""), printed=printed,
+                                           inner=f.method, why=why.reason),
+                      source=f.source, unit=unit + (PER_DEVICE if per_device else ""))
+    return why
 
 
 def _whole(x: float, within: float) -> float:
@@ -291,13 +311,18 @@ def throughput(
 
     logged = logged_medians(scalars, window, ("throughput", "samples_per_s", "tokens_per_s",
                                               "tflops_per_device", "step_time"), kept_steps)
+    samples_rate, tokens_rate = rate(gbs, "samples/s", "samples"), rate(tokens_per_step, "tokens/s", "tokens")
+    # where no size gives a rate, the run's own printed rate is its throughput, in the unit it printed
+    samples_rate = samples_rate if samples_rate.known else as_printed(scalars, logged, ("samples_per_s", "throughput"),
+                                                                      samples_rate, "samples/s")
+    tokens_rate = tokens_rate if tokens_rate.known else as_printed(scalars, logged, ("tokens_per_s",), tokens_rate, "tokens/s")
     tp = Throughput(
         window=window,
         step_time=stats,
         step_time_s=step_time,
         steps_per_s=per_s,
-        samples_per_s=rate(gbs, "samples/s", "samples"),
-        tokens_per_s=rate(tokens_per_step, "tokens/s", "tokens"),
+        samples_per_s=samples_rate,
+        tokens_per_s=tokens_rate,
         global_batch_size=gbs,
         seq_length=seq,
         tokens_per_step=tokens_per_step,

@@ -60,9 +60,16 @@ def _straggler_params(s: Stragglers) -> dict[str, Any]:
             "cause": s.cause, "cause_share": s.cause_share, "waiting_cause_share": s.waiting_cause_share}
 
 
+def wait_key(source: str) -> str:
+    """The evidence key of the wait the run's own records give, by who wrote them: postmortem's
+    callback measures the gap in the training process; a text log's is inferred from its timers."""
+    return "callback_data_wait_share" if source == "callback" else "logged_data_wait_share"
+
+
 def signals(profile: Profile | None, stragglers: Stragglers | None, logged_data_wait: float | None,
-            settings: dict[str, Any]) -> tuple[list[Signal], dict[str, float | None]]:
-    """Every signal past its threshold, and the quantities looked at (evidence values)."""
+            settings: dict[str, Any], wait_source: str = "log") -> tuple[list[Signal], dict[str, float | None]]:
+    """Every signal past its threshold, and the quantities looked at (evidence values).
+    ``wait_source``: who wrote the records the logged wait comes from ("callback", "log", "summary")."""
     bd = profile.breakdown if profile else None
     sh = bd.shares if bd else {}
     kernels = next((o for o in (profile.operators if profile else ()) if o.scope == OpScope.KERNELS), None)
@@ -71,7 +78,7 @@ def signals(profile: Profile | None, stragglers: Stragglers | None, logged_data_
     mem = profile.memory if profile else None
     idle = (sh.get("idle") or 0.0) + (sh.get("preparing") or 0.0) if sh.get("idle") is not None else None
     values: dict[str, float | None] = {
-        "data_wait_share": sh.get("data_wait"), "logged_data_wait_share": logged_data_wait,
+        "data_wait_share": sh.get("data_wait"), wait_key(wait_source): logged_data_wait,
         "queue_empty_share": dp.queue_empty_share if dp else None, "comm_share": bd.comm_share if bd else None,
         "bubble_share": sh.get("bubble"), "idle_share": idle, "compute_share": sh.get("compute"),
         "comm_kernel_share": kernels.comm_share if kernels else None,
@@ -84,7 +91,7 @@ def signals(profile: Profile | None, stragglers: Stragglers | None, logged_data_
     if logged_data_wait is not None and not 0.0 <= logged_data_wait <= 1.0:
         logged_data_wait = None
     out: list[Signal] = []
-    waits = [(v, src) for v, src in ((sh.get("data_wait"), "profile"), (logged_data_wait, "log")) if v is not None]
+    waits = [(v, src) for v, src in ((sh.get("data_wait"), "profile"), (logged_data_wait, wait_source)) if v is not None]
     wait, wait_src = max(waits) if waits else (None, None)
     if wait is not None and wait >= th.DATA_NOTABLE:
         out.append(Signal(Verdict.DATA, TriageReason.DATA_WAIT,
@@ -151,18 +158,19 @@ def _pick(found: list[Signal], measured_wait: bool) -> Signal | None:
 
 
 THRESHOLDS = {"data_wait_share": th.DATA_NOTABLE, "logged_data_wait_share": th.DATA_NOTABLE,
+              "callback_data_wait_share": th.DATA_NOTABLE,
               "queue_empty_share": th.QUEUE_EMPTY, "comm_share": th.COMM_SHARE, "bubble_share": th.BUBBLE,
               "idle_share": th.IDLE, "compute_share": th.COMPUTE_BUSY, "comm_kernel_share": th.COMM_KERNELS,
               "memory_peak_share": th.MEMORY_NEAR, "waiting_wait_share": th.COMM_SHARE}
 
 
 def triage(profile: Profile | None, stragglers: Stragglers | None, logged_data_wait: float | None,
-           settings: dict[str, Any], baseline: Triage | None = None) -> Triage:
-    found, values = signals(profile, stragglers, logged_data_wait, settings)
+           settings: dict[str, Any], baseline: Triage | None = None, wait_source: str = "log") -> Triage:
+    found, values = signals(profile, stragglers, logged_data_wait, settings, wait_source)
     base = {e.key: e.value for e in baseline.evidence} if baseline else {}
     evidence = tuple(Evidence(k, v, base.get(k), THRESHOLDS.get(k)) for k, v in values.items()
                      if v is not None or base.get(k) is not None)
-    measured = values["data_wait_share"] is not None or values["logged_data_wait_share"] is not None
+    measured = values["data_wait_share"] is not None or values[wait_key(wait_source)] is not None
     chosen = _pick(found, measured)
     if chosen is None:
         params = {k: v for k, v in values.items() if v is not None}

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from ..config import AnalysisOptions  # noqa: F401  (defined with the build's settings: config.py imports no polars)
 from ..diagnostics import Diagnostic
 from ..text import Text
+
+if TYPE_CHECKING:  # analysis/domains.py defines its own types (it imports this module's neighbours)
+    from .domains import CommDomains
 
 # --------------------------------------------------------------------------- building blocks
 
@@ -552,6 +555,7 @@ class Profile:
     memory: MemoryBreakdown | None
     tool: dict[str, float]  # a profiler's own whole-run figures (mean over ranks): flops_utilization, ...
     links: SlowLinks | None = None  # per-link bandwidth against its peers; None without transfer records
+    domains: CommDomains | None = None  # communication by parallel domain, device frequency, idle gaps
 
 
 class RankRole(StrEnum):
@@ -844,6 +848,7 @@ class Check(StrEnum):
     RECOMPUTE = "recompute"  # recompute switches that do not cancel each other
     CHECKPOINT_INTERVAL = "checkpoint_interval"  # checkpoint interval vs step time
     CHECKPOINT_DISK = "checkpoint_disk"  # keep_checkpoint_max x the checkpoint size
+    STRATEGY = "strategy_layout"  # the strategy files' layout against the config's
 
 
 @dataclass(frozen=True)
@@ -998,6 +1003,11 @@ class FindingKind(StrEnum):
     LOG_ERRORS = "log_errors"
     TRIAGE = "triage"
     IMPLAUSIBLE = "implausible"
+    UNUSUAL = "unusual"  # a figure outside the experiment's normal range (analysis/history.py)
+
+    UNHEALTHY_CHECKPOINT = "unhealthy_checkpoint"  # MindFormers' health_ckpts.json (analysis/health.py)
+    EMBEDDING_NORM = "embedding_norm"
+    TOKEN_DROPS = "token_drops"
 
 
 class FindingSeverity(StrEnum):
@@ -1083,6 +1093,12 @@ class Analysis:
     plausibility: tuple[Implausible, ...] = ()  # figures that cannot be right (each also an error finding)
     identity: Identity = field(default_factory=Identity)  # the settings that define the run
     diagnosis: Diagnosis = field(default_factory=lambda: Diagnosis(()))  # the verdict-first summary
+    history: Any = None  # analysis.history.History: the figures against the experiment's archived runs (None: not asked)
+
+    health: Any = None  # analysis.health.Health: MindFormers' health records, None where the run left none
+    strategy: Any = None  # analysis.layout.StrategyLayoutView: the strategy files' layout, None where there are none
+
+    failure: Any = None  # analysis/failure.py's Failure: how the run died; None for a run that did not fail
 
     def flag(self, figure: str) -> Implausible | None:
         """The plausibility failure that flags a headline figure, if any."""

@@ -110,8 +110,12 @@ def exclusion_reasons(
     missing = ~np.isfinite(t)
     first_of_segment = np.ones(n, dtype=bool)
     first_of_segment[1:] = seg[1:] != seg[:-1]
-    compile_ = first_of_segment | member(compile_steps)
-    m, s, tol = location_scale(t, ~missing & ~compile_)
+    m, s, tol = location_scale(t, ~missing & ~(first_of_segment | member(compile_steps)))
+    # The first record of a launch holds its compile where the launch starts there (the training's
+    # first step, a resumed launch) or its time shows it; a log that starts mid-run (an excerpt, a
+    # rotated file) starts with an ordinary step, which is not called a compile.
+    launch = first_of_segment & ((step <= 1) | (seg > 0) | ~np.isfinite(t) | (t > m + tol))
+    compile_ = launch | member(compile_steps)
     slow = np.isfinite(t) & (t > m + tol)
     in_band = np.isfinite(t) & (np.abs(t - m) <= tol)
 

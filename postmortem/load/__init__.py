@@ -2,7 +2,8 @@
 
 The rules, in order (each in its module):
 1. Each claimed file is read by its reader. Files are grouped by the rank their reader locates
-   them at (files.py), and a rank is read and joined as one job (rank.py), shared with the
+   them at (files.py), and consecutive ranks are read and joined in batches, each as one job
+   (rank.py: the rules below run once over a batch's frame, grouped by rank), shared with the
    session's helper processes when there is one (parallel.Session.share); a file that gives
    nothing and says nothing gets a warning (rank.py).
 2. Zone-less log times are aligned with the sources that know UTC (clock.py).
@@ -34,13 +35,15 @@ from ..diagnostics import Diagnostic
 from ..discover import discover
 from ..model import TABLES, InventoryEntry, Run, conform
 from ..readers import all_readers
+from ..readers import witnesses as default_witnesses
 from ..readers.base import Reader
 from .checkpoints import resolve_checkpoints, shape_settings
 from .events import eval_events, place_pauses, restart_events
 from .files import by_rank, file_order, natural_order
 from .launches import segments_of_steps
-from .rank import concat, load_rank, rank_files
+from .rank import batches, concat, load_ranks, rank_files
 from .settings import merge_settings
+from .strategy import strategy_settings
 from .units import settle_per_device
 
 if TYPE_CHECKING:
@@ -48,27 +51,38 @@ if TYPE_CHECKING:
 
 __all__ = ["load_run", "warm_up", "segments_of_steps"]
 
+# Ranks are read and joined in batches of about this much input, or this many ranks: one job each
+# for the session's processes, each joined in one pass; a batch's intermediate tables are what a
+# process holds besides the run's.
+BATCH_BYTES = 16 * 1024 * 1024
+BATCH_RANKS = 64
 
-def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None) -> Run:
+
+def load_run(path: str | Path, *, session: Session | None = None, readers: Sequence[Reader] | None = None,
+             witnesses: Sequence[Reader] | None = None) -> Run:
     """Read every artifact of a run folder into one Run (see the module docstring for the rules).
 
-    session: the processes to read ranks with (parallel.Session); without one, all are read here."""
+    session: the processes to read ranks with (parallel.Session); without one, all are read here.
+    witnesses: the readers that read a file beside the one that claims it (readers.witnesses())."""
     readers = tuple(readers) if readers is not None else all_readers()
-    found = discover(path, readers)
+    seen_by = tuple(witnesses) if witnesses is not None else default_witnesses()
+    found = discover(path, readers, seen_by)
     order = file_order(found.claimed)
-    ranks_files = [rank_files(group, order) for group in by_rank(found.claimed)]
+    jobs = batches([rank_files(group, order, rank) for rank, group in by_rank(found.claimed)], BATCH_BYTES, BATCH_RANKS)
     if session is not None:
-        parts = session.share(load_rank, ranks_files, sizes=[sum(c.artifact.size for c in r.files) for r in ranks_files])
+        parts = session.share(load_ranks, jobs, sizes=[sum(c.artifact.size for r in b for c in r.files) for b in jobs])
     else:
-        parts = [load_rank(r) for r in ranks_files]
+        parts = [load_ranks(b) for b in jobs]
 
     tables = {name: concat([p.tables[name] for p in parts], TABLES[name]) for name in TABLES}
     found_settings = [kv for p in parts for kv in p.settings_found]
+    layout, layout_notes = strategy_settings(tables["strategy"])  # the layout the strategy files hold
+    found_settings += layout
     settings, setting_notes = merge_settings(found_settings)
     shape, shape_notes = shape_settings(tables["checkpoint_params"], tables["checkpoints"], settings)
     if shape:  # the model's shape from checkpoint tensors, below what a config file says
         settings, setting_notes = merge_settings(found_settings + shape)
-    setting_notes += shape_notes
+    setting_notes += shape_notes + layout_notes
     # The lowest rank's launches describe the run (every rank restarts together).
     segments = list(parts[0].segments) if parts else []
     inventory = [e for p in parts for e in p.inventory]

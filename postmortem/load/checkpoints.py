@@ -176,7 +176,8 @@ _POSITION = re.compile(r"(?:position|pos_emb|wpe\b|positional)", re.I)
 _WORD_EMBEDDING = re.compile(r"(?:embedding_table|embed_tokens|tok_embeddings|word_embeddings?|wte\b|embedding_weight)", re.I)
 _FFN_IN = re.compile(r"(?:\.fc1|\.w1|dense_h_to_4h|\.c_fc|up_proj|\.mapping)\.weight$", re.I)
 # A split layout makes every rank's tensors shards of the model: their shapes are not its own.
-_SPLIT = ("model_parallel", "pipeline_stage", "expert_parallel", "context_parallel")
+_SPLIT = ("model_parallel", "pipeline_stage", "expert_parallel", "context_parallel",
+          "strategy_model_parallel", "strategy_pipeline_stages", "strategy_expert_parallel")
 
 
 def shape_settings(params: pl.DataFrame, checkpoints: pl.DataFrame,

@@ -26,49 +26,70 @@ def align_local_clocks(
     scalars: pl.DataFrame, events: pl.DataFrame, local_files: list[str]
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[Diagnostic], list[str]]:
     """Scalars and events with each local file's times shifted to UTC where an offset is found;
-    notes; and the files left local."""
+    notes; and the files left local. A file is matched with the sources of its own rank; every
+    file of every rank in one pass."""
     if not local_files:
         return scalars, events, [], []
-    timed = scalars.filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES))
-    file_text = pl.col("file").cast(pl.Utf8)
+    timed = (scalars.select("file", "rank", "step", "wall_time", "source")
+             .filter(pl.col("wall_time").is_not_null() & ~pl.col("source").is_in(AVERAGED_SOURCES)))
+    is_local = pl.col("file").is_in(local_files)  # categorical: no strings made
+    local = timed.filter(is_local)
+    rank_of = dict(local.group_by("file").agg(pl.col("rank").first()).with_columns(pl.col("file").cast(pl.Utf8)).iter_rows())
+    if not rank_of:
+        return scalars, events, [], []  # no wall times in them: nothing to align
     reference = (
-        timed.filter(~file_text.is_in(local_files))
-        .group_by("file", "step").agg(pl.col("wall_time").max().alias("ref"), pl.col("source").first())
+        timed.filter(~is_local)
+        .group_by("rank", "file", "step").agg(pl.col("wall_time").max().alias("ref"), pl.col("source").first())
+        .drop("file")
     )
+    with_reference = set(reference["rank"].unique().to_list())
+    found: dict[str, float] = {}
+    agreeing = pl.DataFrame(schema={"file": pl.Utf8, "source": pl.List(pl.Utf8), "step": pl.UInt32})
+    if with_reference:  # a log-only run has none: no pairs to make
+        mine = (local.filter(pl.col("rank").is_in(list(with_reference)))
+                .group_by("file", "rank", "step").agg(pl.col("wall_time").max().alias("local"))
+                .with_columns(pl.col("file").cast(pl.Utf8)))
+        pairs = mine.join(reference, on=["rank", "step"]).with_columns((pl.col("ref") - pl.col("local")).alias("_diff"))
+        found = _offsets(pairs)
+        agreeing = (pairs.join(pl.DataFrame({"file": list(found), "_offset": list(found.values())},
+                                            schema={"file": pl.Utf8, "_offset": pl.Float64}), on="file")
+                    .filter((pl.col("_diff") - pl.col("_offset")).abs() < _AGREE_S)
+                    .group_by("file").agg(pl.col("source").cast(pl.Utf8).unique().sort(), pl.col("step").n_unique()))
+    agreed = {file: (sources, steps) for file, sources, steps in agreeing.iter_rows()}
     notes: list[Diagnostic] = []
-    offsets: dict[str, float] = {}
     unaligned: list[str] = []
     for rel in local_files:
-        mine = timed.filter(file_text == rel).group_by("step").agg(pl.col("wall_time").max().alias("local"))
-        if mine.is_empty():
+        if rel not in rank_of:
             continue  # no wall times here: nothing to align
-        pairs = mine.join(reference, on="step") if not reference.is_empty() else None
-        offset = _offset(pairs) if pairs is not None and pairs.height else None
+        offset = found.get(rel)
         if offset is None:
             unaligned.append(rel)
-            notes.append(diag.info("log-clock-local", path=rel, variant="no-reference" if reference.is_empty() else "no-match"))
+            notes.append(diag.info("log-clock-local", path=rel,
+                                   variant="no-match" if rank_of[rel] in with_reference else "no-reference"))
             continue
-        offsets[rel] = offset
-        agreeing = pairs.filter((pairs["ref"] - pairs["local"] - offset).abs() < _AGREE_S)
-        sources = sorted(set(agreeing["source"].cast(pl.Utf8).to_list()))
-        notes.append(diag.info("log-clock-aligned", path=rel, sources=sources, steps=agreeing["step"].n_unique(),
-                               zone=_zone(offset)))
-    if offsets:
-        scalars = _shift(scalars, offsets)
-        events = _shift(events, offsets)
+        sources, steps = agreed[rel]
+        notes.append(diag.info("log-clock-aligned", path=rel, sources=list(sources), steps=steps, zone=_zone(offset)))
+    if found:
+        scalars = _shift(scalars, found)
+        events = _shift(events, found)
     return scalars, events, notes, unaligned
 
 
-def _offset(pairs: pl.DataFrame) -> float | None:
-    """The quarter-hour offset (UTC minus local) most step pairs agree on, if most agree."""
-    diff = (pairs["ref"] - pairs["local"]).to_numpy()
-    quarters = np.round(diff / _QUARTER_HOUR) * _QUARTER_HOUR
-    values, counts = np.unique(quarters, return_counts=True)
-    best = float(values[np.argmax(counts)])
-    agree = np.abs(diff - best) < _AGREE_S
-    if agree.sum() < max(3, 0.5 * diff.size) or abs(best) > 14 * 3600:
-        return None
-    return best
+def _offsets(pairs: pl.DataFrame) -> dict[str, float]:
+    """Per file, the quarter-hour offset (UTC minus local) most of its step pairs agree on, where
+    most agree."""
+    if pairs.is_empty():
+        return {}
+    diff = pairs["_diff"].to_numpy()
+    quarters = pairs.select("file").with_columns(pl.Series("_q", np.round(diff / _QUARTER_HOUR) * _QUARTER_HOUR))
+    # the most common quarter of each file (on a tie the lowest, as np.unique orders them)
+    best = (quarters.group_by("file", "_q").len().sort("file", "len", "_q", descending=[False, True, False])
+            .group_by("file", maintain_order=True).first().select("file", pl.col("_q").alias("_best")))
+    judged = (pairs.join(best, on="file").group_by("file")
+              .agg(((pl.col("_diff") - pl.col("_best")).abs() < _AGREE_S).sum().alias("agree"), pl.len().alias("n"),
+                   pl.col("_best").first()))
+    return {file: float(b) for file, agree, n, b in judged.iter_rows()
+            if not (agree < max(3, 0.5 * n) or abs(b) > 14 * 3600)}
 
 
 def _shift(table: pl.DataFrame, offsets: dict[str, float]) -> pl.DataFrame:

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from ..discover import Claimed
 
 
-def by_rank(claimed: Sequence[Claimed]) -> list[list[Claimed]]:
+def by_rank(claimed: Sequence[Claimed]) -> list[tuple[int, list[Claimed]]]:
     """Files grouped by the rank their rows will carry (the reader's locate: the path's rank, a
     summary file's device id), else rank 0 (a single-rank run, or a run-level file such as the
-    config)."""
+    config); in rank order, each with its rank."""
     groups: dict[int, list[Claimed]] = {}
     for c in claimed:
         rank = c.reader.locate(c.artifact).rank
         groups.setdefault(rank if rank is not None else 0, []).append(c)
-    return [groups[r] for r in sorted(groups)]
+    return [(r, groups[r]) for r in sorted(groups)]
 
 
 def file_order(claimed: Sequence[Claimed]) -> dict[str, int]:

@@ -29,7 +29,7 @@ def renumber_restarted_counters(scalars: pl.DataFrame) -> tuple[pl.DataFrame, di
     # A file's source and rank are one (one reader per file; per-launch sources are whole files):
     # grouped by the launch order, one integer per file; with one file there is nothing to shift.
     files = scalars.head(0) if scalars["_file_order"].n_unique() < 2 else (
-        scalars.group_by("_file_order")
+        scalars.select("_file_order", "source", "rank", "file", "step").group_by("_file_order")
         .agg(pl.col("source").first(), pl.col("rank").first(), pl.col("file").first(),
              pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
         .filter(pl.col("source").is_in(FILE_PER_LAUNCH))
@@ -167,31 +167,54 @@ def _match_wall_times(mine: pl.DataFrame, scalars: pl.DataFrame, source: str, ra
     return int(best) if count >= 0.6 * matched.height and best > 0 else 0
 
 
-def launches(scalars: pl.DataFrame) -> tuple[list[Segment], list[Diagnostic]]:
-    """Launches of the run, from where the primary stream's steps go back (a resume)."""
+def launches_by_rank(scalars: pl.DataFrame) -> tuple[dict[int, list[Segment]], dict[int, list[Diagnostic]]]:
+    """Each rank's launches, from where its primary stream's steps go back (a resume), and the
+    notes about them; every rank in one pass."""
     if scalars.is_empty():
-        return [], []
-    segments = segments_of_steps(_primary_stream(scalars)["step"].to_numpy())
-    notes = [
-        diag.info("run-resumed", launch=seg.index + 1, step=seg.first_step, first=seg.discarded[0], last=seg.discarded[1])
-        for seg in segments[1:]
-        if seg.discarded
-    ]
+        return {}, {}
+    primary = _primary_streams(scalars)
+    # Most ranks were launched once: a launch from their first step to their last, no rank's
+    # steps taken apart. The few whose steps go back are split one by one.
+    back = (pl.col("step").diff() < 0) & (pl.col("rank").diff() == 0)
+    spans = (primary.with_columns(back.fill_null(False).alias("_back")).group_by("rank", maintain_order=True)
+             .agg(pl.col("step").first().alias("first"), pl.col("step").last().alias("last"), pl.col("_back").any()))
+    segments: dict[int, list[Segment]] = {}
+    notes: dict[int, list[Diagnostic]] = {}
+    for rank, first, last, resumed in spans.iter_rows():
+        if not resumed:
+            segments[rank], notes[rank] = [Segment(index=0, first_step=first, last_step=last, discarded=None)], []
+            continue
+        mine = segments_of_steps(primary.filter(pl.col("rank") == rank)["step"].to_numpy())
+        segments[rank] = mine
+        notes[rank] = [
+            diag.info("run-resumed", launch=seg.index + 1, step=seg.first_step, first=seg.discarded[0], last=seg.discarded[1])
+            for seg in mine[1:]
+            if seg.discarded
+        ]
     return segments, notes
 
 
-def _primary_stream(scalars: pl.DataFrame) -> pl.DataFrame:
-    """The rows that best show launch order: loss (else anything) of the lowest rank, best source."""
+_PRIMARY_TAGS = ("loss", "step_time", "lr")
+
+
+def _primary_streams(scalars: pl.DataFrame) -> pl.DataFrame:
+    """Per rank, the rows that best show launch order: loss (else step time, lr, else the rank's
+    first row's tag) from the best source, in launch order; (rank, step), ordered by rank."""
     scalars = scalars.select("rank", "tag", "source", "step", "_file_order", "_row")
-    rank0 = scalars.filter(pl.col("rank") == scalars["rank"].min())
-    for tag in ("loss", "step_time", "lr"):
-        rows = rank0.filter(pl.col("tag") == tag)
-        if not rows.is_empty():
-            break
-    else:
-        rows = rank0.filter(pl.col("tag") == rank0["tag"][0])
-    best = min(rows["source"].unique().to_list(), key=source_rank)
-    return rows.filter(pl.col("source") == best).sort("_file_order", "_row")
+    present = scalars.group_by("rank", "tag", "source").len().with_columns(
+        pl.col("tag").cast(pl.Utf8), pl.col("source").cast(pl.Utf8))
+    first_tag = dict(scalars.group_by("rank").agg(pl.col("tag").first().cast(pl.Utf8)).iter_rows())
+    found: dict[int, dict[str, list[str]]] = {}
+    for rank, tag, source, _ in present.iter_rows():
+        found.setdefault(rank, {}).setdefault(tag, []).append(source)
+    chosen = []
+    for rank, tags in found.items():
+        tag = next((t for t in _PRIMARY_TAGS if t in tags), first_tag[rank])
+        chosen.append((rank, tag, min(sorted(tags[tag]), key=source_rank)))
+    chosen = pl.DataFrame(chosen, schema={"rank": pl.Int32, "_tag": pl.Utf8, "_source": pl.Utf8}, orient="row")
+    return (scalars.with_columns(pl.col("tag").cast(pl.Utf8).alias("_tag"), pl.col("source").cast(pl.Utf8).alias("_source"))
+            .join(chosen, on=["rank", "_tag", "_source"], how="semi")
+            .sort("rank", "_file_order", "_row").select("rank", "step"))
 
 
 def segments_of_steps(steps: Sequence[int] | np.ndarray) -> list[Segment]:

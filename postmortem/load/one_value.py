@@ -18,7 +18,7 @@ from .sources import AVERAGED_SOURCES, source_rank
 
 def one_value_per_step(scalars: pl.DataFrame, *, rules_everywhere: bool = False
                        ) -> tuple[pl.Series, pl.Series | None, list[Diagnostic]]:
-    """Row numbers of the scalars to keep, in (tag, rank, step) order; row numbers of each
+    """Row numbers of the scalars to keep, in (rank, tag, step) order; row numbers of each
     stream's latest rows (rule 1 only: every source's own view, for step-end times), None when
     that is every row; conflicts.
 
@@ -46,7 +46,7 @@ def one_value_per_step(scalars: pl.DataFrame, *, rules_everywhere: bool = False
     tag, tags = _category_codes(keys["tag"])  # SCALARS' text columns are categorical
     rank, ranks = _int_codes(keys["rank"])
     step, steps = _int_codes(keys["step"])
-    series = tag * ranks + rank  # (tag, rank), ordered like them
+    series = rank * len(tags) + tag  # (rank, tag), ordered like them: the rows of a rank together
     by_series = _stable_order(series, len(tags) * ranks)
     ordered_series, ordered_steps = series[by_series], step[by_series]
     repeats = (ordered_steps[1:] <= ordered_steps[:-1]) & (ordered_series[1:] == ordered_series[:-1])
@@ -54,7 +54,7 @@ def one_value_per_step(scalars: pl.DataFrame, *, rules_everywhere: bool = False
     if not repeats.any() and not rules_everywhere:
         return pl.Series("_i", row[by_series]), None, []
     mixed = np.ones(len(series), dtype=bool) if rules_everywhere else np.isin(series, np.unique(ordered_series[1:][repeats]))
-    plain = by_series[~mixed[by_series]]  # the other series' rows, in (tag, rank, step) order
+    plain = by_series[~mixed[by_series]]  # the other series' rows, in (rank, tag, step) order
     keep, latest, notes = _by_the_rules(keys.filter(pl.Series(mixed)), scalars, (tag[mixed], tags), (rank[mixed], ranks),
                                         (step[mixed], steps))
     kept = np.concatenate([row[plain], keep.to_numpy()])
@@ -197,13 +197,13 @@ def _conflicts(ordered: pl.DataFrame, scalars: pl.DataFrame) -> list[Diagnostic]
         bad = bad.filter((pl.col("value") - pl.col("_best")).abs() > pl.max_horizontal(pl.lit(1e-3), relative * pl.col("_best").abs()))
     if bad.is_empty():
         return []
-    bad = bad.hstack(scalars.select("tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
+    bad = bad.hstack(scalars.select("rank", "tag", "step", "file", "source", "_file_order", "_row")[bad["_i"]]).with_columns(
         scalars["source"][bad["_best_i"]].alias("best_source")
     )
     notes = []
-    # per (tag, source, best source): how many steps, and the first one (in launch order within a step)
-    for (tag, source, best_source), group in bad.sort("tag", "source", "step", "_file_order", "_row").group_by(
-        ["tag", "source", "best_source"], maintain_order=True
+    # per rank and (tag, source, best source): how many steps, and the first one (in launch order within a step)
+    for (_, tag, source, best_source), group in bad.sort("rank", "tag", "source", "step", "_file_order", "_row").group_by(
+        ["rank", "tag", "source", "best_source"], maintain_order=True
     ):
         first = group.row(0, named=True)
         notes.append(

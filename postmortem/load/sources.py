@@ -19,7 +19,7 @@ SOURCE_PRIORITY = (
     "log:lossmonitor",
     "log:timemonitor",
     "log:eval",
-    "log:fields",  # a line read by its fields (readers/logfields.py): below every writer's own shape
+    "log:fields",  # a line read by its fields (readers/textlog/fields.py): below every writer's own shape
 )
 # Per-epoch averages: usable when nothing per-step exists, never compared against per-step values.
 AVERAGED_SOURCES = ("log:timemonitor",)

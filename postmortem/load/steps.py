@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -34,48 +34,105 @@ _DENSE_ENOUGH = 0.9
 _MAX_REPEATED = 0.2
 
 
-def steps_table(scalars: pl.DataFrame, latest: pl.Series | None, kept: pl.DataFrame, segments: Sequence[Segment]) -> pl.DataFrame:
+def steps_table(scalars: pl.DataFrame, latest: pl.Series | None, kept: pl.DataFrame,
+                segments: Mapping[int, Sequence[Segment]] | Sequence[Segment]) -> pl.DataFrame:
     """`scalars`: every row; `latest`: the row numbers of every source's own view (the later
-    launch winning within a source), None for all of them; `kept`: one value per (tag, rank, step)."""
+    launch winning within a source), None for all of them; `kept`: one value per (tag, rank, step);
+    `segments`: each rank's launches (or the same for every rank).
+
+    Every rank in one pass where its steps are timed the usual way (one launch, its first
+    candidate stream times single steps, at most one source of step timers); the others one by one."""
     columns = ("step", "tag", "value", "wall_time", "rank", "source")
     wanted = kept.select(columns).filter(pl.col("tag").is_in([STEP_TIMER, DATA_TIME]))
     if wanted.is_empty() and scalars["wall_time"].null_count() == scalars.height:
         return conform(None, TABLES["steps"])
+    launches_of = segments.get if isinstance(segments, Mapping) else (lambda rank, default=None: segments)
     streams = _stream_candidates(scalars)
-    # Only the rows the table is made of, each source's latest: the timers' and the first candidate
-    # streams' in one pass; another candidate's only when tried (the first nearly always times the steps).
     columns_only = scalars.select(columns)
     if latest is None:
-        in_latest, every_latest = pl.lit(True), columns_only
+        latest_rows = columns_only
     else:
         mask = np.zeros(scalars.height, dtype=bool)
         mask[latest.to_numpy()] = True
-        in_latest = pl.Series(mask)
-        every_latest = None
+        latest_rows = columns_only.filter(pl.Series(mask))
     is_timer = (pl.col("tag") == STEP_TIMER) & ~pl.col("source").is_in(AVERAGED_SOURCES)
-
-    def stream(rank: int, source: str, tag: str) -> pl.Expr:
-        return (pl.col("rank") == rank) & (pl.col("source") == source) & (pl.col("tag") == tag)
-
-    first = pl.lit(False)
-    for rank, candidates in streams.items():
-        if candidates:
-            first = first | stream(rank, *candidates[0])
-    rows = columns_only.filter(in_latest & (is_timer | first))
-
-    def stream_rows(rank: int, source: str, tag: str) -> pl.DataFrame:
-        mine = streams.get(rank) or [None]
-        where = rows if (source, tag) == mine[0] else every_latest if every_latest is not None else columns_only.filter(in_latest)
-        return where.filter(stream(rank, source, tag))
-
-    timers = rows.filter(is_timer)
+    timers = latest_rows.filter(is_timer)
+    timer_sources = dict(timers.group_by("rank").agg(pl.col("source").n_unique()).iter_rows())
     ranks = sorted(set(streams) | set(wanted["rank"].unique().to_list()))
+    together = [r for r in ranks if streams.get(r) and len(launches_of(r, []) or []) <= 1 and timer_sources.get(r, 0) < 2]
     frames = []
-    for rank in ranks:
-        frames.append(_steps_of_rank(rank, timers.filter(pl.col("rank") == rank), streams.get(rank, []),
-                                     lambda s, t, r=rank: stream_rows(r, s, t), wanted.filter(pl.col("rank") == rank), segments))
-    frames = [f for f in frames if not f.is_empty()]
-    return conform(pl.concat(frames, how="diagonal_relaxed") if frames else None, TABLES["steps"])
+    done, alone = _steps_together(together, streams, latest_rows, kept, is_timer)
+    if done is not None:
+        frames.append(done)
+    for rank in sorted(set(ranks) - set(together) | alone):
+        mine = latest_rows.filter(pl.col("rank") == rank)
+
+        def stream_rows(source: str, tag: str, mine=mine) -> pl.DataFrame:
+            return mine.filter((pl.col("source") == source) & (pl.col("tag") == tag))
+
+        frames.append(_steps_of_rank(rank, timers.filter(pl.col("rank") == rank), streams.get(rank, []), stream_rows,
+                                     wanted.filter(pl.col("rank") == rank), launches_of(rank, []) or []))
+    frames = [conform(f, TABLES["steps"]) for f in frames if not f.is_empty()]
+    if not frames:
+        return conform(None, TABLES["steps"])
+    return pl.concat(frames, how="vertical").sort("rank", "step") if len(frames) > 1 else frames[0]
+
+
+def _steps_together(ranks: list[int], streams: dict[int, list[tuple[str, str]]], latest_rows: pl.DataFrame,
+                    kept: pl.DataFrame, is_timer: pl.Expr) -> tuple[pl.DataFrame | None, set[int]]:
+    """_steps_of_rank of every rank of `ranks` (one launch each, a candidate stream, at most one
+    source of timers) in one pass over their rows; and the ranks whose first candidate cannot time
+    single steps (left to _steps_of_rank, which tries the next)."""
+    if not ranks:
+        return None, set()
+    firsts = pl.DataFrame([(r, *streams[r][0]) for r in ranks], schema={"rank": pl.Int32, "_source": pl.Utf8, "_tag": pl.Utf8},
+                          orient="row")
+    in_ranks = pl.col("rank").is_in(ranks)
+    ends = (latest_rows.filter(in_ranks & pl.col("wall_time").is_not_null())
+            .with_columns(pl.col("source").cast(pl.Utf8).alias("_source"), pl.col("tag").cast(pl.Utf8).alias("_tag"))
+            .join(firsts, on=["rank", "_source", "_tag"], how="semi")
+            .select("rank", "step", "wall_time").sort("rank", "step"))
+    if ((ends["step"].diff() <= 0) & (ends["rank"].diff() == 0)).any():  # a step twice (two files of one source): its last stamp
+        ends = ends.group_by("rank", "step").agg(pl.col("wall_time").max()).sort("rank", "step")
+    # Sampled streams (collect_freq > 1) give the mean time of the steps in between.
+    ends = ends.with_columns((pl.col("wall_time").diff() / pl.col("step").diff()).over("rank").alias("e2e"))
+    repeated = (ends.filter(pl.col("e2e").is_not_null()).group_by("rank")
+                .agg(((pl.col("e2e") <= 0).mean() > _MAX_REPEATED).alias("bad")).filter("bad")["rank"].to_list())
+    alone = set(repeated)
+    if alone:
+        ends = ends.filter(~pl.col("rank").is_in(repeated))
+    clock = ends.join(firsts.select("rank", ("wall-clock:" + pl.col("_source")).alias("source")), on="rank")
+    columns = ["rank", "step", pl.col("value").alias("in_step_s"), pl.col("source").cast(pl.Utf8).alias("in_step_source"),
+               pl.col("wall_time").alias("_timer_wall")]
+    mine = kept.filter(pl.col("rank").is_in([r for r in ranks if r not in alone]))
+    timers = mine.filter(is_timer).select(columns)
+    steps = clock.join(timers, on=["rank", "step"], how="full", coalesce=True)
+
+    def whole(unit: float) -> pl.Expr:
+        return ((pl.col("wall_time") / unit - (pl.col("wall_time") / unit).round()).abs() < 1e-3).all()
+
+    # The stamps' resolution per rank where they are whole milliseconds or seconds (log lines), else 0.
+    resolution = steps.group_by("rank").agg(
+        pl.when(pl.col("wall_time").count() == 0).then(0.0)
+        .when(whole(1.0).fill_null(True)).then(1.0)
+        .when(whole(1e-3).fill_null(True)).then(1e-3).otherwise(0.0).alias("_resolution"))
+    steps = steps.join(resolution, on="rank")
+    from_clock = pl.col("e2e").is_not_null()
+    finer = from_clock & (pl.col("_resolution") > 0) & ((pl.col("in_step_s") - pl.col("e2e")).abs() <= 1.5 * pl.col("_resolution"))
+    e2e = pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e"))
+    steps = steps.with_columns(
+        pl.coalesce(e2e, "in_step_s").alias("step_time_s"),
+        pl.when(from_clock).then(pl.col("source"))
+        .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
+        .alias("source"),
+        (e2e - pl.col("in_step_s")).alias("gap_s"),
+        pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
+    )
+    data = mine.filter(pl.col("tag") == DATA_TIME).select("rank", "step", pl.col("value").alias("data_time_s"))
+    if not data.is_empty():
+        steps = steps.join(data, on=["rank", "step"], how="left")
+    steps = steps.with_columns(pl.col("rank").cast(pl.Int32), pl.lit(0, dtype=pl.Int32).alias("segment"))
+    return conform(steps.sort("rank", "step"), TABLES["steps"]), alone
 
 
 def _stream_candidates(scalars: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:

@@ -41,15 +41,17 @@ def settle_units(scalars: pl.DataFrame) -> tuple[pl.DataFrame, list[Diagnostic]]
     present = scalars.filter(pl.col("raw_tag").is_in(_RAW_NAMES))  # categorical: no strings made
     if present.is_empty():
         return scalars, []
-    combos = present.select("file", "source", "raw_tag", "tag").unique().sort("file", "raw_tag")
+    combos = present.select("file", "source", "raw_tag", "tag", "rank").unique().sort("rank", "file", "raw_tag")
     notes: list[Diagnostic] = []
     factors: dict[tuple[str, str], float] = {}
-    for file, source, raw, tag in combos.iter_rows():
-        choice = UNIT_CHOICES.get((source, raw))
-        if choice is None:
-            continue
-        rows = present.filter((pl.col("file") == file) & (pl.col("raw_tag") == raw)).select("step", "value", "wall_time")
-        factor, note = _settle(choice, rows, scalars, file, raw, tag)
+    # A file's evidence is its own rank's: each rank's rows, split once.
+    combos = [row for row in combos.iter_rows() if (row[1], row[2]) in UNIT_CHOICES]
+    by_rank = scalars.partition_by("rank", as_dict=True) if combos and scalars["rank"].n_unique() > 1 else None
+    for file, source, raw, tag, rank in combos:
+        choice = UNIT_CHOICES[(source, raw)]
+        theirs = by_rank[(rank,)] if by_rank is not None else scalars
+        rows = theirs.filter((pl.col("file") == file) & (pl.col("raw_tag") == raw)).select("step", "value", "wall_time")
+        factor, note = _settle(choice, rows, theirs, file, raw, tag)
         if note is not None:
             notes.append(note)
         if factor != 1.0:

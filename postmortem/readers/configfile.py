@@ -176,9 +176,14 @@ def extract_settings(cfg: dict, source: str) -> dict[str, Setting]:
             if isinstance(cb, dict) and cb.get("type") in ("CheckpointMonitor", "CheckpointMointor"):
                 put("save_checkpoint_steps", _int(cb.get("save_checkpoint_steps")))
                 put("keep_checkpoint_max", _int(cb.get("keep_checkpoint_max")))
+                put("embedding_local_norm_threshold", _num(cb.get("embedding_local_norm_threshold")))
     elif isinstance(callbacks, dict):  # a flat mapping, as hand-written configs often have
         put("save_checkpoint_steps", _int(callbacks.get("save_checkpoint_steps")))
         put("keep_checkpoint_max", _int(callbacks.get("keep_checkpoint_max")))
+    # the checkpoint health monitor (analysis/health.py): Checkpoint 2.0 configs keep the threshold here
+    put("embedding_local_norm_threshold", _num(_get(cfg, "monitor_config", "health_checkpoint", "embedding_local_norm_threshold")))
+    health = cfg.get("use_checkpoint_health_monitor")
+    put("use_checkpoint_health_monitor", health if isinstance(health, bool) else None)
     out_dir = cfg.get("output_dir")
     put("output_dir", out_dir if isinstance(out_dir, str) and out_dir else None)
     ctx = _get(cfg, "context")

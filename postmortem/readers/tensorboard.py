@@ -37,7 +37,7 @@ import polars as pl
 from ..diagnostics import info, warning
 from ..text import Text
 from ..model import HISTOGRAMS, Artifact, ReadResult, frame
-from ..tags import UNIT_CHOICES, default_divisor
+from ..tags import UNIT_CHOICES, add_scalars_series, default_divisor
 from .base import Location, Reader
 from .framing import read_file, spans
 from .protowire import Message, WireError, parse
@@ -147,7 +147,7 @@ def read(artifact: Artifact) -> ReadResult:
     if cols.skipped:
         what = [Text("clause.record-count", n=n, kind=k) for k, n in sorted(cols.skipped.items())]
         result.diagnostics.append(info("tensorboard-skipped", path=artifact.rel, kinds=what))
-    scalars = scalars_frame(cols, artifact.rank, "tensorboard", artifact.rel)
+    scalars = _series_of_add_scalars(scalars_frame(cols, artifact.rank, "tensorboard", artifact.rel), artifact.rel)
     result.tables["scalars"] = _default_units(scalars)
     result.tables["histograms"] = frame({
         "step": [h[0] for h in hist], "tag": [h[1] for h in hist], "count": [h[2] for h in hist],
@@ -155,6 +155,21 @@ def read(artifact: Artifact) -> ReadResult:
         "rank": artifact.rank, "file": artifact.rel,
     }, HISTOGRAMS)
     return result
+
+
+def _series_of_add_scalars(df: pl.DataFrame, rel: str) -> pl.DataFrame:
+    """An add_scalars sub-series keeps its folder's name in its tag (``expert_load/0/ep_3``): the
+    main tag alone is the same in every sub-series' file, and one value per (tag, rank, step) would
+    keep one of them."""
+    if df.is_empty():
+        return df
+    renamed = {raw: tag for raw in df["raw_tag"].unique().cast(pl.Utf8).to_list()
+               if (tag := add_scalars_series(raw, rel)) is not None}
+    if not renamed:
+        return df
+    raw = pl.col("raw_tag").cast(pl.Utf8)
+    return df.with_columns(pl.when(raw.is_in(list(renamed))).then(raw.replace_strict(renamed, default=None))
+                           .otherwise(pl.col("tag").cast(pl.Utf8)).cast(pl.Categorical).alias("tag"))
 
 
 def _default_units(df: pl.DataFrame) -> pl.DataFrame:

@@ -110,6 +110,25 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class VerdictItem:
+    tone: str  # critical, error, warning, info, good
+    tag: str  # the severity, as a badge
+    title: str
+    numbers: str  # the deciding quantities, current against baseline
+    lines: tuple[str, ...]  # the cause, the problem's own details, the settings that can or cannot explain it
+    actions: tuple[str, ...]  # the first things to try
+    evidence: tuple[tuple[str, str], ...]  # (section title, #anchor)
+
+
+@dataclass(frozen=True)
+class VerdictBlock:
+    title: str
+    note: str  # what the block is about: against the baseline, or the run itself
+    items: tuple[VerdictItem, ...]
+    empty: str = ""  # nothing stands out
+
+
+@dataclass(frozen=True)
 class ReportView:
     lang: str
     title: str
@@ -122,7 +141,7 @@ class ReportView:
     summary: Summary
     sections: tuple[Section, ...]
     meta: tuple[tuple[str, str], ...] = field(default=())  # key facts under the title
-    verdict: Any = None  # report/verdict.py's VerdictBlock: the first block, above the headline figures
+    verdict: Any = None  # a VerdictBlock (report/verdict.py makes it): the first block, above the headline figures
 
     @property
     def charts(self) -> tuple[Chart, ...]:

@@ -451,20 +451,44 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
     return finish(chart, labels["per_rank"], height=140)
 
 
+def line_chart(df: pl.DataFrame, y: str, title: str, L: Labels, color: str | None = None, height: int = 160,
+               rule: float | None = None, rule_label: str = "", y_title: str = "") -> dict:
+    """A line per step (one per `color` group), with a dashed threshold `rule` where there is one (the health section's charts)."""
+    y_title = y_title or title
+    enc = {"x": _x("step", L["step"]), "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
+           "tooltip": [alt.Tooltip("step:Q", title=L["step"], format=",d"), alt.Tooltip(f"{y}:Q", title=y_title, format=".5~g")]}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=None)
+        enc["tooltip"].append(alt.Tooltip(f"{color}:N", title=""))
+    layers = [alt.Chart(chart_data(df)).mark_line(strokeWidth=1.2, clip=True, point=df.height <= 60).encode(**enc)]
+    if rule is not None:
+        rules = pl.DataFrame({"threshold": [rule], "label": [rule_label]})
+        layers.append(alt.Chart(chart_data(rules)).mark_rule(color="#d62728", strokeDash=[4, 3])
+                      .encode(y="threshold:Q", tooltip=[alt.Tooltip("label:N", title="")]))
+    return finish(alt.layer(*layers), title, height=height)
+
+
 TREND_WIDTH = 268
 TREND_HEIGHT = 110
 
 
+NORMAL_BAND = "#2ca02c"  # the experiment's normal range behind a trend
+UNUSUAL = "#d62728"  # a run outside it
+
+
 def trend_chart(
-    series: Sequence[tuple[str, str, list[dict[str, Any]]]], labels: Labels, time_format: str, time_ticks: Sequence[float]
+    series: Sequence[tuple], labels: Labels, time_format: str, time_ticks: Sequence[float]
 ) -> dict:
     """Small multiples, one per figure, of an experiment's runs over time (UTC): each figure is
-    (title, tick format, rows of t (ISO time), when (its text), v, run, text). Three to a row;
-    `time_ticks` in ms since the epoch."""
+    (title, tick format, rows of t (ISO time), when (its text), v, run, text, unusual[, band]): the
+    band (low, high) is the figure's normal range, drawn behind it, and the runs outside it ringed.
+    Three to a row; `time_ticks` in ms since the epoch."""
     charts = []
-    for i, (title, tick_format, rows) in enumerate(series):
-        charts.append(
-            alt.Chart(alt.Data(name=f"trend-{i}"), title=title, width=TREND_WIDTH, height=TREND_HEIGHT)
+    for i, (title, tick_format, rows, *rest) in enumerate(series):
+        band = rest[0] if rest else None
+        framed = {} if band is not None else {"title": title, "width": TREND_WIDTH, "height": TREND_HEIGHT}
+        line = (
+            alt.Chart(alt.Data(name=f"trend-{i}"), **framed)
             .mark_line(point=True, color=CURRENT, strokeWidth=1.5)
             .encode(
                 x=alt.X("t:T", title=None, scale=alt.Scale(type="utc"), axis=alt.Axis(format=time_format, labelAngle=0, values=list(time_ticks), labelOverlap="greedy", labelFlush=True)),
@@ -473,10 +497,22 @@ def trend_chart(
                          alt.Tooltip("text:N", title=title)],
             )
         )
+        if band is None:
+            charts.append(line)
+            continue
+        # the experiment's normal range (analysis/history.py) behind the line; a run outside it ringed
+        normal = alt.Chart(alt.Data(values=[{"low": band[0], "high": band[1]}])).mark_rect(
+            color=NORMAL_BAND, opacity=0.18).encode(y="low:Q", y2="high:Q")
+        ringed = line.mark_point(shape="circle", size=90, filled=False, color=UNUSUAL, strokeWidth=2).transform_filter(
+            "datum.unusual")
+        charts.append(alt.layer(normal, line, ringed, title=title, width=TREND_WIDTH, height=TREND_HEIGHT))
     spec = alt.concat(*charts, columns=3).to_dict(validate=False)
     # the rows go in after: altair walks inline rows in to_dict (most of a chart's time here)
-    for part, (_, _, rows) in zip(spec["concat"], series):
+    for part, (_, _, rows, *_rest) in zip(spec["concat"], series):
         part["data"] = {"values": rows}
+        for child in part.get("layer", ()):  # a layer's line and rings take the part's rows
+            if str((child.get("data") or {}).get("name", "")).startswith("trend-"):
+                del child["data"]
     spec.pop("$schema", None)
     config = spec.setdefault("config", {})
     for key, value in CONFIG.items():

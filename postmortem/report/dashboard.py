@@ -25,11 +25,11 @@ from typing import Any
 
 from .. import archive
 from . import charts
-from ..words import MISSING, Labels, numbers as fmt
-from ..text import Text
-from ..text import from_jsonable
+from ..text import Text, from_jsonable
+from ..words import MISSING, Labels, numbers as fmt, render
 from .messages import alignment_text
 from .blocks import Cell, Chart, Table, Tone
+from .sections.failure import brief
 
 _ABSENT = object()
 
@@ -107,6 +107,9 @@ class RunPoint:
     changed_vs_baseline: tuple[str, ...]
     changes: tuple[Change, ...] | None = None  # against the previous run; None: unknown (why below)
     changes_why: str = ""  # "first_run" or the label key of why they are unknown
+    normal: dict[str, Any] | None = None  # metrics.json history.figures (1.5): each figure's normal range as of this run
+
+    failure: dict | None = None  # metrics.json's failure block: how the run died (None: it did not fail)
 
 
 def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunPoint:
@@ -145,6 +148,9 @@ def run_point(run: archive.ArchivedRun, settings: dict[str, Any] | None) -> RunP
         nan_steps=len(nan) if isinstance(nan, list) else int(nan or 0),
         settings=settings,
         changed_vs_baseline=tuple(str(k) for k in _get(m, "baseline.settings_changed", []) or []),
+        normal=_get(m, "history.figures", None) if isinstance(_get(m, "history.figures", None), dict) else None,
+
+        failure=m.get("failure") if isinstance(m.get("failure"), dict) else None,
     )
 
 
@@ -279,6 +285,8 @@ def _loss_cell(p: RunPoint, L: Labels) -> Cell:
 
 def _verdict_cell(p: RunPoint, L: Labels) -> Cell:
     parts = []
+    if p.failure is not None:  # a failed run: its kind, rank and step lead the cell
+        parts.append(Cell(brief(p.failure, L) or "", tone="critical"))
     if p.nan_steps:
         parts.append(Cell(L.fmt("nan_flag", n=p.nan_steps), tone="bad"))
     if not p.verdicts:
@@ -355,22 +363,44 @@ TRENDS = (
 )
 
 
+# The trends that have a normal range (analysis/history.py's figure names).
+NORMAL_FIGURES = {"tokens_per_s": "tokens_per_s", "mfu": "mfu", "comm_share": "comm_share", "data_wait": "data_wait_share"}
+
+
+def normal_band(points: Sequence[RunPoint], figure: str | None, factor: float) -> tuple[float, float] | None:
+    """The normal range of a figure as of the latest run that has one (its metrics.json history):
+    the band drawn behind the figure's trend."""
+    if figure is None:
+        return None
+    for p in reversed(points):
+        f = (p.normal or {}).get(figure) or {}
+        if isinstance(f.get("low"), (int, float)) and isinstance(f.get("high"), (int, float)):
+            return f["low"] * factor, f["high"] * factor
+    return None
+
+
 def trend_chart(points: Sequence[RunPoint], L: Labels, chart_id: str) -> tuple[Chart | None, str]:
     """Small multiples of the experiment's figures over time, and a note naming the figures
     without two runs to draw."""
     series, missing = [], []
     for label, field, unit, factor, axis_format, text in TRENDS:
+        normal = NORMAL_FIGURES.get(field)
         rows = [
             {"t": p.finished.isoformat(), "when": f"{p.finished:%Y-%m-%d %H:%M}", "v": v.value * factor, "run": p.run_id,
-             "text": text(v.value)}
+             "text": text(v.value), "unusual": bool(normal and ((p.normal or {}).get(normal) or {}).get("unusual"))}
             for p in points
             if p.finished is not None and (v := getattr(p, field)).value is not None
         ]
         if len(rows) >= 2:
-            series.append((L[label] + (L["paren"].format(unit) if unit else ""), axis_format, rows))
+            series.append((L[label] + (L["paren"].format(unit) if unit else ""), axis_format, rows,
+                           normal_band(points, normal, factor)))
         else:
             missing.append(L[label])
     note = L.fmt("trends_missing", names=L.join(missing)) if missing else ""
+    banded = next((p.run_id for p in reversed(points) if p.normal), None) if any(x[3] for x in series) else None
+    if banded is not None:  # what the band is: the normal range as of the latest run that has one
+        band = render(Text("history.band", run=banded), L.lang)
+        note = f"{band} {note}".strip() if L.lang != "zh" else band + note
     if not series:
         return None, note
     times = sorted({p.finished for p in points if p.finished is not None})

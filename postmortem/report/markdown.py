@@ -13,11 +13,18 @@ from .blocks import ReportView
 _MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
 
 
+# HTML in Markdown starts only with "<" before a tag's first character and "&" before an entity's
+# name; a backslash escapes those and nothing else, so "< 4 stages" and "A & B" stay as written in
+# a chat that shows the raw text (an entity such as &lt; would be shown as is there).
+_MD_HTML = re.compile(r"(<(?=[A-Za-z/!?])|&(?=#?\w+;))")
+
+
 def escape_md(text: str) -> str:
-    """Escape Markdown and HTML in user strings (run ids, tags, messages) so they stay literal."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Escape Markdown and HTML in user strings (run ids, tags, messages) so they stay literal,
+    with backslashes only (CommonMark), never entities: the text reads the same raw and rendered."""
     text = " ".join(text.splitlines())
-    return _MD_INLINE.sub(r"\\\1", text)
+    text = _MD_INLINE.sub(r"\\\1", text)
+    return _MD_HTML.sub(r"\\\1", text)
 
 
 def render_markdown(view: ReportView) -> str:

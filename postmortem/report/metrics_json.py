@@ -12,6 +12,10 @@ the parameters of every finding and diagnostic (`evidence` / `params`, `variant`
 `check` codes and parameters, deltas' `alignment_code` / `aligned_tokens`, `baseline.settings`
 (the diff in explaining order, with each setting's group), `mfu.reason_text` and
 `convergence.status_reason_text` (the keys and parameters behind the English reasons).
+
+1.5 adds `failure` (report/failure_json.py): how a failed run died (kind, error code, exception,
+first failing rank, where, last step and loss, the quoted line, evidence per rank, the checkpoint
+to resume from and the steps lost); null for a run that did not fail.
 """
 
 from __future__ import annotations
@@ -38,16 +42,19 @@ from ..analysis.types import (
     SpikeSeries,
     Triage,
 )
+from ..analysis.history import MIN_RUNS
 from ..analysis.identity import explaining_order, group
 from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
 from ..archive import diagnostic_dict
 from ..text import Text, jsonable
 from ..words import english
+from .failure_json import failure_block
 from .messages import alignment, finding_text
+from .sections.domains import metrics_block as domains_block
 from .verdict import problem_text
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
 
 
@@ -170,6 +177,7 @@ def _profile(p: Profile | None) -> dict | None:
     out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
                           "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
     out["slow_links"] = _links(p.links)
+    out["domains"] = domains_block(p.domains)  # 1.5: communication by parallel domain (report/sections/domains.py)
     d = p.data
     out["data_pipeline"] = None if d is None else {
         "rank": d.rank, "queue_empty_share": _num(d.queue_empty_share), "queue_samples": d.queue_samples,
@@ -261,6 +269,46 @@ def _diagnosis(d: Diagnosis) -> dict:
                           "evidence": list(p.evidence), "params": jsonable(p.params)} for p in d.problems]}
 
 
+def _history(h: Any) -> dict | None:
+    """1.5: each headline figure against its experiment's normal range (analysis/history.py)."""
+    if h is None:
+        return None
+    return {"experiment": h.experiment, "wanted": h.wanted, "considered": h.considered, "min_runs": MIN_RUNS,
+            "rule": _en(h.rule),
+            "figures": {f.figure: {"family": str(f.family), "better": str(f.better), "value": _num(f.value),
+                                   "low": _num(f.low), "high": _num(f.high), "median": _num(f.median), "mad": _num(f.mad),
+                                   "runs": list(f.runs), "values": [_num(v) for v in f.values], "unusual": f.unusual,
+                                   "direction": f.direction, "worse": f.worse, "trend": f.trend,
+                                   "slope_per_run": _num(f.slope), "aligned_tokens": _num(f.aligned_tokens),
+                                   "reason": _en(f.reason), "reason_text": _text(f.reason),
+                                   "kept_apart": [{"run": r, "settings": list(k)} for r, k in f.apart]}
+                        for f in h.figures}}
+
+def _health(h: Any) -> dict | None:
+    """MindFormers' health records (analysis/health.py); None where the run left none."""
+    if h is None:
+        return None
+
+    def save(s) -> dict:
+        return {"position": s.position, "ckpt_name": s.ckpt_name, "is_health": s.is_health, "healthy": s.healthy,
+                "step": s.step, "epoch": s.epoch, "step_in_epoch": s.step_in_epoch, "on_disk": s.on_disk}
+
+    e = h.embedding
+    return {
+        "record": h.record,
+        "saves": [save(s) for s in h.saves],
+        "resume": save(h.resume) if h.resume is not None else None,
+        "embedding_norm": None if e is None else {
+            "tag": e.tag, "threshold": _num(e.threshold), "threshold_source": e.threshold_source,
+            "first_step_over": e.first_over, "steps_over": e.over, "steps": e.steps, "peak": _num(e.peak),
+            "peak_step": e.peak_step, "judged": e.judged},
+        "expert_load": [{"layer": x.layer, "experts": x.experts, "step": x.step, "busiest": x.busiest,
+                         "busiest_share": _num(x.busiest_share), "max_over_mean": _num(x.max_over_mean)} for x in h.expert_load],
+        "drop_rate": [{"layer": d.layer, "first_step": d.first_step, "peak": _num(d.peak), "peak_step": d.peak_step,
+                       "steps_dropping": d.steps_dropping, "steps": d.steps} for d in h.drops],
+    }
+
+
 def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str | None = None,
                generated_at: str | None = None, generator: str | None = None, baseline_id: str | None = None) -> dict:
     """The whole document. ``started_at``/``finished_at``: the run's first and last wall time (ISO,
@@ -340,6 +388,11 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "data_quality": [diagnostic_dict(d) for d in a.diagnostics],
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
+        "history": _history(a.history),  # 1.5
+
+        "health": _health(a.health),
+
+        "failure": failure_block(a.failure),
     }
     if a.comparison is not None:
         c = a.comparison

@@ -9,12 +9,13 @@ English message, summary.md, the CLI line).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..analysis import types as t
 from ..analysis.stability import EXPLOSION_RATIO
 from ..text import Text
 from ..words import Labels, labels
+from .blocks import VerdictBlock, VerdictItem
+from .sections.domains import verdict_item as domain_item
+from .sections.failure import one_line as failure_line, verdict_item as failure_item
 
 # How each deciding quantity is written: the catalogue's q.change.<kind> / q.value.<kind>.
 KINDS = {
@@ -79,6 +80,16 @@ def _cause(p: t.Problem) -> Text | None:
     return Text("verdict.cause.is", name=c.key, current=c.current, verdict=verdict, where=where)
 
 
+def lr_variant(share: float | None, basis: str | None) -> str:
+    """The learning rate's clause: against the schedule's peak where it is known (lrpeak.py), else
+    against the highest rate in the log, said so."""
+    if share is None:
+        return ""
+    if basis == "log":
+        return "/logtop" if share >= 0.999 else "/logmax"
+    return "/peak" if share >= 0.9 else "/lr"
+
+
 def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     """What the problem's own numbers add (a spike's step and the lr then, errors, ranks)."""
     out: list[Text] = []
@@ -87,6 +98,8 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
         if pp.get("recovered_step") is not None:
             out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
                             n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
+        elif pp.get("log_ends"):  # nothing logged after it: "never came back" would claim what the log cannot show
+            out.append(Text("verdict.exploded.log-ends", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
         else:
             out.append(Text("verdict.exploded.never", ratio=pp["ratio"], factor=EXPLOSION_RATIO, level=pp.get("level")))
     if p.symptom == t.Symptom.EXPLODED and (pp.get("count") or 0) > 1:
@@ -98,8 +111,7 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     if p.symptom in (t.Symptom.LESS_STABLE, t.Symptom.SPIKES, t.Symptom.NAN, t.Symptom.DIVERGED) and pp.get("step") is not None:
         lr = pp.get("lr_share")
         key = {t.Symptom.NAN: "verdict.nan-at", t.Symptom.DIVERGED: "verdict.diverged-at"}.get(p.symptom, "verdict.spike-at")
-        out.append(Text(key + ("/peak" if lr is not None and lr >= 0.9 else "/lr" if lr is not None else ""),
-                        step=pp["step"], lr_share=lr))
+        out.append(Text(key + lr_variant(lr, pp.get("lr_basis")), step=pp["step"], lr_share=lr))
     if p.symptom == t.Symptom.ERRORS:
         if pp.get("errors"):
             out.append(Text("verdict.errors" + ("/at" if pp.get("error_step") is not None else ""), n=pp["errors"],
@@ -181,25 +193,6 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
     return out
 
 
-@dataclass(frozen=True)
-class VerdictItem:
-    tone: str  # critical, error, warning, info, good
-    tag: str  # the severity, as a badge
-    title: str
-    numbers: str  # the deciding quantities, current against baseline
-    lines: tuple[str, ...]  # the cause, the problem's own details, the settings that can or cannot explain it
-    actions: tuple[str, ...]  # the first things to try
-    evidence: tuple[tuple[str, str], ...]  # (section title, #anchor)
-
-
-@dataclass(frozen=True)
-class VerdictBlock:
-    title: str
-    note: str  # what the block is about: against the baseline, or the run itself
-    items: tuple[VerdictItem, ...]
-    empty: str = ""  # nothing stands out
-
-
 _TONE = {t.Symptom.FASTER: "good", t.Symptom.MORE_EFFICIENT: "good", t.Symptom.LOSS_BETTER: "good",
          t.Symptom.MORE_STABLE: "good"}
 
@@ -222,6 +215,12 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
             actions=tuple(L.text(Text(f"action.{x}")) for x in p.actions[:MAX_ACTIONS]),
             evidence=evidence,
         ))
+    domain = domain_item(a, L)  # communication by parallel domain: an item of its own
+    if domain is not None:
+        items.append(domain)
+
+    if a.failure is not None:  # a failed run: how it died leads, before any figure
+        items.insert(0, failure_item(a.failure, L, sections))
     note = (L.text(Text("verdict.note.baseline", baseline=d.baseline_id)) if d.baseline_id
             else L.text(Text("verdict.note.run")))
     empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
@@ -234,6 +233,8 @@ def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
     L = labels(lang)
     d = a.diagnosis
     out = [f"[{L.get(str(p.severity), str(p.severity))}] {L.sentence(problem_text(p, d.baseline_id))}" for p in d.problems[:limit]]
+    if a.failure is not None:
+        out.insert(0, f"[{L.get('critical', 'critical')}] {failure_line(a.failure, L)}")
     if len(d.problems) > limit:
         out.append(L.fmt("verdict_more", n=len(d.problems) - limit))
     return out

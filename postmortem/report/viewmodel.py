@@ -13,8 +13,8 @@ from ..analysis import types as t
 from ..model import InventoryEntry
 from ..words import CATALOGS, labels, numbers as fmt
 from .blocks import ReportView
-from .sections import (appendix, checkpoints, config, convergence, data_quality, diff, findings, headline, mfu, phases, profile,
-                       settings, stability, throughput)
+from .sections import (appendix, checkpoints, config, convergence, data_quality, diff, failure, findings, headline, health, history,
+                       layout, mfu, phases, profile, settings, stability, throughput)
 from .sections.common import recorder_format
 from .verdict import verdict_block
 
@@ -36,8 +36,10 @@ def build_view(
     base = a.baseline
     base_id = a.comparison.baseline_id if a.comparison else (base.run_id if base else "")
     sections = [
+        failure.section(a.failure, L),  # a failed run: how it died, first
         headline.section(a, L),
         findings.section(a, L),
+        history.section(a.history, L),  # what is normal for the experiment, with or without a baseline
         settings.section(a, L),
         data_quality.section(a, L),
         throughput.section(a, L, base),
@@ -47,6 +49,8 @@ def build_view(
         phases.section(a, L, base),
         profile.section(a, L),
         checkpoints.section(a, L),
+        layout.section(a, L),
+        health.section(a, L),
         config.section(a, L),
         diff.section(a, L),
         appendix.section(inventory, L),
@@ -62,6 +66,8 @@ def build_view(
         first, last, count = a.step_range
         meta.append((L["steps"], f"{fmt.step(first)} – {fmt.step(last)}" + L['paren'].format(fmt.integer(count))))
     shown = [sec for sec in sections if sec is not None]
+    if a.failure is not None and a.step_range is None:  # died before its first step: no figure to show
+        shown = [sec for sec in shown if sec.id != "headline"]
     return ReportView(
         verdict=verdict_block(a, L, {sec.id for sec in shown}),
         lang=lang,
@@ -72,7 +78,7 @@ def build_view(
         generated_at=fmt.datetime_(generated_at),
         version=version,
         labels=dict(CATALOGS[lang]),
-        summary=headline.summary(a, L),
+        summary=headline.failed_summary(a, L) or headline.summary(a, L),
         sections=tuple(shown),
         meta=tuple(meta),
     )

@@ -63,6 +63,9 @@ def source_text(source: Any, lang: str = "en") -> str:
     if text.startswith("checkpoint:"):  # the model's shape from a checkpoint's tensors (load/checkpoints.py)
         rest = text[len("checkpoint:"):]
         return f"检查点张量 {rest}" if lang == "zh" else f"checkpoint tensors {rest}"
+    if text.startswith("strategy:"):  # the layout an auto-parallel strategy file holds (load/strategy.py)
+        rest = text[len("strategy:"):]
+        return f"并行策略文件 {rest}" if lang == "zh" else f"strategy file {rest}"
     if text.startswith("derived:"):
         rest = text[len("derived:"):]
         return f"由 {rest} 推算" if lang == "zh" else f"derived from {rest}"

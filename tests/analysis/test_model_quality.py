@@ -131,11 +131,13 @@ def test_config_checks():
         "pipeline_stage": 4, "micro_batch_num": 2, "num_heads": 12, "hidden_size": 768, "model_parallel": 8,
         "save_checkpoint_steps": 10})
     checks = {c.name: c.status.value for c in analyze(run).config_checks}
+    # the run trained 10 steps: what would have refused the launch says the settings read are not
+    # the run's (a warning), never that the job cannot start (before launch they fail: test_check.py)
     assert checks == {
         "layout": "unknown",  # no device count
-        "global_batch": "fail",  # 2*4*2 = 16 != 64 (the accumulation does not count under a pipeline)
-        "pipeline": "fail",
-        "num_heads_divisible": "fail",
+        "global_batch": "warn",  # 2*4*2 = 16 != 64 (the accumulation does not count under a pipeline)
+        "pipeline": "warn",
+        "num_heads_divisible": "warn",
         "hidden_size_divisible": "pass",
         "checkpoint_interval": "warn",
         "checkpoint_disk": "unknown",  # no vocabulary for the parameter count

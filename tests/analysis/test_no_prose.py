@@ -37,6 +37,7 @@ INPUT_DATA = (
     re.compile(r"\.(run_id|experiment)$"),
     re.compile(r"\.profile\."),  # operator and link names as the profiler wrote them
     re.compile(r"\.(path|checkpoint)$"),  # file names
+    re.compile(r"\.failure\.(message|message_file|evidence\[\]\.(text|file)|resume_from\.path)$"),  # a failure's lines as the logs wrote them
 )
 
 

@@ -181,7 +181,7 @@ def test_cluster_straggler_is_the_rank_others_wait_for(mstt_cluster):
 def test_metrics_json_profile_valid(folder):
     m = json.loads(dumps(to_metrics(analyze(load_run(str(CONF / folder))))))
     jsonschema.Draft202012Validator(load_schema()).validate(m)
-    assert m["schema_version"] == "1.4" and m["profile"] is not None
+    assert m["schema_version"] == "1.5" and m["profile"] is not None
     assert m["triage"]["verdict"] in ("data-bound", "compute-bound", "communication-bound", "memory-bound", "host-bound", "unknown")
 
 

@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 
 from postmortem.model import EVENT_KINDS, EVENTS, SCALARS, Artifact
-from postmortem.readers import logparse, logshapes, textlog
+from postmortem.readers import textlog
+from postmortem.readers.textlog import parse as logparse, shapes as logshapes
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from postmortem.model import Artifact
-from postmortem.readers import logparse, logshapes, textlog
+from postmortem.readers import textlog
+from postmortem.readers.textlog import parse as logparse, shapes as logshapes
 
 pytestmark = pytest.mark.skipif(textlog._logscan is None, reason="built without the C line scanner")
 

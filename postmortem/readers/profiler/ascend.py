@@ -24,7 +24,7 @@ from pathlib import Path
 from ... import diagnostics as dg
 from ...text import Text
 from ...model import Artifact, ReadResult
-from . import ascend_comm, ascend_data, ascend_memory, ascend_ops, ascend_steps, trace
+from . import ascend_comm, ascend_data, ascend_memory, ascend_ops, ascend_steps, groups, trace
 from .. import guard
 from .common import Format, not_read, side_json
 
@@ -114,8 +114,7 @@ FORMATS = (
     # Known files not read, each with its reason.
     Format("profiler_info_<r>.json", _name(r"profiler_info(?:_\d+)?\.json"),
            not_read("profiler-not-read", "profiler-info")),
-    Format("profiler_metadata.json", _name(r"profiler_metadata\.json"),
-           not_read("profiler-not-read", "profiler-metadata")),
+    Format("profiler_metadata.json", _name(r"profiler_metadata\.json"), _with_rank(groups.read_metadata)),
     Format("minddata_pipeline_summary_<r>", _name(r"minddata_pipeline_summary_\d+\.(?:json|csv)"),
            not_read("profiler-not-read", "pipeline-summary")),
     Format("operator_details.csv", _name(r"operator_details\.csv"),

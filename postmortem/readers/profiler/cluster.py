@@ -30,7 +30,7 @@ import sqlite3
 from pathlib import Path
 
 from ... import diagnostics as dg
-from ...model import PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
+from ...model import COMM_GROUPS, PROFILE_COMM, PROFILE_STEPS, Artifact, ReadResult, frame
 from .comm_info import MB, group_of, is_total, kind_of, op_figures
 from .common import MS, US, Durations, Format, column, csv_rows, load_json, number
 from .dbopen import columns, with_database
@@ -148,8 +148,26 @@ def _read_cluster(artifact: Artifact, rank: int | None, result: ReadResult) -> N
         with_database(artifact, result, lambda con: _cluster_steps(artifact, con, result))
 
 
+def _cluster_groups(artifact: Artifact, con: sqlite3.Connection, schema: dict[str, set[str]], result: ReadResult) -> None:
+    """CommunicationGroupMapping (recipe communication_group_map): each group's hashed name, its
+    ranks "(0,1)" and, where the profiler DBs held parallel_group_info, its pg_name."""
+    if not {"rank_set", "group_name", "pg_name"} <= schema.get("CommunicationGroupMapping", set()):
+        return
+    out: dict[str, list] = {k: [] for k in ("group", "hashed", "pg_name", "global_ranks")}
+    for name, ranks, pg in con.execute("SELECT group_name, rank_set, pg_name FROM CommunicationGroupMapping"):
+        digits = re.findall(r"\d+", str(ranks or ""))
+        out["group"].append(str(name))
+        out["hashed"].append(str(name))
+        out["pg_name"].append(str(pg) if pg else None)
+        out["global_ranks"].append([int(r) for r in digits] or None)
+    if out["group"]:
+        result.tables["comm_groups"] = frame({**out, "rank": None, "source": "cluster_group_map", "file": artifact.rel},
+                                             COMM_GROUPS)
+
+
 def _cluster_steps(artifact: Artifact, con: sqlite3.Connection, result: ReadResult) -> None:
     schema = columns(con)
+    _cluster_groups(artifact, con, schema, result)
     cols = [c for c in _CLUSTER_COLUMNS if c in schema.get("ClusterStepTraceTime", set())]
     if "ClusterStepTraceTime" not in schema or not {"type", "index", "computing"} <= set(cols):
         result.diagnostics.append(dg.warning("profiler-db-tables", path=artifact.rel,

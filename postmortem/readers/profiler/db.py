@@ -34,6 +34,7 @@ import polars as pl
 
 from ... import diagnostics as dg
 from ...model import PROFILE_COMM, PROFILE_OPS, PROFILE_STEPS, Artifact, ReadResult, frame
+from . import db_device
 from .comm_info import MB, op_figures
 from .common import MS, NS, Format
 from .dbopen import columns as _columns, with_database
@@ -188,8 +189,12 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
     else:
         missing.append("STRING_IDS")
 
-    has_overlap = (not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type"))
-                   and con.execute("SELECT 1 FROM OVERLAP_ANALYSIS LIMIT 1").fetchone() is not None)
+    overlap = None
+    if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
+        t, st, en = _arrays(con, "SELECT IFNULL(type, -1), startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base), 3)
+        if t.size:
+            st, en = st.astype(float), en.astype(float)
+            overlap = {k: (st[t == v], en[t == v]) for k, v in _OVERLAP_TYPES.items()}
     compute = (np.empty(0), np.empty(0))
     gone = _missing(schema, "TASK", ("globalTaskId", "startNs", "endNs")) + _missing(
         schema, "COMPUTE_TASK_INFO", ("globalTaskId", "name", "opType", "taskType"))
@@ -219,10 +224,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
             result.tables["profile_ops"] = _keep_names(per.select("rank", "step", "type", "name", "core", "calls", "total_s",
                                                                   "max_s"), artifact.rel)
             read.append(f"COMPUTE_TASK_INFO ({int(per['calls'].sum())})")
-            if not has_overlap:  # the step split is computed from the tasks themselves
+            # the compute tasks' union: for the step split where msprof wrote no OVERLAP_ANALYSIS, and
+            # for each communication op's exposed part and the idle gaps (db_device.py); where msprof
+            # wrote it, its compute intervals are that union already
+            if overlap is None:
                 start, end = _arrays(con, f"SELECT t.startNs - ?, t.endNs - ? {join.split(' LEFT JOIN')[0]} WHERE {sound}",
                                      (base, base), 2)
                 compute = _union(start.astype(float), end.astype(float))
+            else:
+                compute = _union(*overlap["compute"])
     else:
         missing += gone
 
@@ -241,6 +251,8 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
                 "group": [strings.get(v, None if v is None else str(v)) for v in grp],
                 "kind": ["p2p" if re.match(r"(?i)hcom_(send|receive|batchsendrecv)", o) else "collective" for o in ops],
                 "elapse_s": ((end_a - start_a) * NS).tolist(),
+                "exposed_s": ((end_a - start_a - db_device.covered_each(*compute, start_a, end_a)) * NS).tolist()
+                if compute[0].size else None,
                 "source": "profiler_db", "file": artifact.rel}, PROFILE_COMM)
             comm = _union(start_a, end_a)
             recv = np.array([o.lower().startswith("hcom_receive") for o in ops])
@@ -249,12 +261,15 @@ def _read_tables(artifact: Artifact, con: sqlite3.Connection, rank: int | None, 
     else:
         missing += gone
 
-    overlap = None
-    if not _missing(schema, "OVERLAP_ANALYSIS", ("startNs", "endNs", "type")):
-        t, st, en = _arrays(con, "SELECT IFNULL(type, -1), startNs - ?, endNs - ? FROM OVERLAP_ANALYSIS", (base, base), 3)
-        if t.size:
-            st, en = st.astype(float), en.astype(float)
-            overlap = {k: (st[t == v], en[t == v]) for k, v in _OVERLAP_TYPES.items()}
+    if db_device.read_groups(con, schema, rank, artifact, result):
+        read.append("META_DATA parallel_group_info")
+    if n := db_device.read_frequency(con, schema, rank, base, artifact, result):
+        read.append(f"AICORE_FREQ ({n})")
+    if compute[0].size or comm[0].size:
+        busy = _union(np.concatenate([compute[0], comm[0]]), np.concatenate([compute[1], comm[1]]))
+        if n := db_device.free_gaps(con, schema, busy, base, rank, lambda x: _step_of(x, steps), artifact, result):
+            read.append(f"idle gaps ({n})")
+
     receives = receive_spans
     if not steps.is_empty() or overlap is not None:
         spans = (steps.sort("start").iter_rows() if not steps.is_empty()

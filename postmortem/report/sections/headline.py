@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 from ...analysis import types as t
+from ...text import Text
 from ...words import Labels, numbers as fmt
 from ..blocks import Badge, Block, Cell, Paragraph, Section, Stat, Summary, Tone, cell, fig_cell, table
 from ..messages import alignment
-from .common import (HEADLINE, SEVERITY_ORDER, current_figure, delta_verdict, figure_label, finding_item, flag_cell, flag_text,
-                     flagged, fmt_delta, fmt_value)
+from .common import (
+    HEADLINE,
+    SEVERITY_ORDER,
+    current_figure,
+    delta_verdict,
+    figure_label,
+    finding_item,
+    flag_cell,
+    flag_text,
+    flagged,
+    fmt_delta,
+    fmt_value,
+)
 
 _VERDICT_TONE: dict[str, Tone] = {"improved": "good", "regressed": "bad", "mixed": "warning", "unknown": "muted"}
+
+
+def failed_summary(a: t.Analysis, L: Labels) -> Summary | None:
+    """A run that died before its first step has no figure to show: the summary says so once
+    instead of a row of missing marks (the failure leads the verdict above it)."""
+    if a.failure is None or a.step_range is not None:
+        return None
+    return Summary(badges=(), stats=(), findings=(), note=L.text(Text("failure.no-steps")))
 
 
 def summary(a: t.Analysis, L: Labels) -> Summary:

@@ -18,6 +18,7 @@ from ...words import MISSING, Labels, numbers as fmt, render
 from .. import profile_charts
 from ..blocks import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, cell, table
 from ..messages import action_text, dash, evidence_text, part_text, reason_text, verdict_text
+from .domains import domain_blocks
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
 TOOLS = {"cluster_analyse": "MindSpore", "cluster_step_trace_time": "msprof-analyze", "step_trace_time": "MindSpore / torch_npu",
@@ -239,7 +240,7 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
         blocks.append(table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
                              lrows, caption=L["links_note"].format(source=c.link_source)))
-    return blocks + _slow_links(p.links, L)
+    return blocks + _slow_links(p.links, L) + domain_blocks(p, L)
 
 
 LINKS_SHOWN = 20  # the slowest against their peers; every slow one is shown

@@ -200,7 +200,9 @@ TEMPLATES.update({
 TEMPLATES.update({
     # the steady window (analysis/window.py): why a step is left out
     "rule.exclude.missing": ("no finite e2e step time for the step", "该 step 没有有限的端到端耗时"),
-    "rule.exclude.compile": ("the first step of each launch, and steps with a compile event", "每次启动的第一个 step，以及有编译事件的 step"),
+    "rule.exclude.compile": ("the first step of each launch (where the log starts at the training's first step, a resumed "
+                             "launch, or that step is slow), and steps with a compile event",
+                             "每次启动的第一个 step（日志从训练的第一步开始、续训启动，或该 step 明显偏慢时），以及有编译事件的 step"),
     "rule.exclude.nan": ("loss or grad norm NaN/Inf at the step", "该 step 的 loss 或梯度范数为 NaN/Inf"),
     "rule.exclude.overflow": ("a loss-scale overflow (update skipped): an overflow event or overflow scalar > 0",
                               "loss scale 溢出（跳过更新）：有溢出事件或 overflow 标量 > 0"),

@@ -111,7 +111,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # text logs (readers/textlog.py)
+    # text logs (readers/textlog/)
     "log-steps-per-epoch/printed": ("{n:int} steps per epoch, as the {shape} lines print them.",
                                     "每个 epoch {n:int} 个 step，取自 {shape} 行打印的步数。"),
     "log-steps-per-epoch/one-epoch": ("One epoch only: LossMonitor's step within the epoch is used as the global step.",
@@ -144,7 +144,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # text logs read by their fields (readers/logfields.py; the inference in readers/textlog.py)
+    # text logs read by their fields (readers/textlog/fields.py; the inference in readers/textlog/)
     "log-steps-per-epoch/fields-printed": ("{n:int} steps per epoch, as the lines print them (step s/N, steps per epoch).",
                                            "每个 epoch {n:int} 个 step，取自日志行打印的步数（step s/N 或每 epoch 步数）。"),
     "log-steps-per-epoch/fields-largest": ("{n:int} steps per epoch: the largest step within an epoch the lines print "
@@ -187,7 +187,7 @@ TEMPLATES.update({
     "log-inferred/unit-ms": ("Per-step times printed without a unit are read as milliseconds (MindSpore's callbacks print "
                              "ms; no wall clock to check).",
                              "未注明单位的单步耗时按毫秒读取（MindSpore 回调打印的是毫秒；没有墙钟时间可核对）。"),
-    # a step's time on a line of its own (readers/textlog.py _neighbour_times, _times_beside_shapes, _time_ranks_by_order)
+    # a step's time on a line of its own (readers/textlog/ _neighbour_times, _times_beside_shapes, _time_ranks_by_order)
     "log-inferred/time-line-after": ("{n:int} records take their per-step time from the line after them (a line with a "
                                      "time and no loss, printing no counter or the record's own: the step just printed).",
                                      "{n:int} 条记录的单步耗时取自其后一行（该行只有耗时、没有 loss，不打印计数或打印与记录相同的计数：即刚打印的那一步）。"),
@@ -210,7 +210,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # summary lines of text logs (readers/textlog.py _field_lines; branch summaries, issue 21)
+    # summary lines of text logs (readers/textlog/ _field_lines; branch summaries, issue 21)
     "log-inferred/summary": ("{n:int} lines are an epoch's or a run's summary, not a step's record (an epoch or sink time, "
                              "an average loss, a run's train_runtime): their mean loss is no training record; their times "
                              "are kept at the step of the record before each.",
@@ -221,7 +221,7 @@ TEMPLATES.update({
                                "..., per step time: ...\"), which is taken as the step time.",
                                "{n:int} 行 step 记录上的时间是整个 sink 或 epoch 的耗时（中位数为 {steps:int} 步）：其后的汇总行"
                                "打印了该耗时和单步耗时（\"Per sink_size step time: ..., per step time: ...\"），单步耗时取后者。"),
-    # how a log lays its records out (readers/logparse.py pair_halves, totals_first)
+    # how a log lays its records out (readers/textlog/parse.py pair_halves, totals_first)
     "log-inferred/two-line": ("{n:int} records are printed over two or more lines, their counters on one line and their "
                               "loss on the next: each such group of lines is read as one record.",
                               "{n:int} 条记录分多行打印，计数（epoch、step）在一行，loss 在下一行：每组这样的行读作一条记录。"),
@@ -626,7 +626,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # lane ranks (issue 21): ranks pasted one after another, steps per epoch that change (readers/textlog.py)
+    # lane ranks (issue 21): ranks pasted one after another, steps per epoch that change (readers/textlog/)
     "log-inferred/ranks-blocks": ("The records come in {n:int} blocks, each starting again from the first block's counter "
                                   "({first:int}), with no rank on the lines, nothing but log lines between the blocks (no "
                                   "error, no launch's banner) and no block starting after the one before ended: read as "
@@ -639,7 +639,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # lane ranks (issue 21): an epoch length that changes where the epochs jump (readers/textlog.py _epoch_parts)
+    # lane ranks (issue 21): an epoch length that changes where the epochs jump (readers/textlog/ _epoch_parts)
     "log-steps-per-epoch/parts": ("The file holds {n:int} parts with their own steps per epoch ({counts}, the largest step "
                                   "of each part's epochs): the length changes at epoch {epoch:int}, where the epochs jump "
                                   "(another run's lines pasted after, or a run on another dataset size); each part's "
@@ -650,7 +650,7 @@ TEMPLATES.update({
 })
 
 TEMPLATES.update({
-    # lane ranks (issue 21): a rank or a counter given by the line above (readers/textlog.py)
+    # lane ranks (issue 21): a rank or a counter given by the line above (readers/textlog/)
     "log-inferred/ranks-carried": ("{n:int} lines print no rank of their own: each takes the rank named by the line above it "
                                    "(a `Device ID : 3` line before the records, or the grep prefix of the line it continues).",
                                    "{n:int} 行没有打印自己的 rank：每行取上方那一行给出的 rank（记录之前的 `Device ID : 3` 行，"

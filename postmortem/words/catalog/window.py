@@ -54,11 +54,11 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     # sparse spikes and explosions
     "rule.spikes-sparse": ("a sparse log: each value against the median of up to {neighbours:int} logged values on each side "
                            "(itself left out; scale max(1.4826 MAD, {floor:pct0} of that median)); a spike when z > {z:g} and "
-                           "above the median; recovery counted in logged values (fast: back at the next one); fewer than "
-                           "{need:int} values are not judged",
+                           "above the median; recovery counted in logged values (fast: back at the next one); the first "
+                           "{before:int} values (no history before them) and logs of fewer than {need:int} values are not judged",
                            "稀疏日志：每个值与其前后各至多 {neighbours:int} 个记录值（不含自身）的中位数比较（尺度取 max(1.4826 MAD, "
                            "该中位数的 {floor:pct0})）；z > {z:g} 且高于中位数即为尖峰；恢复按记录值个数计（快速：下一个记录值即回落）；"
-                           "少于 {need:int} 个值不判断"),
+                           "日志开头的 {before:int} 个值（此前没有历史）以及少于 {need:int} 个值的日志不判断"),
     "tag.loss": ("loss", "loss"),
     "tag.grad_norm": ("grad norm", "梯度范数"),
     "finding.explosion": ("The {tag:@tag.} exploded at step {step:step}: {before:loss} → {value:loss} ({ratio:x} the median of "
