@@ -141,7 +141,7 @@ class ReportView:
     summary: Summary
     sections: tuple[Section, ...]
     meta: tuple[tuple[str, str], ...] = field(default=())  # key facts under the title
-    verdict: Any = None  # a VerdictBlock (report/verdict.py makes it): the first block, above the headline figures
+    verdict: VerdictBlock | None = None  # report/verdict.py makes it: the first block, above the headline figures
 
     @property
     def charts(self) -> tuple[Chart, ...]:
