@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 DATA = REPO / "bench" / "data"
+FIXTURES = REPO / "tests" / "fixtures"
 
 # name -> (group, run folder, baseline folder or None, lang)
 CASES = {
@@ -30,6 +31,8 @@ CASES = {
     "sample-lr2x-zh": ("samples", SAMPLES / "gpt-tiny-lr2x", SAMPLES / "gpt-tiny-base", "zh"),
     "sample-base-en": ("samples", SAMPLES / "gpt-tiny-base", None, "en"),
     "sample-profiler-zh": ("samples", SAMPLES / "profiler-cpu", None, "zh"),
+    "fixture-callback-en": ("samples", FIXTURES / "callback" / "run", None, "en"),
+    "fixture-callback-zh": ("samples", FIXTURES / "callback" / "run", None, "zh"),
     "bench-build250k-en": ("bench", DATA / "build" / "run250k", DATA / "build" / "base250k", "en"),
     "bench-build250k-zh": ("bench", DATA / "build" / "run250k", DATA / "build" / "base250k", "zh"),
     "bench-ranks8-en": ("bench", DATA / "ranks8", None, "en"),

@@ -33,6 +33,8 @@ import polars as pl
 
 from .diagnostics import Diagnostic, Severity
 from .errors import InputError, OutputError
+from .text import from_jsonable, jsonable
+from .words import english
 from .model import TABLES, InventoryEntry, Run, Segment, Setting, conform
 
 ARCHIVE_SCHEMA_VERSION = 1
@@ -148,7 +150,7 @@ def run_data(run: Run, meta: dict) -> dict[str, bytes]:
         "inventory": [asdict(e) for e in run.inventory],
         "segments": [asdict(s) for s in run.segments],
         "ranks": list(run.ranks),
-        "diagnostics": [d.to_dict() for d in run.diagnostics],
+        "diagnostics": [diagnostic_dict(d) for d in run.diagnostics],
         **meta,
     }
     files[f"{DATA_DIR}/run.json"] = json.dumps(doc, indent=1, ensure_ascii=False, default=str).encode("utf-8")
@@ -191,11 +193,23 @@ def load_archived_run(path: Path) -> tuple[Run, dict]:
     return run, meta
 
 
+def diagnostic_dict(d: Diagnostic) -> dict:
+    """A diagnostic as archived (and as metrics.json and the inventory show it): its data, and its
+    sentence in English for a reader without the catalogue; ``_diagnostic`` reads it back."""
+    return {
+        "severity": str(d.severity),
+        "slug": d.slug,
+        "variant": d.variant or None,
+        "message": english(d.text),
+        "params": jsonable(d.params),
+        "path": d.path,
+        "offset": d.offset,
+    }
+
+
 def _diagnostic(d: dict) -> Diagnostic:
     """A diagnostic as archived; one archived before diagnostics had parameters keeps its English
     message as the parameter its text falls back to."""
-    from .report.catalog import from_jsonable
-
     params = d.get("params")
     params = from_jsonable(params) if isinstance(params, dict) else {"message": d.get("message", "")}
     return Diagnostic(Severity(d["severity"]), d["slug"], d.get("path"), d.get("offset"), params, d.get("variant") or "")

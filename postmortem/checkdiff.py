@@ -19,6 +19,7 @@ from typing import Any
 from .analysis.identity import EXPLAINING_ORDER, effects, group, per_run
 from .analysis.types import Family, SettingGroup
 from .model import Run, Setting
+from .text import jsonable
 
 _PACKAGES = {"framework_version": "mindspore", "mindformers_version": "mindformers"}
 
@@ -142,8 +143,6 @@ def resolve(spec: str, archive_root: Path, experiment: str | None, config: dict[
 
 def to_json(d: BaselineDiff) -> dict:
     """The diff as data (``check --json``'s ``baseline``)."""
-    from .report.catalog import jsonable
-
     return {"id": d.baseline_id,
             "changes": [{"key": c.key, "group": str(c.group), "change": c.change, "baseline": jsonable(c.baseline),
                          "current": jsonable(c.current), "baseline_source": c.baseline_source, "current_source": c.current_source,

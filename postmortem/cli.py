@@ -146,7 +146,7 @@ def archive_ls(
 
     from . import archive
     from .index import index_row
-    from .report import format as fmt
+    from .words import numbers as fmt
 
     if experiment is not None:
         archive.validate_name(experiment, "experiment name")
@@ -181,7 +181,7 @@ def archive_show(
 
     from . import archive
     from .index import headline_figures
-    from .report.format import labels
+    from .words import labels
     from .config import load_settings
     from .weekly import finding_text
 
@@ -220,7 +220,7 @@ def weekly(
     from .config import load_settings
     from .errors import InputError
     from .pipeline import now
-    from .report.format import labels
+    from .words import labels
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in ("html", "pdf", "md")]
@@ -292,8 +292,7 @@ def check(
 
 def _print_checks(result, lang: str) -> None:
     from .analysis.types import CheckStatus
-    from .report.catalog import render
-    from .report.format import labels
+    from .words import labels, render
     from .report.messages import check_name
 
     L = labels(lang)
@@ -320,8 +319,7 @@ def _print_baseline_diff(diff, lang: str) -> None:
     groups, what most often explains a change first), each change with what it can and cannot
     move; then the versions, devices and environment variables. One line a change (soft-wrapped:
     a pipe or a narrow terminal keeps each line whole)."""
-    from .report.catalog import render, setting_value, source_text
-    from .report.format import labels
+    from .words import labels, render, setting_value, source_text
     from .text import Text
 
     L = labels(lang)
@@ -356,7 +354,7 @@ def _escape(text: str) -> str:
 
 
 def _print_written(paths, lang: str) -> None:
-    from .report.format import labels
+    from .words import labels
 
     L = labels(lang)
     for path in paths:

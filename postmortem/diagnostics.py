@@ -2,7 +2,7 @@
 
 A diagnostic is data: its slug (stable, listed with its meaning in ``slugs.py``) names what
 happened, ``params`` hold the numbers and names; the report words it per language from the
-slug's template (``report/catalog/diagnostics.py``). A slug with several sentences names the one
+slug's template (``words/catalog/diagnostics.py``). A slug with several sentences names the one
 meant by ``variant``.
 """
 
@@ -44,23 +44,12 @@ class Diagnostic:
 
     @property
     def message(self) -> str:
-        """The sentence in English (metrics.json's ``message``, logs, tests); the report words ``text`` per language."""
-        from .report.catalog import english
+        """The sentence in English (logs, tests); the report words ``text`` per language."""
+        # Imported here, not above: the catalogue takes tens of ms to import, and a reader's worker
+        # process never words. The layer contract lists this import as its one exception here.
+        from .words import english
 
         return english(self.text)
-
-    def to_dict(self) -> dict:
-        from .report.catalog import english, jsonable
-
-        return {
-            "severity": str(self.severity),
-            "slug": self.slug,
-            "variant": self.variant or None,
-            "message": english(self.text),
-            "params": jsonable(self.params),
-            "path": self.path,
-            "offset": self.offset,
-        }
 
 
 def make(severity: Severity, slug: str, path: str | None, offset: int | None, variant: str, params: dict) -> Diagnostic:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from pathlib import Path
 
 from . import archive
-from .report import format as fmt
+from .words import MISSING, labels, numbers as fmt
 
 INDEX_SCHEMA_VERSION = "1.1"  # 1.1: rows gain peak_memory_bytes, comm_share, data_wait_share, loss_at_equal_tokens
 TOP_INDEX_RUNS = 12  # runs of each experiment on the archive's page; its own page lists all
@@ -31,7 +31,7 @@ def _get(d: dict, path: str):
 
 def headline_figures(metrics: dict, lang: str = "en") -> list[tuple[str, str]]:
     """The few figures a reader wants first, formatted, with the delta against the baseline."""
-    L = fmt.labels(lang)
+    L = labels(lang)
     deltas = _get(metrics, "baseline.deltas") or {}
 
     def with_delta(text: str, key: str) -> str:
@@ -55,9 +55,9 @@ def headline_figures(metrics: dict, lang: str = "en") -> list[tuple[str, str]]:
 
 def headline_line(metrics: dict, run_id: str, baseline_id: str | None, lang: str = "en") -> str:
     """The build's one line on the terminal: the run, its baseline, the headline figures."""
-    L = fmt.labels(lang)
+    L = labels(lang)
     against = " " + L.fmt("vs_baseline", baseline=baseline_id) if baseline_id else ""
-    from .report.failure_view import brief
+    from .report.sections.failure import brief
 
     failed = brief(metrics.get("failure"), L)  # a failed run: how it died, before the figures it could not reach
     figures = " · ".join(f"{label} {text}" for label, text in headline_figures(metrics, lang))
@@ -75,7 +75,7 @@ def index_row(run: archive.ArchivedRun) -> dict:
         "run_id": run.run_id,
         "report": f"{run.experiment}/{run.run_id}/report.html",
         "finished_at": run.finished_at or None,
-        "finished_text": fmt.datetime_(run.finished) if run.finished else (run.finished_at or run.built_at or fmt.MISSING),
+        "finished_text": fmt.datetime_(run.finished) if run.finished else (run.finished_at or run.built_at or MISSING),
         "built_at": run.built_at or None,
         "steps": _get(m, "run.steps.last"),
         "tokens_per_s": _get(m, "throughput.steady.tokens_per_s"),
@@ -111,7 +111,7 @@ def write_indexes(archive_root: Path, generated_at: datetime, lang: str = "en") 
     for run in runs:
         by_experiment.setdefault(run.experiment, []).append(run)
     points = {name: experiment_points(mine) for name, mine in by_experiment.items()}
-    L = fmt.labels(lang)
+    L = labels(lang)
     trends = {name: trend_chart(mine, L, f"trends-{anchor(name)}") for name, mine in points.items()}  # one per experiment
     bundle = _write_bundle(archive_root) if runs else ""
     _write(archive_root, rows, render_index_html(points, lang, generated_at, prefix="", bundle=bundle, trends=trends))
@@ -150,7 +150,7 @@ def render_index_html(
     from .report.dashboard import experiment_view
     from .report.html import json_for_script, render
 
-    L = fmt.labels(lang)
+    L = labels(lang)
 
     def latest(name: str):
         finished = [p.finished.isoformat() for p in points[name] if p.finished is not None]

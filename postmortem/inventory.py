@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 
 import polars as pl
 
+from .archive import diagnostic_dict
 from .model import Run
 
 
@@ -59,7 +60,7 @@ def describe(run: Run) -> dict:
             {"path": e.rel, "reader": e.reader, "bytes": e.size, "rows": e.rows, "rank": e.rank, "note": e.note}
             for e in run.inventory
         ],
-        "diagnostics": {"counts": dict(sorted(severity.items())), "items": [d.to_dict() for d in run.diagnostics]},
+        "diagnostics": {"counts": dict(sorted(severity.items())), "items": [diagnostic_dict(d) for d in run.diagnostics]},
     }
 
 

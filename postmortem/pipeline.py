@@ -92,9 +92,9 @@ def _analyzed_baseline(folder: Path, options: AnalysisOptions) -> BaselineAnalys
 def _prepare_pdf() -> None:
     """In a helper, while this process analyses: import weasyprint and start vl-convert's
     JavaScript engine (about a second) before the PDF is asked for."""
-    from .report import charts, pdf  # noqa: F401
+    from .report import pdf, svg  # noqa: F401
 
-    charts.to_svg({"mark": "point"})
+    svg.to_svg({"mark": "point"})
 
 
 def _render_pdf(view) -> bytes:

@@ -4,7 +4,7 @@ exit code 2) and finding kinds (``metrics.json`` ``findings``), each with its on
 
 A slug is a contract: scripts grep for it. Add new ones here (a test requires every slug used
 in the code to be listed, and every listed diagnostic slug to have its texts in both languages
-in ``report/catalog/diagnostics.py``); never rename one. The README lists them from here.
+in ``words/catalog/diagnostics.py``); never rename one. The README lists them from here.
 """
 
 from __future__ import annotations

@@ -1,16 +1,18 @@
-"""A sentence as data: a key and its parameters, worded per language only in the report layer.
+"""A sentence as data: a key and its parameters, worded per language only by ``words``.
 
-Every layer (readers, loading, analysis) says what it has to say as a ``Text``; the report's
-catalogues (``report/catalog/``) hold each key's template in English and Chinese, and
-``report.catalog.render`` fills in the parameters, formatted for the language (numbers, steps,
-durations, percentages through ``report/format.py``). A parameter is a number, a name (a path,
+Every layer (readers, loading, analysis) says what it has to say as a ``Text``; the catalogue
+(``words/catalog/``) holds each key's template in English and Chinese, and ``words.render`` fills
+in the parameters, formatted for the language (numbers, steps, durations, percentages through
+``words/numbers.py``). A parameter is a number, a name (a path,
 a tag, a setting's value: input data, shown as written), a list of them, an enum member, another
 ``Text`` (a clause that is itself worded per language) or None (unknown).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 
@@ -47,3 +49,35 @@ def texts_in(value: Any):
     elif isinstance(value, (list, tuple)):
         for v in value:
             yield from texts_in(v)
+
+
+def jsonable(value: Any) -> Any:
+    """Parameters as JSON: a nested Text as {key, params}, enums as their value, non-finite numbers as null."""
+    if isinstance(value, Text):
+        return {"key": value.key, "params": jsonable(value.params)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int):
+        return value
+    return str(value)
+
+
+def from_jsonable(value: Any) -> Any:
+    """The inverse of ``jsonable`` for parameters read back from an archive."""
+    if isinstance(value, dict) and set(value) == {"key", "params"} and isinstance(value["params"], dict):
+        return Text(str(value["key"]), **{k: from_jsonable(v) for k, v in value["params"].items()})
+    if isinstance(value, dict):
+        return {k: from_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    return value

@@ -166,7 +166,8 @@ def _in_period(run: archive.ArchivedRun, period: Period) -> bool:
 def finding_text(f: dict, lang: str) -> str:
     """A metrics.json finding in the digest's language (report/messages.py makes the text)."""
     from .analysis.types import Finding, FindingKind, FindingSeverity
-    from .report.catalog import from_jsonable, render
+    from .text import from_jsonable
+    from .words import render
     from .report.messages import finding_text as text
 
     try:
@@ -186,7 +187,7 @@ def _tag(rank: int, L) -> str:
     """An item's badge: a label, or a catalogue text ("@key": unusual this week)."""
     key = _TAG[rank][0]
     if key.startswith("@"):
-        from .report.catalog import render
+        from .words import render
         from .text import Text
 
         return render(Text(key[1:]), L.lang)
@@ -195,7 +196,7 @@ def _tag(rank: int, L) -> str:
 
 def attention_text(a: Attention, L) -> str:
     if a.failure is not None:  # how the run died: its kind, first failing rank and step
-        from .report.failure_view import brief
+        from .report.sections.failure import brief
 
         return brief(a.failure, L) or ""
     if a.rank == 1 and not a.findings:  # an archive from before regression findings
@@ -218,14 +219,14 @@ def render_html(digest: Digest, lang: str = "en", paper: bool = False) -> str:
     """The digest as a page without scripts: its charts are static images, so the same page
     works offline, in mail, and as the PDF's source."""
     from . import __version__
-    from .report import charts
+    from .report import svg
     from .report.dashboard import experiment_view
-    from .report.format import labels
+    from .words import labels
     from .report.html import render
 
     L = labels(lang)
     views = [experiment_view(e.name, e.history, L, href_prefix="@archive/", shown=e.in_period) for e in digest.experiments]
-    images = {v.chart.id: charts.svg_uri(v.chart.spec) for v in views if v.chart}
+    images = {v.chart.id: svg.svg_uri(v.chart.spec) for v in views if v.chart}
     items, more = _attention_items(digest, L)
     meta = L.fmt("digest_meta", period=digest.period.label, runs=digest.run_count, regressed=digest.regression_count)
     return render(
@@ -236,7 +237,7 @@ def render_html(digest: Digest, lang: str = "en", paper: bool = False) -> str:
 
 def render_markdown(digest: Digest, lang: str = "en") -> str:
     from .index import headline_figures
-    from .report.format import labels
+    from .words import labels
     from .report.markdown import escape_md
 
     L = labels(lang)
@@ -255,7 +256,7 @@ def render_markdown(digest: Digest, lang: str = "en") -> str:
     for e in digest.experiments:
         lines += ["", f"## {escape_md(e.name)}", ""]
         for r in e.runs:
-            from .report.failure_view import brief
+            from .report.sections.failure import brief
 
             figures = " · ".join(f"{label} {text}" for label, text in headline_figures(r.metrics, lang))
             failed = brief(r.metrics.get("failure"), L)

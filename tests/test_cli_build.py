@@ -85,7 +85,7 @@ def test_pdf_has_the_headline_figures_and_page_numbers(archive):
     folder = run_dir(archive, "gpt-tiny-lr2x")
     text = "\n".join(page.extract_text() for page in PdfReader(folder / "report.pdf").pages)
     metrics = json.loads((folder / "metrics.json").read_text())
-    from postmortem.report import format as fmt
+    from postmortem.words import numbers as fmt
 
     assert fmt.tokens_per_s(metrics["throughput"]["steady"]["tokens_per_s"]) in text
     assert fmt.loss(metrics["convergence"]["smoothed_final_loss"]) in text

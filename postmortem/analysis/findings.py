@@ -1,7 +1,7 @@
 """Typed findings from the analysis results: what a reader should look at first.
 
 A finding is its kind, severity and the numbers and names it is worded from; the report words
-it (``report/catalog/findings.py``).
+it (``words/catalog/findings.py``).
 """
 
 from __future__ import annotations

@@ -1,24 +1,21 @@
 """Altair charts from polars frames, returned as Vega-Lite spec dicts.
 
 The same spec renders interactively in HTML (tooltips, x-zoom bound to the scales) and as static
-SVG for the PDF (``to_svg``). Series are downsampled for DISPLAY only (min/max per bucket, about
+SVG for the PDF (``svg.to_svg``). Series are downsampled for DISPLAY only (min/max per bucket, about
 ``MAX_POINTS`` per series); spike, NaN and exclusion markers are always drawn from the full data.
 """
 
 from __future__ import annotations
 
-import base64
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
 import polars as pl
-import vl_convert
 from altair.utils.schemapi import debug_mode
 
-from .format import Labels
+from ..words import Labels
 
 MAX_POINTS = 2000  # per displayed series
 MAX_MARKERS = 5000  # exclusion markers; spikes and NaN steps are never thinned
@@ -91,7 +88,7 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
 
 class _Rows:
     """Inline rows altair carries without looking inside: it copies and converts every row of a
-    plain list at each layer and to_dict (most of a long run's chart time); _finish puts the list
+    plain list at each layer and to_dict (most of a long run's chart time); finish puts the list
     back, so the spec is the same."""
 
     __slots__ = ("rows",)
@@ -103,9 +100,9 @@ class _Rows:
         return repr(self.rows)
 
 
-def _data(df: pl.DataFrame) -> alt.Data:
+def chart_data(df: pl.DataFrame) -> alt.Data:
     # altair validates a Data against the schema when it is made, walking every inline row (about
-    # a second for a long run); these rows are ours, plain numbers and strings (see _finish).
+    # a second for a long run); these rows are ours, plain numbers and strings (see finish).
     with debug_mode(False):
         return alt.Data(values=_Rows(values(df)))
 
@@ -125,7 +122,7 @@ def _zoom(name: str) -> alt.Parameter:
     return alt.selection_interval(bind="scales", encodings=["x"], name=name)
 
 
-# The same configuration for every chart. _finish sets it, with the title and size, on the spec
+# The same configuration for every chart. finish sets it, with the title and size, on the spec
 # dict: each altair .properties() / .configure_*() call copies the whole chart, inline rows too.
 CONFIG = {
     "font": FONT,
@@ -136,7 +133,7 @@ CONFIG = {
 }
 
 
-def _finish(chart: alt.TopLevelMixin, title: str, height: int = HEIGHT) -> dict:
+def finish(chart: alt.TopLevelMixin, title: str, height: int = HEIGHT) -> dict:
     # Schema validation walks every inline data point (seconds for a long run); the specs are
     # fixed by this module and the browser test draws every chart, which catches a bad one.
     spec = _unwrap(chart.to_dict(validate=False))
@@ -187,7 +184,7 @@ def step_time_chart(
         )
         names = [labels.name("phase_", p) for p in PHASE_COLORS]
         layers.append(
-            alt.Chart(_data(bands))
+            alt.Chart(chart_data(bands))
             .mark_rect(opacity=0.5)
             .encode(
                 x="start:Q",
@@ -200,13 +197,13 @@ def step_time_chart(
     if window is not None:
         w = pl.DataFrame({"start": [window[0]], "end": [window[1]], "label": [labels["steady_window"]]})
         layers.append(
-            alt.Chart(_data(w))
+            alt.Chart(chart_data(w))
             .mark_rect(opacity=0.08, color=WINDOW, stroke=WINDOW, strokeOpacity=0.8, strokeDash=[4, 3])
             .encode(x="start:Q", x2="end:Q", tooltip=[alt.Tooltip("label:N", title=" ")])
         )
     line = downsample(df.select("step", "step_time_s"), "step", "step_time_s")
     layers.append(
-        alt.Chart(_data(line))
+        alt.Chart(chart_data(line))
         .mark_line(color=CURRENT, strokeWidth=1, clip=True)
         .encode(
             x=_x("step", labels["step"]),
@@ -225,7 +222,7 @@ def step_time_chart(
         names = {r: labels.name("reason_", r) for r in reasons}
         excluded = excluded.with_columns(pl.col("excluded").replace_strict(names, return_dtype=pl.Utf8).alias("reason"))
         layers.append(
-            alt.Chart(_data(excluded))
+            alt.Chart(chart_data(excluded))
             .mark_point(size=28, filled=True, opacity=0.85, clip=True)
             .encode(
                 x="step:Q",
@@ -241,7 +238,7 @@ def step_time_chart(
             )
         )
     chart = alt.layer(*layers).resolve_scale(color="independent")
-    return _finish(chart, labels["step_time"])
+    return finish(chart, labels["step_time"])
 
 
 SMOOTH_POINTS = 1000  # smooth curves (smoothed loss, lr) lose nothing visible at this density
@@ -293,7 +290,7 @@ def loss_chart(
             long = pl.concat([long, _series_long(b, x, {"loss_smoothed": (2, SMOOTH_POINTS)})])
     domain = [raw_name, smooth_name] + ([base_name] if long.filter(pl.col("k") == 2).height else [])
     x_enc = _x(x, labels["tokens"] if x == "tokens" else labels["step"])
-    lines = _named(alt.Chart(_data(long)), domain)
+    lines = _named(alt.Chart(chart_data(long)), domain)
     lines = (
         lines
         .mark_line(clip=True)
@@ -315,7 +312,7 @@ def loss_chart(
     layers += _marker_layers(cur, x, "loss", "loss_spike", labels)
     chart = alt.layer(*layers)
     title = labels["loss_by_tokens"] if x == "tokens" else labels["loss_by_step"]
-    return _finish(chart, title)
+    return finish(chart, title)
 
 
 def _marker_layers(steps: pl.DataFrame, x: str, col: str, spike_col: str, labels: Labels) -> list[alt.Chart]:
@@ -327,7 +324,7 @@ def _marker_layers(steps: pl.DataFrame, x: str, col: str, spike_col: str, labels
     spikes = steps.filter(pl.col(spike_col).fill_null(False)).select(cols)
     if not spikes.is_empty():
         layers.append(
-            alt.Chart(_data(spikes.with_columns(pl.lit(labels["spike"]).alias("marker"))))
+            alt.Chart(chart_data(spikes.with_columns(pl.lit(labels["spike"]).alias("marker"))))
             .mark_point(color=SPIKE, size=50, filled=True, shape="triangle-up", clip=True)
             .encode(
                 x=f"{x}:Q",
@@ -338,7 +335,7 @@ def _marker_layers(steps: pl.DataFrame, x: str, col: str, spike_col: str, labels
     nonfinite = steps.filter(pl.col(col).is_not_null() & ~pl.col(col).is_finite()).select(list(dict.fromkeys([x, "step"])))
     if not nonfinite.is_empty():
         layers.append(
-            alt.Chart(_data(nonfinite.with_columns(pl.lit(f"{name} NaN/Inf").alias("marker"))))
+            alt.Chart(chart_data(nonfinite.with_columns(pl.lit(f"{name} NaN/Inf").alias("marker"))))
             .mark_rule(color="#000000", strokeDash=[2, 2], opacity=0.7)
             .encode(x=f"{x}:Q", tooltip=[step_tip, alt.Tooltip("marker:N", title=" ")])
         )
@@ -354,7 +351,7 @@ def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
         return None
     line = downsample(steps.select("step", "grad_norm"), "step", "grad_norm")
     base = (
-        alt.Chart(_data(line))
+        alt.Chart(chart_data(line))
         .mark_line(color="#6a3d9a", strokeWidth=1, clip=True)
         .encode(
             x=_x("step", labels["step"]),
@@ -365,7 +362,7 @@ def grad_norm_chart(steps: pl.DataFrame, labels: Labels) -> dict | None:
         .add_params(_zoom("zoom_grad_norm"))
     )
     chart = alt.layer(base, *_marker_layers(steps, "step", "grad_norm", "grad_norm_spike", labels))
-    return _finish(chart, labels["grad_norm"], height=160)
+    return finish(chart, labels["grad_norm"], height=160)
 
 
 def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels, baseline_name: str = "") -> dict | None:
@@ -377,7 +374,7 @@ def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels,
         long = pl.concat([long, _series_long(baseline, "step", {"lr": (1, SMOOTH_POINTS)})])
     names = [cur_name, base_name] if long.filter(pl.col("k") == 1).height else [cur_name]
     chart = (
-        _named(alt.Chart(_data(long)), names)
+        _named(alt.Chart(chart_data(long)), names)
         .mark_line(strokeWidth=1.5, clip=True)
         .encode(
             x=_x("step", labels["step"]),
@@ -389,7 +386,7 @@ def lr_chart(steps: pl.DataFrame, baseline: pl.DataFrame | None, labels: Labels,
         )
         .add_params(_zoom("zoom_lr"))
     )
-    return _finish(chart, labels["learning_rate"], height=140)
+    return finish(chart, labels["learning_rate"], height=140)
 
 
 def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labels: Labels) -> dict | None:
@@ -399,7 +396,7 @@ def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labe
     df = pl.DataFrame({"height": list(heights), "recovery": [labels.name("recovery_", r) for r in recoveries]})
     domain = [labels.name("recovery_", r) for r in ("fast", "slow", "none")]
     chart = (
-        alt.Chart(_data(df))
+        alt.Chart(chart_data(df))
         .mark_bar()
         .encode(
             x=alt.X("height:Q", bin=alt.Bin(maxbins=30), title=f"{labels['height']} (×)", axis=alt.Axis(format="%")),
@@ -409,7 +406,7 @@ def spike_height_chart(heights: Sequence[float], recoveries: Sequence[str], labe
             tooltip=[alt.Tooltip("count():Q", title=labels["count"]), alt.Tooltip("recovery:N", title=labels["recovery"])],
         )
     )
-    return _finish(chart, labels["spike_heights"], height=160)
+    return finish(chart, labels["spike_heights"], height=160)
 
 
 def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
@@ -419,7 +416,7 @@ def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
         return None
     title = f"{labels['save_time']} (s)"
     chart = (
-        alt.Chart(_data(df))
+        alt.Chart(chart_data(df))
         .mark_bar(color="#e66101", width=4)
         .encode(
             x=_x("step", labels["step"]),
@@ -429,7 +426,7 @@ def checkpoint_chart(saves: pl.DataFrame, labels: Labels) -> dict | None:
         )
         .add_params(_zoom("zoom_ckpt"))
     )
-    return _finish(chart, labels["checkpoints"], height=140)
+    return finish(chart, labels["checkpoints"], height=140)
 
 
 def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
@@ -439,7 +436,7 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
         return None
     title = f"{labels['step_time']} (s)"
     chart = (
-        alt.Chart(_data(df))
+        alt.Chart(chart_data(df))
         .mark_bar()
         .encode(
             # hundreds of ranks: labels that would overlap are left out, not drawn over each other
@@ -451,24 +448,24 @@ def rank_chart(ranks: pl.DataFrame, labels: Labels) -> dict | None:
                      alt.Tooltip("excess:Q", title=labels["excess"], format="+.1%")],
         )
     )
-    return _finish(chart, labels["per_rank"], height=140)
+    return finish(chart, labels["per_rank"], height=140)
 
 
-# --------------------------------------------------------------------------- static output
-
-
-def to_svg(spec: dict) -> str:
-    """Static SVG for the PDF; zoom params are inert there."""
-    return vl_convert.vegalite_to_svg(spec)
-
-
-def svg_uri(spec: dict) -> str:
-    """A chart as a static SVG image (a data: URI), for paper and for documents without scripts."""
-    return svg_data_uri(to_svg(spec))
-
-
-def svg_data_uri(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+def line_chart(df: pl.DataFrame, y: str, title: str, L: Labels, color: str | None = None, height: int = 160,
+               rule: float | None = None, rule_label: str = "", y_title: str = "") -> dict:
+    """A line per step (one per `color` group), with a dashed threshold `rule` where there is one (the health section's charts)."""
+    y_title = y_title or title
+    enc = {"x": _x("step", L["step"]), "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
+           "tooltip": [alt.Tooltip("step:Q", title=L["step"], format=",d"), alt.Tooltip(f"{y}:Q", title=y_title, format=".5~g")]}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=None)
+        enc["tooltip"].append(alt.Tooltip(f"{color}:N", title=""))
+    layers = [alt.Chart(chart_data(df)).mark_line(strokeWidth=1.2, clip=True, point=df.height <= 60).encode(**enc)]
+    if rule is not None:
+        rules = pl.DataFrame({"threshold": [rule], "label": [rule_label]})
+        layers.append(alt.Chart(chart_data(rules)).mark_rule(color="#d62728", strokeDash=[4, 3])
+                      .encode(y="threshold:Q", tooltip=[alt.Tooltip("label:N", title="")]))
+    return finish(alt.layer(*layers), title, height=height)
 
 
 TREND_WIDTH = 268
@@ -522,286 +519,3 @@ def trend_chart(
         config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     config["title"] = {**config["title"], "fontSize": 12}
     return spec
-
-
-# --------------------------------------------------------------------------- profiler
-
-# The step's partition (analysis.types.PARTITION) in stack order, and the hidden communication
-# drawn inside the compute bar (it is part of compute's time span, never added to the step).
-PARTITION_COLORS = {
-    "data_wait": "#e6550d",
-    "compute": "#1f5fa8",
-    "comm_exposed": "#d62728",
-    "bubble": "#9467bd",
-    "idle": "#c7c7c7",
-    "preparing": "#ffbb78",
-}
-OVERLAPPED_COLOR = "#9ecae1"
-LABELLED_WIDTH = WIDTH - 240  # charts with long names on the y axis
-# ... and room on their left: on paper the names are drawn wider than vega measured them
-LABELLED_PADDING = {"left": 40, "right": 5, "top": 5, "bottom": 5}
-# Legend entries with room: on paper the labels are drawn in a wider font than vega measured.
-_LEGEND = alt.Legend(columns=4, columnPadding=28, labelLimit=240)
-
-
-def breakdown_chart(bars: Sequence[tuple[str, Mapping[str, float | None]]], names: Mapping[str, str],
-                    title: str, labels: Labels) -> dict | None:
-    """One stacked bar per breakdown (ours, a tool's own, the baseline's): the parts add up to
-    100 %; communication hidden under compute is a thin bar inside the compute segment."""
-    rows = [{"bar": bar, "part": names.get(p, p), "k": i, "share": shares.get(p)}
-            for bar, shares in bars for i, p in enumerate(PARTITION_COLORS) if shares.get(p)]
-    if not rows:
-        return None
-    df = pl.DataFrame(rows)
-    domain = [names.get(p, p) for p in PARTITION_COLORS if names.get(p, p) in set(df["part"].to_list())]
-    colors = [c for p, c in PARTITION_COLORS.items() if names.get(p, p) in domain]
-    order = [b for b, _ in bars]
-    stack = (
-        alt.Chart(_data(df)).mark_bar(height=18)
-        .encode(
-            y=alt.Y("bar:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
-            x=alt.X("share:Q", title=None, axis=alt.Axis(format="%", tickCount=6), stack="zero", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
-            order=alt.Order("k:Q"),
-            tooltip=[alt.Tooltip("bar:N", title=" "), alt.Tooltip("part:N", title=labels["part"]),
-                     alt.Tooltip("share:Q", title=labels["share"], format=".1%")],
-        )
-    )
-    hidden_name = names.get("comm_overlapped", "comm_overlapped")
-    hidden = [{"bar": bar, "part": hidden_name, "share": shares["comm_overlapped"]} for bar, shares in bars
-              if shares.get("comm_overlapped")]
-    layers = [stack]
-    if hidden:
-        layers.append(
-            alt.Chart(_data(pl.DataFrame(hidden))).mark_bar(height=5, color=OVERLAPPED_COLOR, stroke="#08519c", strokeWidth=0.5)
-            .encode(y=alt.Y("bar:N", sort=order), x="share:Q",
-                    opacity=alt.Opacity("part:N", title=None, legend=alt.Legend(labelLimit=400)),
-                    tooltip=[alt.Tooltip("bar:N", title=" "), alt.Tooltip("part:N", title=labels["part"]),
-                             alt.Tooltip("share:Q", title=labels["share"], format=".1%")])
-        )
-    spec = _finish(alt.layer(*layers), title, height=30 * len(bars))
-    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)  # the bar names take the rest
-    return spec
-
-
-def profile_steps_chart(steps: pl.DataFrame, names: Mapping[str, str], title: str, labels: Labels) -> dict | None:
-    """Per profiled step, the parts in seconds (stacked, data wait at the bottom: the iteration
-    gap graph). ``steps``: run, step, part, seconds; one facet row per run (current, baseline)."""
-    df = steps.filter(pl.col("seconds").is_not_null() & (pl.col("seconds") > 0))
-    if df.is_empty():
-        return None
-    parts = list(PARTITION_COLORS)
-    runs = df["run"].unique(maintain_order=True).to_list()
-    df = df.sort("step", maintain_order=True, nulls_last=True).with_columns(
-        pl.col("part").replace_strict({p: i for i, p in enumerate(parts)}, default=99).alias("k"),
-        pl.col("part").replace_strict({p: names.get(p, p) for p in parts}, default=None).alias("name"),
-        pl.col("step").cast(pl.Utf8).fill_null(labels["whole_capture"]).alias("label"))
-    domain = [names.get(p, p) for p in parts if p in set(df["part"].to_list())]
-    colors = [PARTITION_COLORS[p] for p in parts if p in set(df["part"].to_list())]
-    y_title = f"{labels['step_time']} (s)"
-    n = max(df.group_by("run").agg(pl.col("step").n_unique())["step"].max() or 1, 1)
-    base = alt.Chart(_data(df.drop("part"))).mark_bar(size=max(2.0, min(40.0, 0.7 * WIDTH / n))).encode(
-        x=alt.X("label:O", title=labels["profiled_step"], sort=None, axis=alt.Axis(labelOverlap="greedy", labelAngle=0)),
-        y=alt.Y("seconds:Q", title=y_title, stack="zero"),
-        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
-        order=alt.Order("k:Q"),
-        tooltip=[alt.Tooltip("run:N", title=" "), alt.Tooltip("label:O", title=labels["profiled_step"]),
-                 alt.Tooltip("name:N", title=labels["part"]), alt.Tooltip("seconds:Q", title=y_title, format=".4~s")],
-    )
-    if len(runs) > 1:
-        spec = _finish(base.properties(height=140, width=WIDTH).facet(row=alt.Row("run:N", title=None, sort=runs)), title)
-        spec.pop("width", None), spec.pop("height", None)
-        return spec
-    return _finish(base, title, height=160)
-
-
-def share_bars_chart(rows: Sequence[Mapping[str, Any]], title: str, x_title: str, labels: Labels) -> dict | None:
-    """Horizontal bars of a share per label, one colour per run (current, baseline), grouped.
-    ``rows``: label, run, share (and optional flag: communication operators in red)."""
-    df = pl.DataFrame(list(rows), schema={"label": pl.Utf8, "run": pl.Utf8, "share": pl.Float64, "flag": pl.Boolean})
-    df = df.filter(pl.col("share").is_not_null())
-    if df.is_empty():
-        return None
-    runs = df["run"].unique(maintain_order=True).to_list()
-    order = df.filter(pl.col("run") == runs[0]).sort("share", descending=True)["label"].to_list()
-    order += [x for x in df["label"].unique(maintain_order=True).to_list() if x not in order]
-    chart = alt.Chart(_data(df)).mark_bar().encode(
-        y=alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
-        x=alt.X("share:Q", title=x_title, axis=alt.Axis(format="%", tickCount=6)),
-        yOffset=alt.YOffset("run:N", sort=runs),
-        color=alt.Color("run:N", title=None, sort=runs, scale=alt.Scale(domain=runs, range=[CURRENT, BASELINE][: len(runs)]),
-                        legend=alt.Legend() if len(runs) > 1 else None),
-        stroke=alt.condition("datum.flag", alt.value(SPIKE), alt.value(None)),
-        strokeWidth=alt.condition("datum.flag", alt.value(1.5), alt.value(0)),
-        tooltip=[alt.Tooltip("run:N", title=" "), alt.Tooltip("label:N", title=" "),
-                 alt.Tooltip("share:Q", title=x_title, format=".1%")],
-    )
-    spec = _finish(chart, title, height=max(60, 16 * len(order) * len(runs)))
-    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)
-    return spec
-
-
-def rank_parts_chart(rows: pl.DataFrame, names: Mapping[str, str], title: str, labels: Labels) -> dict | None:
-    """One stacked bar per rank of the parts' shares of its step; ``rows``: label, part, share
-    (label names the rank and its role, in the order to draw)."""
-    df = rows.filter(pl.col("share").is_not_null() & (pl.col("share") > 0))
-    if df.is_empty():
-        return None
-    parts = list(PARTITION_COLORS)
-    df = df.with_columns(pl.col("part").replace_strict({p: i for i, p in enumerate(parts)}, default=99).alias("k"),
-                         pl.col("part").replace_strict({p: names.get(p, p) for p in parts}, default=None).alias("name"))
-    present = set(df["part"].to_list())
-    domain = [names.get(p, p) for p in parts if p in present]
-    colors = [PARTITION_COLORS[p] for p in parts if p in present]
-    order = rows["label"].unique(maintain_order=True).to_list()
-    chart = alt.Chart(_data(df.drop("part"))).mark_bar(height=12).encode(
-        y=alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=200)),
-        x=alt.X("share:Q", title=None, axis=alt.Axis(format="%", tickCount=6), stack="zero", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("name:N", title=None, scale=alt.Scale(domain=domain, range=colors), legend=_LEGEND),
-        order=alt.Order("k:Q"),
-        tooltip=[alt.Tooltip("label:N", title=labels["rank"]), alt.Tooltip("name:N", title=labels["part"]),
-                 alt.Tooltip("share:Q", title=labels["share"], format=".1%")],
-    )
-    spec = _finish(chart, title, height=max(60, 16 * len(order)))
-    spec.update(width=LABELLED_WIDTH, padding=LABELLED_PADDING)
-    return spec
-
-
-def distribution_chart(values: Sequence[float], title: str, x_title: str, labels: Labels) -> dict | None:
-    """How a per-rank share is spread over hundreds of ranks."""
-    if not values:
-        return None
-    df = pl.DataFrame({"v": list(values)})
-    chart = alt.Chart(_data(df)).mark_bar(color=CURRENT).encode(
-        x=alt.X("v:Q", bin=alt.Bin(maxbins=40), title=x_title, axis=alt.Axis(format="%")),
-        y=alt.Y("count():Q", title=labels["rank_count"]),
-        tooltip=[alt.Tooltip("count():Q", title=labels["rank_count"])],
-    )
-    return _finish(chart, title, height=120)
-
-
-# --------------------------------------------------------------------------- paper
-
-# A line on paper keeps the lowest and highest point of each of this many slices of its x range:
-# one per pixel of the printed plot (820 px of SVG drawn about 172 mm wide on A4, 650 px at 96 dpi),
-# so a spike still shows. The HTML keeps every row it has (its charts zoom).
-PAPER_BUCKETS = 650
-_CHILDREN = ("layer", "concat", "hconcat", "vconcat")
-
-
-def for_paper(spec: dict) -> dict:
-    """The spec with every long line's rows thinned to the min and max of each x slice (at most
-    2 * PAPER_BUCKETS points per series, first and last kept); other marks keep all their rows.
-    A dataset is thinned only when every mark drawn from it is such a line."""
-    out = dict(spec)
-    rows = (spec.get("data") or {}).get("values")
-    if isinstance(rows, list) and len(rows) > 2 * PAPER_BUCKETS:
-        users = ([spec] if "mark" in spec else []) + [c for c in spec.get("layer", ()) if "data" not in c]
-        xy = {_line_xy(u) for u in users}
-        if len(xy) == 1 and None not in xy:
-            out["data"] = {**spec["data"], "values": _thin_line(rows, *xy.pop(), PAPER_BUCKETS)}
-    for key in _CHILDREN:
-        if key in spec:
-            out[key] = [for_paper(child) for child in spec[key]]
-    return out
-
-
-def paper_svg(spec: dict) -> str:
-    """The chart as drawn on paper: lines thinned (for_paper), nothing interactive (static), and
-    the SVG as weasyprint draws it fastest (for_weasyprint). The same picture as to_svg(spec)."""
-    return for_weasyprint(to_svg(static(for_paper(spec))))
-
-
-def static(spec: dict) -> dict:
-    """The spec without what only a pointer uses: tooltips, and the ARIA labels vega writes on
-    every mark (a tooltip's text per point). The zoom params stay: vega-lite lays a chart out
-    with them a pixel taller."""
-    out = _static(spec)
-    out["config"] = {**out.get("config", {}), "aria": False}
-    return out
-
-
-def _static(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_static(child) for child in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _static(value) for key, value in node.items()}
-    if isinstance(out.get("encoding"), dict):
-        out["encoding"] = {channel: e for channel, e in out["encoding"].items() if channel != "tooltip"}
-    return out
-
-
-# Vega's SVG: axis labels it hid for overlap (opacity 0) and empty foreground paths (display
-# none); its <text> holds text only and its shapes are single tags.
-_HIDDEN = re.compile(r'<text [^>]* opacity="0"[^>]*>[^<]*</text>|<(?:path|line|rect) [^>]* (?:opacity="0"|display="none")[^>]*/>')
-_SHAPE = re.compile(r'<(?:path|rect|circle) [^>]*/>')
-_OPACITY = re.compile(r' opacity="(0?\.\d+)"')
-
-
-# vl-convert numbers clip paths on from its process's earlier charts: clip1, clip2, ... per SVG.
-_CLIP_ID = re.compile(r'(?<=id="clip)\d+(?=")|(?<=url\(#clip)\d+(?=\))')
-
-
-def for_weasyprint(svg: str) -> str:
-    """The SVG without the elements vega hides, which weasyprint would still lay out and paint
-    (into a transparent group), and with a shape's opacity as its fill's where it has a fill and
-    no stroke: the same paint, which weasyprint draws directly instead of through a transparency
-    group of its own (the 250 excluded-step points of a long run: a quarter of the charts'
-    drawing time). Its clip paths are numbered from 1, so that a chart's SVG does not depend on
-    what its process drew before."""
-    numbers: dict[str, str] = {}
-    svg = _CLIP_ID.sub(lambda m: numbers.setdefault(m.group(0), str(len(numbers) + 1)), svg)
-    return _SHAPE.sub(_fill_opacity, _HIDDEN.sub("", svg))
-
-
-def _fill_opacity(match: re.Match) -> str:
-    tag = match.group(0)
-    if ' fill="' not in tag or " stroke=" in tag or " fill-opacity=" in tag or ' fill="none"' in tag:
-        return tag
-    return _OPACITY.sub(r' fill-opacity="\1"', tag)
-
-
-def _line_xy(node: dict) -> tuple[str, str] | None:
-    mark = node.get("mark")
-    kind = mark.get("type") if isinstance(mark, dict) else mark
-    enc = node.get("encoding", {})
-    x, y = enc.get("x", {}), enc.get("y", {})
-    if kind != "line" or x.get("type") != "quantitative" or "field" not in x or "field" not in y:
-        return None
-    return x["field"], y["field"]
-
-
-def _thin_line(rows: list[dict[str, Any]], x: str, y: str, buckets: int) -> list[dict[str, Any]]:
-    """Rows of each series (the fields other than x and y), in order: first, last, and the min and
-    max y of each of `buckets` equal slices of the series' x range; rows without a y stay (a gap)."""
-    series: dict[tuple, list[int]] = {}
-    for i, row in enumerate(rows):
-        series.setdefault(tuple(v for k, v in row.items() if k != x and k != y), []).append(i)
-    keep: set[int] = set()
-    for idx in series.values():
-        if len(idx) <= 2 * buckets:
-            keep.update(idx)
-            continue
-        xs = [rows[i][x] for i in idx if rows[i][x] is not None]
-        lo, hi = min(xs), max(xs)
-        scale = buckets / ((hi - lo) or 1)
-        lowest: dict[int, int] = {}
-        highest: dict[int, int] = {}
-        keep.update((idx[0], idx[-1]))
-        for i in idx:
-            row = rows[i]
-            v, at = row[y], row[x]
-            if v is None or at is None:
-                keep.add(i)
-                continue
-            b = min(int((at - lo) * scale), buckets - 1)
-            if b not in lowest:
-                lowest[b] = highest[b] = i
-            elif v < rows[lowest[b]][y]:
-                lowest[b] = i
-            elif v > rows[highest[b]][y]:
-                highest[b] = i
-        keep.update(lowest.values())
-        keep.update(highest.values())
-    return [rows[i] for i in sorted(keep)]

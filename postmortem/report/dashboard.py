@@ -25,12 +25,11 @@ from typing import Any
 
 from .. import archive
 from . import charts
-from . import format as fmt
-from .format import MISSING, Labels
-from ..text import Text
-from .catalog import from_jsonable
+from ..text import Text, from_jsonable
+from ..words import MISSING, Labels, numbers as fmt, render
 from .messages import alignment_text
-from .viewmodel import Cell, Chart, Table, Tone
+from .blocks import Cell, Chart, Table, Tone
+from .sections.failure import brief
 
 _ABSENT = object()
 
@@ -287,8 +286,6 @@ def _loss_cell(p: RunPoint, L: Labels) -> Cell:
 def _verdict_cell(p: RunPoint, L: Labels) -> Cell:
     parts = []
     if p.failure is not None:  # a failed run: its kind, rank and step lead the cell
-        from .failure_view import brief
-
         parts.append(Cell(brief(p.failure, L) or "", tone="critical"))
     if p.nan_steps:
         parts.append(Cell(L.fmt("nan_flag", n=p.nan_steps), tone="bad"))
@@ -402,8 +399,6 @@ def trend_chart(points: Sequence[RunPoint], L: Labels, chart_id: str) -> tuple[C
     note = L.fmt("trends_missing", names=L.join(missing)) if missing else ""
     banded = next((p.run_id for p in reversed(points) if p.normal), None) if any(x[3] for x in series) else None
     if banded is not None:  # what the band is: the normal range as of the latest run that has one
-        from .catalog import render
-
         band = render(Text("history.band", run=banded), L.lang)
         note = f"{band} {note}".strip() if L.lang != "zh" else band + note
     if not series:

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..analysis.failure import Failure
 from ..text import Text
-from .catalog import english
-from .failure_view import MAX_EVIDENCE_ROWS, title
+from ..words import english
+from .sections.failure import MAX_EVIDENCE_ROWS, title
 
 
 def failure_block(f: Failure | None) -> dict[str, Any] | None:

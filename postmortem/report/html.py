@@ -22,8 +22,8 @@ import vl_convert
 from markupsafe import Markup, escape
 
 from ..archive import write_atomic
-from .format import labels
-from .viewmodel import ReportView
+from ..words import labels
+from .blocks import ReportView
 
 
 @cache
@@ -74,20 +74,21 @@ _HYPHENATED = re.compile(r"[^\W\d]-[^\W\d]")
 _NOWRAP = Markup('<span class="nw">{}</span>')
 
 
-def breakable(text: object) -> Markup:
+def breakable(text: object, whole_words: bool = False) -> Markup:
     """`text` escaped for a table cell on paper: a line-break opportunity (<wbr>) after each
     separator or 20 characters of a long unbroken run, and nowhere else; up to 12 Chinese
     characters in a row, and a short run with a slash or hyphen (tokens/s), kept on one line. The PDF's table cells then wrap with `overflow-wrap:
     break-word`, which breaks no ordinary word and which weasyprint lays out faster than
     `anywhere` (for which every character may end a line: a third of the PDF's layout time).
     Not in the HTML report: there a browser lays out `anywhere` fast, and a slug or a path stays
-    one string in the file for whoever searches it."""
+    one string in the file for whoever searches it. ``whole_words``: no opportunity inside a run
+    (a `keep` column's names: they wrap between words only)."""
     out = []
     for run in re.split(r"(\s+)", str(text)):
         for i, part in enumerate(_HAN.split(run)):
             if i % 2:
                 out.append(_NOWRAP.format(part) if 1 < len(part) <= _HAN_WORD else escape(part))
-            elif len(part) >= _LONG_RUN:
+            elif len(part) >= _LONG_RUN and not whole_words:
                 out.append(Markup("<wbr>").join(map(escape, _PIECE.findall(part))))
             elif "/" in part or _HYPHENATED.search(part):  # a unit (tokens/s), a short name a line could split
                 out.append(_NOWRAP.format(part))

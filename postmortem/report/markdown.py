@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .format import labels
-from .viewmodel import ReportView
+from ..words import labels
+from .blocks import ReportView
 
 # Characters that start emphasis, code, links or tables anywhere in a line. Hyphens, dots, "#"
 # and "+" only matter at the start of a line, and every line here starts with our own markup, so

@@ -1,7 +1,7 @@
 """Sentences made from the analysis' typed values, for the report layer to word per language.
 
 The analysis hands over kinds and parameters; here they become ``Text`` values whose keys pick the
-right sentence of the catalogue (report/catalog/): the variant of a triage reason, its optional
+right sentence of the catalogue (words/catalog/): the variant of a triage reason, its optional
 clauses, the right plural. ``catalog.render`` words them in a language.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.triage import THRESHOLDS
 from ..analysis.types import Delta, Finding, FindingKind
 from ..text import Text
-from .catalog import render
+from ..words import name, render
 
 
 def finding_text(f: Finding) -> Text:
@@ -66,8 +67,6 @@ def triage_reason(reason: str, p: dict[str, Any]) -> Text:
                     top=Text("triage.clause.top-op", type=top, share=p.get("top_share"), scope=p.get("scope") or "none")
                     if top else None)
     if reason == "no_dominant_part":
-        from ..analysis.triage import THRESHOLDS
-
         items = [Text("triage.clause.evidence", key=k, value=v) for k, v in p.items() if k in THRESHOLDS and v is not None]
         return Text("triage.reason.no_dominant_part", items=items)
     return Text("triage.reason.no_evidence")
@@ -82,7 +81,6 @@ def triage_text(verdict: str, reason: str, params: dict, lang: str) -> str:
 
 
 def _name(prefix: str, code: Any, lang: str) -> str:
-    from .catalog import name
 
     return name(prefix, str(code), lang)
 

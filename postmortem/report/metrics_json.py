@@ -42,14 +42,17 @@ from ..analysis.types import (
     SpikeSeries,
     Triage,
 )
+from ..analysis.history import MIN_RUNS
+from ..analysis.identity import explaining_order, group
 from ..analysis.ranks import group_params
 from ..analysis.window import excluded_ranges
-from ..text import Text
-from .catalog import english, jsonable
-from .domains_view import metrics_block as domains_block
-
+from ..archive import diagnostic_dict
+from ..text import Text, jsonable
+from ..words import english
 from .failure_json import failure_block
 from .messages import alignment, finding_text
+from .sections.domains import metrics_block as domains_block
+from .verdict import problem_text
 
 SCHEMA_VERSION = "1.5"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "metrics.schema.json"
@@ -174,7 +177,7 @@ def _profile(p: Profile | None) -> dict | None:
     out["comm_links"] = [{"transport": x.transport, "bytes": _num(x.bytes), "transit_s": _num(x.transit_s),
                           "bandwidth_gbps": _num(x.bandwidth_gbps)} for x in (c.links if c else ())]
     out["slow_links"] = _links(p.links)
-    out["domains"] = domains_block(p.domains)  # 1.5: communication by parallel domain (report/domains_view.py)
+    out["domains"] = domains_block(p.domains)  # 1.5: communication by parallel domain (report/sections/domains.py)
     d = p.data
     out["data_pipeline"] = None if d is None else {
         "rank": d.rank, "queue_empty_share": _num(d.queue_empty_share), "queue_samples": d.queue_samples,
@@ -249,8 +252,6 @@ def _identity(i: Identity) -> dict:
 
 
 def _diagnosis(d: Diagnosis) -> dict:
-    from .verdict import problem_text
-
     def q(x):
         return None if x is None else {"key": x.key, "current": _num(x.current), "baseline": _num(x.baseline),
                                        "threshold": _num(x.threshold)}
@@ -272,8 +273,6 @@ def _history(h: Any) -> dict | None:
     """1.5: each headline figure against its experiment's normal range (analysis/history.py)."""
     if h is None:
         return None
-    from ..analysis.history import MIN_RUNS
-
     return {"experiment": h.experiment, "wanted": h.wanted, "considered": h.considered, "min_runs": MIN_RUNS,
             "rule": _en(h.rule),
             "figures": {f.figure: {"family": str(f.family), "better": str(f.better), "value": _num(f.value),
@@ -386,7 +385,7 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
         "config_checks": [config_check(c) for c in a.config_checks],
         "findings": [{"kind": str(f.kind), "severity": str(f.severity), "variant": f.variant or None,
                       "message": english(finding_text(f)), "evidence": jsonable(f.params)} for f in a.findings],
-        "data_quality": [d.to_dict() for d in a.diagnostics],
+        "data_quality": [diagnostic_dict(d) for d in a.diagnostics],
         "identity": _identity(a.identity),
         "diagnosis": _diagnosis(a.diagnosis),
         "history": _history(a.history),  # 1.5
@@ -397,8 +396,6 @@ def to_metrics(a: Analysis, *, started_at: str | None = None, finished_at: str |
     }
     if a.comparison is not None:
         c = a.comparison
-        from ..analysis.identity import explaining_order, group
-
         diff = [(kind, ch) for kind, changes in (("changed", c.settings.changed), ("added", c.settings.added),
                                                  ("removed", c.settings.removed)) for ch in changes]
         diff.sort(key=lambda kc: explaining_order(kc[1].key))

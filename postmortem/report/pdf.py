@@ -1,6 +1,6 @@
 """ReportView -> PDF bytes with weasyprint: A4, page numbers, contents with page numbers.
 
-Charts are static SVG (vl-convert, lines thinned to the printed pixels: charts.paper_svg) passed
+Charts are static SVG (vl-convert, lines thinned to the printed pixels: svg.paper_svg) passed
 as data: URIs; the URL fetcher refuses everything else,
 so rendering never touches the network or the file system.
 """
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import weasyprint
 from weasyprint.urls import URLFetcher
 
-from . import charts
+from . import svg as pictures
 from .html import render
-from .viewmodel import ReportView
+from .blocks import ReportView
 
 
 class OfflineFetcher(URLFetcher):
@@ -44,13 +44,13 @@ def render_pdf_html(view: ReportView, svgs: Sequence[str] | None = None) -> str:
     svgs = chart_svgs(view) if svgs is None else svgs
     return render(
         "report.html.j2", lang=view.lang, paper=True, version=view.version, view=view,
-        specs={}, images={c.id: charts.svg_data_uri(svg) for c, svg in zip(view.charts, svgs, strict=True)},
+        specs={}, images={c.id: pictures.svg_data_uri(svg) for c, svg in zip(view.charts, svgs, strict=True)},
     )
 
 
 def chart_svgs(view: ReportView) -> list[str]:
     """The report's charts as drawn on paper, in view.charts order."""
-    return [charts.paper_svg(c.spec) for c in view.charts]
+    return [pictures.paper_svg(c.spec) for c in view.charts]
 
 
 def render_pdf(view: ReportView, svgs: Sequence[str] | None = None) -> bytes:

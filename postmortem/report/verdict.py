@@ -3,17 +3,19 @@
 For each problem: a title, the deciding numbers in both runs, what points at the layer, which
 changed settings can or cannot explain it, the first things to try, and links to the sections
 holding the evidence. The sentences are ``Text`` values made here from the typed problem and worded
-by the catalogue (report/catalog/diagnosis.py); ``problem_text`` is the one-line form (metrics.json's
+by the catalogue (words/catalog/diagnosis.py); ``problem_text`` is the one-line form (metrics.json's
 English message, summary.md, the CLI line).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..analysis import types as t
+from ..analysis.stability import EXPLOSION_RATIO
 from ..text import Text
-from .format import Labels
+from ..words import Labels, labels
+from .blocks import VerdictBlock, VerdictItem
+from .sections.domains import verdict_item as domain_item
+from .sections.failure import one_line as failure_line, verdict_item as failure_item
 
 # How each deciding quantity is written: the catalogue's q.change.<kind> / q.value.<kind>.
 KINDS = {
@@ -93,8 +95,6 @@ def _details(p: t.Problem, a: t.Analysis) -> list[Text]:
     out: list[Text] = []
     pp = p.params
     if p.symptom == t.Symptom.EXPLODED and not pp.get("nonfinite") and pp.get("ratio") is not None:
-        from ..analysis.stability import EXPLOSION_RATIO
-
         if pp.get("recovered_step") is not None:
             out.append(Text("verdict.exploded.back", ratio=pp["ratio"], factor=EXPLOSION_RATIO, step=pp["recovered_step"],
                             n=pp.get("recovery_values"), gap=pp.get("gap_steps")))
@@ -193,25 +193,6 @@ def _settings(p: t.Problem, d: t.Diagnosis) -> list[Text]:
     return out
 
 
-@dataclass(frozen=True)
-class VerdictItem:
-    tone: str  # critical, error, warning, info, good
-    tag: str  # the severity, as a badge
-    title: str
-    numbers: str  # the deciding quantities, current against baseline
-    lines: tuple[str, ...]  # the cause, the problem's own details, the settings that can or cannot explain it
-    actions: tuple[str, ...]  # the first things to try
-    evidence: tuple[tuple[str, str], ...]  # (section title, #anchor)
-
-
-@dataclass(frozen=True)
-class VerdictBlock:
-    title: str
-    note: str  # what the block is about: against the baseline, or the run itself
-    items: tuple[VerdictItem, ...]
-    empty: str = ""  # nothing stands out
-
-
 _TONE = {t.Symptom.FASTER: "good", t.Symptom.MORE_EFFICIENT: "good", t.Symptom.LOSS_BETTER: "good",
          t.Symptom.MORE_STABLE: "good"}
 
@@ -234,16 +215,12 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
             actions=tuple(L.text(Text(f"action.{x}")) for x in p.actions[:MAX_ACTIONS]),
             evidence=evidence,
         ))
-    from .domains_view import verdict_item  # communication by parallel domain: an item of its own
-
-    domain = verdict_item(a, L)
+    domain = domain_item(a, L)  # communication by parallel domain: an item of its own
     if domain is not None:
         items.append(domain)
 
     if a.failure is not None:  # a failed run: how it died leads, before any figure
-        from .failure_view import verdict_item
-
-        items.insert(0, verdict_item(a.failure, L, sections))
+        items.insert(0, failure_item(a.failure, L, sections))
     note = (L.text(Text("verdict.note.baseline", baseline=d.baseline_id)) if d.baseline_id
             else L.text(Text("verdict.note.run")))
     empty = "" if items else L.text(Text("verdict.empty.baseline" if d.baseline_id else "verdict.empty.run"))
@@ -252,15 +229,12 @@ def verdict_block(a: t.Analysis, L: Labels, sections: set[str]) -> VerdictBlock:
 
 def verdict_lines(a: t.Analysis, lang: str, limit: int = 3) -> list[str]:
     """The first problems, one line each, for the terminal: severity, title and deciding numbers."""
-    from .format import labels
 
     L = labels(lang)
     d = a.diagnosis
     out = [f"[{L.get(str(p.severity), str(p.severity))}] {L.sentence(problem_text(p, d.baseline_id))}" for p in d.problems[:limit]]
     if a.failure is not None:
-        from .failure_view import one_line
-
-        out.insert(0, f"[{L.get('critical', 'critical')}] {one_line(a.failure, L)}")
+        out.insert(0, f"[{L.get('critical', 'critical')}] {failure_line(a.failure, L)}")
     if len(d.problems) > limit:
         out.append(L.fmt("verdict_more", n=len(d.problems) - limit))
     return out

@@ -11,7 +11,7 @@ from postmortem.analysis import analyze
 from postmortem.analysis.configcheck import CheckContext, check_values
 from postmortem.analysis.types import CheckStatus, Symptom
 from postmortem.load import load_run
-from postmortem.report.catalog import render
+from postmortem.words import render
 from postmortem.report.verdict import verdict_lines
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from postmortem.analysis import analyze
 from postmortem.analysis.domains import comm_domains
 from postmortem.load import load_run
 from postmortem.readers.profiler.groups import double_hash
-from postmortem.report.domains_view import metrics_block, verdict_item
-from postmortem.report.format import labels
+from postmortem.report.sections.domains import metrics_block, verdict_item
+from postmortem.words import labels
 from postmortem.report.metrics_json import SCHEMA_PATH, to_metrics
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "profcorpus"

@@ -149,7 +149,7 @@ def test_the_resume_point_is_the_last_complete_checkpoint():
 
 
 def test_every_code_has_its_words():
-    from postmortem.report.catalog import TEMPLATES
+    from postmortem.words import TEMPLATES
 
     keys = ([f"failure.kind.{k}" for k in Kind] + [f"failure.at.{p}" for p in Phase] + [f"failure.why.{w}" for w in Why]
             + [f"failure.action.{x}" for x in Action])
@@ -179,8 +179,8 @@ def test_the_failure_block_validates_and_a_finished_run_has_none(tmp_path):
 def test_the_dashboard_digest_and_terminal_name_kind_rank_and_step():
     from postmortem.analysis import analyze
     from postmortem.index import _failure_row, headline_line
-    from postmortem.report.failure_view import brief
-    from postmortem.report.format import labels
+    from postmortem.report.sections.failure import brief
+    from postmortem.words import labels
     from postmortem.report.metrics_json import to_metrics
 
     folder = REPO / "tests" / "fixtures" / "failcorpus" / "made" / "cases" / "made-msrun-killed"

@@ -119,7 +119,7 @@ def test_the_weekly_digest_puts_unusual_runs_after_failures(archive_root, change
 
 def test_the_dashboard_draws_the_normal_band_and_rings_the_unusual_run(archive_root, changed):
     from postmortem.report.dashboard import experiment_points, trend_chart
-    from postmortem.report.format import labels
+    from postmortem.words import labels
 
     points = experiment_points(archive.list_runs(archive_root, "tiny"))
     chart, _ = trend_chart(points, labels("en"), "t")

@@ -17,10 +17,10 @@ from postmortem.analysis import analyze
 from postmortem.analysis.links import slow_links
 from postmortem.analysis.types import FindingKind, LinkGap, LinkUnit, Symptom
 from postmortem.load import load_run
-from postmortem.report.catalog import render
+from postmortem.words import render
 from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 from postmortem.report.verdict import problem_text, verdict_block
-from postmortem.report.format import Labels
+from postmortem.words import Labels
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CONF = FIXTURES / "conformance"

@@ -11,7 +11,7 @@ from postmortem.analysis.convergence import final_level, smooth
 from postmortem.load import load_run
 
 from .runs import REPO, make_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 
 def plateau_loss(n: int, level: float = 6.21, seed: int = 0) -> list[float]:

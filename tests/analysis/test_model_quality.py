@@ -5,7 +5,7 @@ from postmortem.analysis import AnalysisOptions, analyze
 from postmortem.analysis.types import Recovery
 
 from .runs import make_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 
 def noisy_loss(n, seed=0, start=3.0):

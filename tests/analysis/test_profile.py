@@ -17,7 +17,7 @@ import pytest
 from postmortem.analysis import analyze
 from postmortem.report.metrics_json import dumps, load_schema, to_metrics
 from postmortem.load import load_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 CONF = Path(__file__).resolve().parent.parent / "fixtures" / "conformance"
 

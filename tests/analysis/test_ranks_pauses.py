@@ -9,7 +9,7 @@ from postmortem.analysis import analyze
 from postmortem.report.metrics_json import load_schema, to_metrics
 
 from .runs import make_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 
 def two_ranks(slow_factor: float, n: int = 60):

@@ -26,10 +26,10 @@ from postmortem.analysis import analyze
 from postmortem.analysis.types import Action, RankGroupKind, Symptom, Verdict
 from postmortem.load import load_run
 from postmortem.model import Run, Setting
-from postmortem.report.catalog import render
+from postmortem.words import render
 from postmortem.report.metrics_json import load_schema, to_metrics
 from postmortem.report.verdict import rank_group_text, verdict_block
-from postmortem.report.format import labels
+from postmortem.words import labels
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCALE = FIXTURES / "scale"

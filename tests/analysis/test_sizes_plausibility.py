@@ -14,7 +14,7 @@ from postmortem.model import Setting
 from postmortem.report.viewmodel import build_view
 
 from .runs import make_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 

@@ -17,7 +17,7 @@ import pytest
 from postmortem.analysis import analyze
 from postmortem.analysis.types import Action, AnalysisOptions, Recovery, Symptom
 from postmortem.load import load_run
-from postmortem.report.format import labels
+from postmortem.words import labels
 from postmortem.report.metrics_json import to_metrics
 from postmortem.report.verdict import verdict_lines
 from shares import shares_outside

@@ -6,7 +6,7 @@ from postmortem.analysis.peaks import peak_flops
 from postmortem.analysis.window import exclusion_reasons
 
 from .runs import make_run
-from postmortem.report.catalog import english as en
+from postmortem.words import english as en
 
 SETTINGS = {"global_batch_size": 8, "seq_length": 1024}
 

@@ -11,7 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fixtures import inventory, make_analysis  # noqa: E402
 
 from postmortem.report.html import render_html  # noqa: E402
-from postmortem.report.viewmodel import ReportView, build_view  # noqa: E402
+from postmortem.report.blocks import ReportView  # noqa: E402
+from postmortem.report.viewmodel import build_view  # noqa: E402
 
 GENERATED = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

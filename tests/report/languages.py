@@ -92,7 +92,7 @@ CODE_PREFIXES = ("phase_", "reason_", "event_", "recovery_", "triage_", "part_",
 
 
 def codes() -> set[str]:
-    from postmortem.report.format import CATALOGS
+    from postmortem.words import CATALOGS
 
     return {k[len(p):] for k in CATALOGS["en"] for p in CODE_PREFIXES if k.startswith(p)}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from postmortem import slugs
 from postmortem.analysis import types as t
-from postmortem.report.catalog import TEMPLATES, placeholders
+from postmortem.words import TEMPLATES, placeholders
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [p for p in (REPO / "postmortem").rglob("*.py")]

@@ -1,7 +1,7 @@
 import polars as pl
 
-from postmortem.report import charts
-from postmortem.report.format import labels
+from postmortem.report import charts, svg as pictures
+from postmortem.words import labels
 
 from fixtures import _steps
 
@@ -50,7 +50,7 @@ def test_step_time_chart_marks_exclusions_by_reason():
 
 def test_svg_renders():
     spec = charts.grad_norm_chart(_steps(500), labels("en"))
-    svg = charts.to_svg(spec)
+    svg = pictures.to_svg(spec)
     assert svg.startswith("<svg") and "Gradient norm" in svg
 
 
@@ -65,16 +65,16 @@ def test_paper_lines_keep_each_series_ends_and_extremes_per_printed_pixel():
     steps = _steps(20_000)
     spec = charts.loss_chart(steps, None, labels("en"))
     before = [dict(r) for r in spec["layer"][0]["data"]["values"]]
-    paper = charts.for_paper(spec)
+    paper = pictures.for_paper(spec)
     assert spec["layer"][0]["data"]["values"] == before  # the HTML's spec is not touched
     after = paper["layer"][0]["data"]["values"]
     series_before, series_after = _by_series(before), _by_series(after)
     assert series_before.keys() == series_after.keys()
     raw = series_before[0]
-    assert len(raw) > 2 * charts.PAPER_BUCKETS  # the raw loss (2,000 rows here) is thinned ...
+    assert len(raw) > 2 * pictures.PAPER_BUCKETS  # the raw loss (2,000 rows here) is thinned ...
     for k, rows in series_after.items():
         full = series_before[k]
-        assert len(rows) <= max(2 * charts.PAPER_BUCKETS + 2, len(full))
+        assert len(rows) <= max(2 * pictures.PAPER_BUCKETS + 2, len(full))
         assert rows[0] == full[0] and rows[-1] == full[-1]
         assert [r["step"] for r in rows] == sorted(r["step"] for r in rows)
         values = [r["v"] for r in full if r["v"] is not None]
@@ -90,15 +90,15 @@ def test_paper_thinning_is_per_slice_min_and_max():
     rows = [{"step": i, "v": float((i * 7919) % 1000)} for i in range(10_000)]
     spec = {"data": {"values": rows}, "mark": {"type": "line"},
             "encoding": {"x": {"field": "step", "type": "quantitative"}, "y": {"field": "v", "type": "quantitative"}}}
-    out = charts.for_paper(spec)["data"]["values"]
-    assert len(out) <= 2 * charts.PAPER_BUCKETS + 2
-    width = 9999 / charts.PAPER_BUCKETS
+    out = pictures.for_paper(spec)["data"]["values"]
+    assert len(out) <= 2 * pictures.PAPER_BUCKETS + 2
+    width = 9999 / pictures.PAPER_BUCKETS
     slices = {}
     for r in rows:
-        slices.setdefault(min(int(r["step"] / width), charts.PAPER_BUCKETS - 1), []).append(r["v"])
+        slices.setdefault(min(int(r["step"] / width), pictures.PAPER_BUCKETS - 1), []).append(r["v"])
     kept = {}
     for r in out:
-        kept.setdefault(min(int(r["step"] / width), charts.PAPER_BUCKETS - 1), []).append(r["v"])
+        kept.setdefault(min(int(r["step"] / width), pictures.PAPER_BUCKETS - 1), []).append(r["v"])
     for b, vs in slices.items():
         assert min(vs) in kept[b] and max(vs) in kept[b]
 
@@ -107,8 +107,8 @@ def test_paper_keeps_data_any_other_mark_draws_and_gaps():
     rows = [{"step": i, "v": None if i == 5000 else float(i % 17)} for i in range(10_000)]
     enc = {"x": {"field": "step", "type": "quantitative"}, "y": {"field": "v", "type": "quantitative"}}
     shared = {"data": {"values": rows}, "layer": [{"mark": "line", "encoding": enc}, {"mark": "point", "encoding": enc}]}
-    assert charts.for_paper(shared) == shared  # the points would lose rows: not thinned
-    alone = charts.for_paper({**shared, "layer": shared["layer"][:1]})
+    assert pictures.for_paper(shared) == shared  # the points would lose rows: not thinned
+    alone = pictures.for_paper({**shared, "layer": shared["layer"][:1]})
     assert {"step": 5000, "v": None} in alone["data"]["values"]  # a gap in the line stays a gap
     assert len(alone["data"]["values"]) < len(rows)
 
@@ -120,7 +120,7 @@ def test_weasyprint_svg_drops_hidden_elements_and_fades_fills_only():
            '<path d="M0,0L5,5" stroke="#1f5fa8" opacity="0.25"/>'
            '<path d="M0,0h1v1Z" fill="#2ca02c" stroke="#2ca02c" opacity="0.08"/>'
            '<rect width="3" height="3" fill="#e4dcf0" opacity="0.5"/></svg>')
-    out = charts.for_weasyprint(svg)
+    out = pictures.for_weasyprint(svg)
     assert "10,000" not in out and '<text x="2" opacity="1">20,000</text>' in out and "display" not in out
     assert '<path d="M0,0h1v1Z" fill="#878787" stroke-width="2" fill-opacity="0.85"/>' in out  # fill only: same paint
     assert '<path d="M0,0L5,5" stroke="#1f5fa8" opacity="0.25"/>' in out  # a stroke may overlap itself: kept a group
@@ -130,8 +130,8 @@ def test_weasyprint_svg_drops_hidden_elements_and_fades_fills_only():
 
 def test_paper_svg_is_the_static_picture_of_the_chart():
     spec = charts.step_time_chart(_steps(5000), (6, 5000), labels("en"), [("startup", 1, 5), ("main", 6, 5000)])
-    plain = charts.to_svg(charts.for_paper(spec))
-    paper = charts.paper_svg(spec)
+    plain = pictures.to_svg(pictures.for_paper(spec))
+    paper = pictures.paper_svg(spec)
     size = r'<svg [^>]*width="(\d+)" height="(\d+)"'
     import re
 
@@ -141,7 +141,7 @@ def test_paper_svg_is_the_static_picture_of_the_chart():
     assert paper.count("<text") == plain.count("<text") - len(re.findall(r'<text [^>]* opacity="0"', plain))
     # vl-convert numbers clip paths on from the charts its process drew before; on paper each
     # chart's own from 1, so the SVG depends on the chart only
-    assert charts.paper_svg(spec) == paper and "clip1" in paper
+    assert pictures.paper_svg(spec) == paper and "clip1" in paper
     clips = sorted(set(re.findall(r'id="(clip\d+)"', paper)))
     assert clips == sorted(f"clip{i + 1}" for i in range(len(clips)))
     assert set(re.findall(r"url\(#(clip\d+)\)", paper)) <= set(clips)
@@ -154,6 +154,6 @@ def test_the_loss_lines_are_drawn_at_their_own_opacities():
 
     steps = _steps(3000)
     base = steps.with_columns(pl.col("loss_smoothed") * 1.03)
-    svg = charts.to_svg(charts.for_paper(charts.loss_chart(steps, base, labels("en"))))
+    svg = pictures.to_svg(pictures.for_paper(charts.loss_chart(steps, base, labels("en"))))
     opacities = set(re.findall(r' opacity="([\d.]+)"', svg))
     assert {"0.25", "1", "0.9"} <= opacities and "0.625" not in opacities

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from postmortem import archive, weekly
 from postmortem.report import dashboard as d
-from postmortem.report.format import labels
+from postmortem.words import labels
 
 
 def _run(tmp: Path, run_id: str, finished: str, metrics: dict, experiment: str = "exp") -> archive.ArchivedRun:

@@ -2,7 +2,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from postmortem.report import format as f
+from postmortem.words import CATALOGS, labels, numbers as f
 
 
 @pytest.mark.parametrize(
@@ -63,17 +63,17 @@ def test_dates_use_injected_now():
 
 
 def test_zh_catalog_is_complete_and_chinese():
-    assert set(f.CATALOGS["zh"]) == set(f.CATALOGS["en"])
-    zh = f.labels("zh")
+    assert set(CATALOGS["zh"]) == set(CATALOGS["en"])
+    zh = labels("zh")
     assert zh["throughput"] == "吞吐"
     assert zh["verdict_worse"] == "变差"
     assert zh["no_such_key"] == "no_such_key"
     with pytest.raises(ValueError):
-        f.labels("fr")
+        labels("fr")
 
 
 def test_codes_are_named_and_unknown_codes_kept():
-    zh, en = f.labels("zh"), f.labels("en")
+    zh, en = labels("zh"), labels("en")
     assert zh.name("reason_", "data_stall") == "数据停顿" and en.name("reason_", "data_stall") == "data stall"
     assert zh.name("phase_", "decay") == "衰减" and zh.name("event_", "checkpoint_save") == "checkpoint 保存"
     assert zh.name("reason_", "something_new") == "something_new"  # a code this version has no name for

@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from postmortem.report.html import render_html
-from postmortem.report.viewmodel import Chart
+from postmortem.report.blocks import Chart
 
 from conftest import view_of
 from fixtures import HOSTILE
@@ -117,12 +117,12 @@ def test_zh_report_is_chinese():
     assert '<html lang="zh-CN">' in html
     assert "稳态吞吐" in html and "关键指标" in html and "数据质量" in html
 
-    from postmortem.report.format import labels
-    from postmortem.report.viewmodel import _fmt_delta
+    from postmortem.words import labels
+    from postmortem.report.sections.common import fmt_delta
 
     # deltas of shares are in percentage points, named in the report's language
-    assert _fmt_delta("mfu", 0.012, labels("zh")) == "+1.2 个百分点"
-    assert _fmt_delta("checkpoint_tax", -0.0005, labels("en")) == "-0.050 pp"
+    assert fmt_delta("mfu", 0.012, labels("zh")) == "+1.2 个百分点"
+    assert fmt_delta("checkpoint_tax", -0.0005, labels("en")) == "-0.050 pp"
 
 
 def test_no_baseline_report_says_so():

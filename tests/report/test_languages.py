@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from postmortem.report import format as f
+from postmortem.words import CATALOGS, labels, numbers as f
 from postmortem.report.html import render_html
 from postmortem.report.markdown import render_markdown
 from postmortem.report.pdf import render_pdf_html
@@ -56,7 +56,7 @@ def test_en_report_shows_no_chinese():
 
 
 def test_every_label_has_both_languages_and_the_articles_words():
-    en, zh = f.CATALOGS["en"], f.CATALOGS["zh"]
+    en, zh = CATALOGS["en"], CATALOGS["zh"]
     assert set(en) == set(zh) and all(en[k] and zh[k] for k in en)
     # placeholders agree, so every sentence gets the same numbers in both languages
     for key in en:

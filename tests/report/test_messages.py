@@ -2,8 +2,8 @@
 word (unknown kind, parameters that do not fill its template) keeps the English it was archived with."""
 
 from postmortem.analysis.types import Finding, FindingKind, FindingSeverity
-from postmortem.report.catalog import render
-from postmortem.report.format import labels
+from postmortem.words import render
+from postmortem.words import labels
 from postmortem.report.messages import alignment_text, finding_text
 from postmortem.text import Text
 from postmortem.weekly import finding_text as archived_finding_text

@@ -74,9 +74,9 @@ def test_paper_stylesheet_is_in_the_pdf_only():
 
 
 def test_long_collapsed_tables_are_cut_on_paper_only():
-    from postmortem.report.format import labels
+    from postmortem.words import labels
     from postmortem.report.html import environment
-    from postmortem.report.viewmodel import Cell, Table
+    from postmortem.report.blocks import Cell, Table
 
     rows = tuple((Cell(str(i)), Cell("outlier")) for i in range(100))
     table = Table("excluded-steps", ("Step", "Reason"), ("right", "left"), rows, collapsed=True)

@@ -23,7 +23,7 @@ from postmortem.errors import InputError
 from postmortem.load import load_run
 
 from .conftest import SAMPLES, copy_run
-from postmortem.report.catalog import name
+from postmortem.words import name
 
 TRAIN_LOG = SAMPLES / "gpt-tiny-base/train.log"
 

@@ -1,7 +1,7 @@
 """When a run died: how (its kind), where (the phase, the last step), on which rank first, what the
 other ranks' errors were a consequence of, and what to resume from. Pure: a Run's incidents
 (readers/failure/) and its steps, losses and checkpoints in, a typed ``Failure`` out (or None for
-a run that did not fail); the report words it (report/catalog/failure.py).
+a run that did not fail); the report words it (words/catalog/failure.py).
 
 The rules, each in its function:
 1. Which incidents are consequences (``_consequence``): a timeout that names another rank (HCCL's

@@ -1,5 +1,5 @@
 """The failure's typed data: its kind, phase, why a line is a consequence, what to try, and the
-Failure itself (analysis/failure/ makes it; report/failure_view.py words it)."""
+Failure itself (analysis/failure/ makes it; report/sections/failure.py lays it out)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The per-language templates of every ``Text`` key, and the one function that words a Text.
+"""The one function that words a ``Text``: its key's template in the language, the parameters filled in.
 
-Each key has an English and a Chinese template side by side (``key: (en, zh)``), in the module of
+Each key has an English and a Chinese template side by side (``key: (en, zh)``) in ``words.catalog``, in the module of
 its area: ``diagnostics.py`` (the slugs of readers and loading), ``analysis.py`` (methods, reasons,
 rules), ``checks.py`` (the configuration checks), ``findings.py``, ``triage.py`` (the profiler's verdicts, reasons and the
 article's first moves), ``diagnosis.py`` (the verdict-first block). The Chinese follows the
@@ -13,30 +13,28 @@ Placeholders are ``str.format`` fields whose format spec names how the value is 
 ``{f:flops}`` FLOP/s (``tflops``: a value in TFLOPS) · ``{v:si}`` 124M · ``{r:rel}`` +3.2% ·
 ``{r:x}`` 2.00× · ``{s:q}`` quoted as written · ``{v:v}`` a setting's value as a config writes it · ``{s:src}`` where a setting was read · ``{c:@prefix}`` the name of a code (the template or
 label ``prefix + code``) · ``{n:int|step|steps}`` a count and its noun (English plurals) · ``{x:opt}`` nothing when None · ``{r:ranks}`` rank 1 / ranks 0, 2 (``Ranks`` at a sentence's start) · ``{r:rankset}`` ranks as ranges, readable at 1,024: ranks 512–519, ranks 1, 3, 5, …, 1,023 (``rankranges``: without the word).
-Without a spec a number is written with ``format.number`` (integers with separators), a name as
+Without a spec a number is written with ``numbers.number`` (integers with separators), a name as
 it is. A list is written element by element and joined (``{xs:prod}``: with ×, ``{xs:semi}``: with semicolons); ``None`` is the missing mark; a nested
 ``Text`` is worded in the same language.
 """
 
 from __future__ import annotations
 
-import math
+import json
 import string
 from enum import Enum
 from typing import Any
 
-from ...text import Text
-from .. import format as fmt
-from . import analysis, checks, diagnosis, diagnostics, domains, errors, failure, findings, health, judgement, links, scale, textlog, triage, window
+from ..text import Text
+from . import numbers as fmt
+from .catalog import LABELS, TEMPLATES
 
-LANGS = ("en", "zh")
 
-TEMPLATES: dict[str, tuple[str, str]] = {}
-for _part in (diagnostics, analysis, checks, findings, triage, diagnosis, errors, window, scale, links, textlog, domains, judgement, health, failure):
-    for _key, _pair in _part.TEMPLATES.items():
-        if _key in TEMPLATES:
-            raise ValueError(f"template {_key!r} is defined twice")
-        TEMPLATES[_key] = _pair
+def label(key: str, lang: str, default: str | None = None) -> str:
+    """A label in the language; a missing translation falls back to English, then to ``default`` or the key."""
+    pair = LABELS.get(key)
+    found = pair and (pair[1 if lang == "zh" else 0] or pair[0])
+    return found or (default if default is not None else key)
 
 
 def _quote(value: Any, lang: str) -> str:
@@ -53,8 +51,6 @@ def setting_value(value: Any, lang: str = "en") -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple, dict)):
-        import json
-
         text = json.dumps(value, ensure_ascii=False, default=str)
     else:
         text = str(value)
@@ -108,7 +104,7 @@ _JOINS = {"prod": (" × ", " × "), "semi": ("; ", "；")}
 def _ranks(value: Any, lang: str, capital: bool = False) -> str:
     """A rank or ranks: "rank 1", "ranks 0, 2"; "卡 1", "卡 0、2"."""
     ranks = list(value) if isinstance(value, (list, tuple)) else [value]
-    joined = fmt.labels(lang)["list_sep"].join(str(r) for r in ranks)
+    joined = label("list_sep", lang).join(str(r) for r in ranks)
     if lang == "zh":
         return f"卡 {joined}"
     word = "rank" if len(ranks) == 1 else "ranks"
@@ -122,7 +118,7 @@ def _rankset(value: Any, lang: str, capital: bool = False, bare: bool = False) -
     """Ranks as ranges, readable at 1,024: "ranks 512–519", "ranks 1, 3, 5, …, 1,023" (a stride),
     "rank 7"; "卡 512–519"."""
     ranks = sorted({int(r) for r in (value if isinstance(value, (list, tuple, set)) else [value])})
-    sep = fmt.labels(lang)["list_sep"]
+    sep = label("list_sep", lang)
     runs: list[tuple[int, int]] = []
     for r in ranks:
         if runs and r == runs[-1][1] + 1:
@@ -171,7 +167,7 @@ class _Formatter(string.Formatter):
             if spec in _JOINS:  # a list joined another way: a product, clauses
                 sep, spec = _JOINS[spec][self.lang == "zh"], ""
             else:
-                sep = fmt.labels(self.lang)["list_sep"]
+                sep = label("list_sep", self.lang)
             return sep.join(self.format_field(v, spec) for v in value)
         if value is None:
             return "" if spec == "opt" else fmt.MISSING
@@ -202,7 +198,7 @@ def name(prefix: str, code: Any, lang: str) -> str:
     found = template(key, lang)
     if found is not None:
         return found
-    return fmt.labels(lang).get(key, str(code))
+    return label(key, lang, str(code))
 
 
 def render(text: Text | None, lang: str = "en") -> str:
@@ -222,38 +218,6 @@ def render(text: Text | None, lang: str = "en") -> str:
 
 def english(text: Text | None) -> str:
     return render(text, "en")
-
-
-def jsonable(value: Any) -> Any:
-    """Parameters as JSON: a nested Text as {key, params}, enums as their value, non-finite numbers as null."""
-    if isinstance(value, Text):
-        return {"key": value.key, "params": jsonable(value.params)}
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "item"):  # numpy scalars
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, int):
-        return value
-    return str(value)
-
-
-def from_jsonable(value: Any) -> Any:
-    """The inverse of ``jsonable`` for parameters read back from an archive."""
-    if isinstance(value, dict) and set(value) == {"key", "params"} and isinstance(value["params"], dict):
-        return Text(str(value["key"]), **{k: from_jsonable(v) for k, v in value["params"].items()})
-    if isinstance(value, dict):
-        return {k: from_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_jsonable(v) for v in value]
-    return value
 
 
 def placeholders(pattern: str) -> list[tuple[str, str]]:

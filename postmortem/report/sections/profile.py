@@ -2,7 +2,7 @@
 preprocessing and iteration gap, operator time TopN, communication share and operators), the
 ranks (who waits for whom) and the memory split — each beside the baseline's where there is one.
 
-Only layout decisions here; the words are report/messages.py's, the numbers report/format.py's.
+Only layout decisions here; the words are report/messages.py's, the numbers words/numbers.py's.
 """
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..analysis import types as t
-from ..analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
-from ..text import Text
-from .catalog import render
-from . import charts, format as fmt
-from .format import MISSING, Labels
-from .messages import action_text, dash, evidence_text, part_text, ranks_text, reason_text, verdict_text
-from .domains_view import domain_blocks
-from .viewmodel import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, _table, cell
+from ...analysis import types as t
+from ...analysis.thresholds import OUTLIER_RATIO, SLOW_LINK_RATIO
+from ...text import Text
+from ...words import MISSING, Labels, numbers as fmt, render
+from .. import profile_charts
+from ..blocks import Block, Cell, Chart, Item, ItemList, Paragraph, Section, Tone, cell, table
+from ..messages import action_text, dash, evidence_text, part_text, reason_text, verdict_text
+from .domains import domain_blocks
 
 # The tool whose own analysis a layout is (for "MindSpore's own" beside ours).
 TOOLS = {"cluster_analyse": "MindSpore", "cluster_step_trace_time": "msprof-analyze", "step_trace_time": "MindSpore / torch_npu",
@@ -61,7 +60,7 @@ def _triage(a: t.Analysis, L: Labels) -> list[Block]:
             row.append(cell(e.threshold, lambda v: fmt.percent(v, 0)))
             rows.append(row)
         cols = [L["evidence"], L["current"], *([L["baseline"]] if has_base else []), L["threshold"]]
-        blocks.append(_table("triage-evidence", cols, "lr" + ("r" if has_base else "") + "r", rows))
+        blocks.append(table("triage-evidence", cols, "lr" + ("r" if has_base else "") + "r", rows))
     return blocks
 
 
@@ -82,7 +81,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     short += [L["baseline"]] if base else []
     bars = list(zip(short, [b.shares, *(x.shares for x in p.alternatives), *([base.shares] if base else [])]))
     blocks: list[Block] = []
-    spec = charts.breakdown_chart(bars, names, L["profile_breakdown"], L)
+    spec = profile_charts.breakdown_chart(bars, names, L["profile_breakdown"], L)
     if spec:
         blocks.append(Chart("chart-profile", L["profile_breakdown"], spec))
     others = [*p.alternatives, *([base] if base else [])]
@@ -98,7 +97,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     rows.append([Cell(L["step_time"]), cell(b.step_time_s, fmt.duration), Cell("100%")]
                 + [Cell("100%") for _ in others])
     cols = [L["part"], L["per_step"], *short]
-    blocks.append(_table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
+    blocks.append(table("profile-breakdown", cols, "lrr" + "r" * len(others), rows,
                          caption=L["breakdown_note"].format(steps=fmt.integer(b.steps), ranks=fmt.integer(b.ranks),
                                                             source=b.source, excluded=fmt.integer(b.excluded))
                          + "".join(f" {name}{L['colon']}{L['tool_own'].format(tool=name, source=x.source)}{L['stop']}"
@@ -108,7 +107,7 @@ def _breakdown(a: t.Analysis, L: Labels) -> list[Block]:
     if p.outliers:
         rows = [[Cell(str(o.rank)), Cell(fmt.step(o.step)), Cell(fmt.duration(o.total_s)), Cell(fmt.duration(o.median_s)),
                  Cell(f"{names.get(o.part, o.part)} {fmt.duration(o.part_s)}" if o.part else MISSING)] for o in p.outliers]
-        blocks.append(_table("profile-outliers", [L["rank"], L["profiled_step"], L["step_time"], L["median"], L["grew"]], "rrrrl",
+        blocks.append(table("profile-outliers", [L["rank"], L["profiled_step"], L["step_time"], L["median"], L["grew"]], "rrrrl",
                              rows, caption=f"{L['outliers']}{L['colon']}{L['outliers_note'].format(ratio=fmt.number(OUTLIER_RATIO))}",
                              collapsed=len(rows) > 16))
     return blocks
@@ -143,7 +142,7 @@ def _graph_data(a: t.Analysis, L: Labels) -> list[Block]:
             brank = _step_rank(base, a.baseline.ranks.profile)
             parts.append(_long_steps(base, brank, L["baseline"]))
         title = f"{L['graph_data']}{dash(L.lang)}{L['steps_of_rank'].format(rank=rank)}"
-        spec = charts.profile_steps_chart(pl.concat(parts), _names(L.lang), title, L)
+        spec = profile_charts.profile_steps_chart(pl.concat(parts), _names(L.lang), title, L)
         if spec:
             blocks.append(Chart("chart-profile-steps", title, spec))
     d = p.data
@@ -160,7 +159,7 @@ def _graph_data(a: t.Analysis, L: Labels) -> list[Block]:
             rows = [[Cell(s.stage, tone="bad" if s.stage == d.slowest else ""), cell(s.workers, fmt.integer),
                      cell(s.queue_usage, fmt.percent), cell(s.queue_empty_share, fmt.percent), cell(s.time_s, fmt.duration)]
                     for s in d.stages]
-            blocks.append(_table("data-pipeline", [L["stage"], L["workers"], L["queue_usage"], L["queue_empty"], L["duration"]],
+            blocks.append(table("data-pipeline", [L["stage"], L["workers"], L["queue_usage"], L["queue_empty"], L["duration"]],
                                  "lrrrr", rows, caption=L["data_pipeline"]))
     return blocks
 
@@ -196,7 +195,7 @@ def _graph_ops(a: t.Analysis, L: Labels) -> list[Block]:
         if b is not None:
             rows += [{"label": x.type, "run": L["baseline"], "share": x.share, "flag": x.communication} for x in b.by_type]
         title = f"{L['graph_ops']} ({scope.strip()})"
-        spec = charts.share_bars_chart(rows, title, share_title, L)
+        spec = profile_charts.share_bars_chart(rows, title, share_title, L)
         if spec:
             blocks.append(Chart(f"chart-ops-{o.scope}", title, spec))
         top_comm = next((x for x in o.by_type if x.communication), None)
@@ -205,9 +204,9 @@ def _graph_ops(a: t.Analysis, L: Labels) -> list[Block]:
         note = L["ops_note"].format(source=o.source, ranks=fmt.integer(o.ranks), total=fmt.duration(o.total_s),
                                     types=fmt.integer(o.types), names=fmt.integer(o.names))
         cols = [L["op_type"], L["core"], L["calls"], L["time_per_rank"], share_title]
-        blocks.append(_table(f"ops-types-{o.scope}", cols, "llrrr", _op_rows(o.by_type, False, L), caption=f"{L['by_type']} · {note}"))
+        blocks.append(table(f"ops-types-{o.scope}", cols, "llrrr", _op_rows(o.by_type, False, L), caption=f"{L['by_type']} · {note}"))
         if o.by_name and any(x.name != x.type for x in o.by_name):  # AI CPU files name ops by type only
-            blocks.append(_table(f"ops-names-{o.scope}", [L["operator"], *cols], "lllrrr", _op_rows(o.by_name, True, L),
+            blocks.append(table(f"ops-names-{o.scope}", [L["operator"], *cols], "lllrrr", _op_rows(o.by_name, True, L),
                                  caption=L["by_name"], collapsed=True))
     return blocks
 
@@ -228,18 +227,18 @@ def _graph_comm(a: t.Analysis, L: Labels) -> list[Block]:
         rows = [{"label": x.type, "run": L["current"], "share": x.share, "flag": False} for x in c.ops[:20]]
         if base is not None and base.share_basis == c.share_basis:
             rows += [{"label": x.type, "run": L["baseline"], "share": x.share, "flag": False} for x in base.ops[:20]]
-        spec = charts.share_bars_chart(rows, L["graph_comm"], share_title, L)
+        spec = profile_charts.share_bars_chart(rows, L["graph_comm"], share_title, L)
         if spec:
             blocks.append(Chart("chart-comm-ops", L["graph_comm"], spec))
         trows = [[Cell(x.type), Cell(L.get(f"kind_{x.kind}", x.kind)), cell(x.calls, fmt.integer), Cell(fmt.duration(x.total_s)), cell(x.share, fmt.percent),
                   cell(x.wait_s, fmt.duration), cell(x.transit_s, fmt.duration)] for x in c.ops]
         note = L["comm_note"] if c.share_basis == "step" else L["comm_kernels_note"]
-        blocks.append(_table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], share_title, L["wait"],
+        blocks.append(table("comm-ops", [L["comm_type"], L["kind"], L["calls"], L["time_per_rank"], share_title, L["wait"],
                                           L["transit"]], "llrrrrr", trows, caption=note.format(source=c.source)))
     if c.links:
         lrows = [[Cell(x.transport), Cell(fmt.bytes_(x.bytes)), Cell(fmt.duration(x.transit_s)),
                   cell(x.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(fmt.integer(x.ops))] for x in c.links]
-        blocks.append(_table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
+        blocks.append(table("comm-links", [L["transport"], L["bytes_per_rank"], L["transit"], L["bandwidth"], L["rows"]], "lrrrr",
                              lrows, caption=L["links_note"].format(source=c.link_source)))
     return blocks + _slow_links(p.links, L) + domain_blocks(p, L)
 
@@ -265,7 +264,7 @@ def _slow_links(s: t.SlowLinks | None, L: Labels) -> list[Block]:
     blocks: list[Block] = []
     if not s.slow:
         blocks.append(Paragraph(render(Text("links.none-slow", ratio=SLOW_LINK_RATIO), lang)))
-    blocks.append(_table("comm-slow-links", cols, "llrrrrr", rows, caption=f"{render(Text('links.title'), lang)} · {note}",
+    blocks.append(table("comm-slow-links", cols, "llrrrrr", rows, caption=f"{render(Text('links.title'), lang)} · {note}",
                          collapsed=not s.slow))
     return blocks
 
@@ -310,14 +309,14 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
         for part in t.PARTITION:
             v = getattr(r, f"{part}_s", None) if part not in ("preparing",) else None
             rows.append({"label": label, "part": part, "share": v / r.step_time_s if v is not None and r.step_time_s else None})
-    spec = charts.rank_parts_chart(pl.DataFrame(rows, schema={"label": pl.Utf8, "part": pl.Utf8, "share": pl.Float64}), names,
+    spec = profile_charts.rank_parts_chart(pl.DataFrame(rows, schema={"label": pl.Utf8, "part": pl.Utf8, "share": pl.Float64}), names,
                                    L["per_rank_profile"], L)
     if spec:
         blocks.append(Chart("chart-rank-profile", L["per_rank_profile"], spec))
     if len(ranks) > 2 * RANKS_SHOWN:
         blocks.append(Paragraph(L["ranks_shown"].format(shown=fmt.integer(len(shown)), n=fmt.integer(len(ranks)),
                                                         k=fmt.integer(RANKS_SHOWN)), "muted"))
-        spec = charts.distribution_chart([r.wait_share for r in ranks if r.wait_share is not None], L["wait_distribution"],
+        spec = profile_charts.distribution_chart([r.wait_share for r in ranks if r.wait_share is not None], L["wait_distribution"],
                                          L["wait_share_col"], L)
         if spec:
             blocks.append(Chart("chart-rank-wait-distribution", L["wait_distribution"], spec))
@@ -347,7 +346,7 @@ def _ranks(a: t.Analysis, L: Labels) -> list[Block]:
     caption = " ".join(f"{name}{L['colon']}" + (L["tool_wait_share"].format(tool=name) if k.endswith(":wait_share")
                                                   else L["tool_flops_utilization"]) + L["stop"]
                        for k, name in tool_names.items())
-    blocks.append(_table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
+    blocks.append(table("rank-profile", cols, align, trows, caption=caption, collapsed=len(trows) > 16))
     return blocks
 
 
@@ -374,7 +373,7 @@ def _memory(p: t.Profile, L: Labels) -> list[Block]:
         [Cell(L["mem_act"]), cell(m.activations_bytes, fmt.bytes_, gap), of_peak(m.activations_bytes)],
     ]
     caption = L["mem_note"].format(rank=m.rank, component=m.component or MISSING, checkpoint=m.checkpoint or MISSING)
-    blocks: list[Block] = [_table("memory-split", [L["memory_split"], L["value"], L["mem_of_peak"]], "lrr", rows, caption=caption)]
+    blocks: list[Block] = [table("memory-split", [L["memory_split"], L["value"], L["mem_of_peak"]], "lrr", rows, caption=caption)]
     if gap:
         blocks.append(Paragraph(gap, "muted"))
     return blocks
@@ -386,13 +385,13 @@ def _tool(p: t.Profile, L: Labels) -> list[Block]:
     units = {"flops_utilization": fmt.percent, "total_flops": lambda v: fmt.si(v, "FLOP"), "mean_op_flops_per_s": fmt.flops,
              "process_cpu_cores": fmt.number, "cpu_count": fmt.integer}
     rows = [[Cell(L.get(f"tool_{k}", k)), Cell(units.get(k, fmt.percent)(v))] for k, v in sorted(p.tool.items())]
-    return [_table("profile-tool", [L["tool_figures"], L["value"]], "lr", rows)]
+    return [table("profile-tool", [L["tool_figures"], L["value"]], "lr", rows)]
 
 
 # --------------------------------------------------------------------------- entry
 
 
-def profile_section(a: t.Analysis, L: Labels) -> Section:
+def section(a: t.Analysis, L: Labels) -> Section:
     blocks: list[Block] = _triage(a, L)
     p = a.profile
     if p is None:
@@ -408,4 +407,4 @@ def profile_section(a: t.Analysis, L: Labels) -> Section:
     return Section("profile", L["profile_section"], tuple(blocks))
 
 
-__all__ = ["profile_section", "ranks_text"]
+__all__ = ["section"]

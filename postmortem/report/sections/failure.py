@@ -1,13 +1,14 @@
 """A failed run in the report: the verdict's first item (what died, where, on which rank, the line
 to quote, what it cost, what to try) and the failure section (each rank's first error, the cause
-first). Made from analysis/failure.py's typed Failure; worded by report/catalog/failure.py."""
+first). Made from analysis/failure.py's typed Failure; worded by words/catalog/failure.py."""
 
 from __future__ import annotations
 
-from ..analysis.failure import Failure, Phase
-from ..readers.failure import codes
-from ..text import Text
-from .format import Labels
+from ...analysis.failure import Failure, Phase
+from ...readers.failure import codes
+from ...text import Text
+from ...words import Labels
+from ..blocks import Cell, Paragraph, Section, Table, VerdictItem
 
 MAX_EVIDENCE_ROWS = 64  # 8,192 ranks: the first ones say it, the count says the rest
 MAX_ACTIONS = 3
@@ -76,8 +77,6 @@ def actions(f: Failure) -> list[Text]:
 
 def verdict_item(f: Failure, L: Labels, sections: set[str]):
     """The verdict's first item (report/verdict.py's VerdictItem)."""
-    from .verdict import VerdictItem
-
     n = numbers(f)
     return VerdictItem(
         tone="critical", tag=L.get("critical", "critical"), title=L.sentence(title(f)),
@@ -98,8 +97,6 @@ def section(f: Failure | None, L: Labels):
     """The failure section: each rank's first error, the cause first, the file and line to open."""
     if f is None:
         return None
-    from .viewmodel import Cell, Paragraph, Section, Table
-
     rows = []
     for e in f.evidence[:MAX_EVIDENCE_ROWS]:
         role = Text("failure.role.cause") if e.consequence is None else Text("failure.role.consequence", why=e.consequence)

@@ -4,11 +4,10 @@ the figure's trend over them."""
 
 from __future__ import annotations
 
-from ..analysis.history import MIN_RUNS, History, HistoryFigure, value_text
-from ..text import Text
-from .catalog import render
-from .format import Labels
-from .viewmodel import Cell, Paragraph, Section, _table
+from ...analysis.history import MIN_RUNS, History, HistoryFigure, value_text
+from ...text import Text
+from ...words import Labels, render
+from ..blocks import Cell, Paragraph, Section, table
 
 MAX_RUNS_NAMED = 3  # the runs a range rests on, named at each end; the rest counted
 
@@ -29,7 +28,7 @@ def verdict_text(f: HistoryFigure) -> tuple[Text, str]:
     return Text(f"history.outside.{f.direction}", worse=bool(f.worse)), "bad" if f.worse else "info"
 
 
-def history_section(h: History | None, L: Labels) -> Section | None:
+def section(h: History | None, L: Labels) -> Section | None:
     if h is None:
         return None
     lang = L.lang
@@ -53,4 +52,4 @@ def history_section(h: History | None, L: Labels) -> Section | None:
         ])
     cols = [render(Text(f"history.col.{c}"), lang) for c in ("figure", "run", "range", "runs", "trend", "verdict")]
     note = render(h.rule, lang) if h.rule is not None else ""
-    return Section("history", title, (_table("history", cols, "lrllww", rows, caption=note),))
+    return Section("history", title, (table("history", cols, "lrllww", rows, caption=note),))

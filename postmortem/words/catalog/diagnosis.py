@@ -180,3 +180,29 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                           "训练目录的文件中没有（训练日志可用 mindspore.run_check() 或 mindformers.run_check() 打印；Ascend "
                           "Profiler 会写入 profiler_info_*.json）"),
 }
+
+
+# The static labels of the section (plain str.format strings, shown through words.Labels).
+LABELS: dict[str, tuple[str, str]] = {
+    # the verdict-first block and the identity section
+    "verdict_title": ("Verdict", "诊断结论"),
+    "try_first": ("Try first", "优先尝试"),
+    "evidence_in": ("Evidence", "证据"),
+    "settings": ("Settings of the run", "训练配置"),
+    "settings_note": ("What defines the run (the article: bind the hyperparameters, dataset and framework versions to the "
+                      "results); each value with the file it was read from.",
+                      "定义本次训练的配置（文中：把超参数、数据集版本、框架版本与评估结果绑定存档）；每项注明读取自哪个文件。"),
+    "settings_diff": ("Changed against the baseline, what can explain a change first", "相对基线的改动（按能否解释变化排序）"),
+    "run_values": ("This run's own values (not settings)", "本次训练自身的数值（不是配置）"),
+    "versions": ("Versions", "版本"),
+    "can_explain": ("Can move", "会影响"),
+    "target_options": ("given (--target-loss)", "给定（--target-loss）"),
+    "target_baseline": ("the baseline's final loss", "基线的最终 loss"),
+    "stop": (".", "。"),
+    "group": ("Group", "类别"),
+    "verdict_more": ("… and {n} more in the report", "……报告中还有 {n} 项"),
+    "nothing": ("nothing", "无"),
+    "no_settings": ("No settings were found in the run's files (config, lineage, logs).", "训练目录的文件（配置、lineage、日志）中没有找到配置。"),
+    "versions_missing": ("Not found", "未找到"),
+    "rank_spread": ("Spread (max − min) / mean", "离散度（最大 − 最小）/ 均值"),
+}

@@ -2,20 +2,18 @@
 tables (domains, groups, AI Core frequency, idle gaps), the verdict's item naming the costliest
 domain with the article's moves for it, and metrics.json's ``profile.domains`` block.
 
-Only layout decisions here; the words are report/catalog/domains.py's.
+Only layout decisions here; the words are words/catalog/domains.py's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..analysis import types as t
-from ..analysis.domains import IDLE_MHZ, CommDomains, DomainCost
-from ..text import Text
-from . import format as fmt
-from .catalog import render
-from .format import Labels
-from .viewmodel import Block, Cell, _table, cell
+from ...analysis import types as t
+from ...analysis.domains import IDLE_MHZ, CommDomains, DomainCost
+from ...text import Text
+from ...words import MISSING, Labels, labels, numbers as fmt, render
+from ..blocks import Block, Cell, VerdictItem, cell, table
 
 # The article's moves per domain (§3.1's table, §3.3), first to try first.
 MOVES = {
@@ -69,15 +67,13 @@ def domain_line(c: DomainCost, lang: str) -> str:
     if c.slowest_rank is not None and c.judged_steps:
         slowest = Text("verdict.domain.slowest", rank=c.slowest_rank, n=c.slowest_steps, of=c.judged_steps,
                        wait=c.others_wait_s, own=c.slowest_wait_s, transit=c.slowest_transit_s)
-    sep = fmt.labels(lang)["list_sep"]
+    sep = labels(lang)["list_sep"]
     return render(Text("verdict.domain", domain=_domain(c.domain, lang), types=sep.join(c.types) or "—", share=c.share,
                        total=c.total_s, exposed=exposed, slowest=slowest), lang)
 
 
 def verdict_item(a: t.Analysis, L: Labels) -> Any:
     """The verdict's item for the costliest domain (None when no domain is known or it is small)."""
-    from .verdict import VerdictItem  # verdict.py builds the block and imports this module's function
-
     d = a.profile.domains if a.profile is not None else None
     if not isinstance(d, CommDomains):
         return None
@@ -126,12 +122,12 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
         rows = []
         for c in d.domains:
             slow = (tr("domains.slowest", rank=c.slowest_rank, n=c.slowest_steps, of=c.judged_steps)
-                    if c.slowest_rank is not None else fmt.MISSING)
+                    if c.slowest_rank is not None else MISSING)
             waits = (f"{fmt.duration(c.wait_stage_s)} / {fmt.duration(c.transmit_stage_s)}"
-                     if c.wait_stage_s is not None and c.transmit_stage_s is not None else fmt.MISSING)
+                     if c.wait_stage_s is not None and c.transmit_stage_s is not None else MISSING)
             heavy = (_share(c) or 0) >= COMM_ATTENTION
             rows.append([Cell(_domain(c.domain, lang), tone="bad" if heavy and c is d.costliest else ""),
-                         Cell(L["list_sep"].join(_short(x) for x in c.types) or fmt.MISSING), Cell(fmt.duration(c.total_s)),
+                         Cell(L["list_sep"].join(_short(x) for x in c.types) or MISSING), Cell(fmt.duration(c.total_s)),
                          cell(c.share, fmt.percent), cell(c.exposed_share, fmt.percent, title=tr(f"domain.exposed.{c.exposed_basis}")
                                                           if c.exposed_basis else ""),
                          cell(c.bandwidth_gbps, lambda v: f"{fmt.number(v)} GB/s"), Cell(slow), Cell(waits)])
@@ -142,29 +138,29 @@ def domain_blocks(p: t.Profile, L: Labels) -> list[Block]:
         layout = _layout_text(d.layout, d.layout_source) or tr("domains.layout.none")
         cols = [tr(f"domains.col.{k}") for k in ("domain", "types", "time", "share", "exposed", "bandwidth", "slowest", "wait")]
         steps = max((c.steps for c in d.domains), default=0)
-        blocks.append(_table("comm-domains", cols, "wlrrrrrr", rows,
+        blocks.append(table("comm-domains", cols, "wlrrrrrr", rows,
                              caption=f"{tr('domains.title')} · {tr('domains.note', placed=placed, steps=steps, layout=layout)}"))
-        grows = [[Cell(g.group if len(g.group) <= 24 else g.group[:23] + "…", title=g.group), Cell(g.name or fmt.MISSING),
+        grows = [[Cell(g.group if len(g.group) <= 24 else g.group[:23] + "…", title=g.group), Cell(g.name or MISSING),
                   Cell(_domain(g.domain, lang), tone="muted" if g.domain == "unknown" else ""),
-                  Cell(tr("domains.ranks", ranks=list(g.ranks)) if g.ranks else fmt.MISSING),
+                  Cell(tr("domains.ranks", ranks=list(g.ranks)) if g.ranks else MISSING),
                   Cell(tr(f"domain.basis.{g.basis}", name=g.name or "") if g.basis else tr(f"domain.reason.{g.reason}"))]
                  for g in d.groups[:GROUPS_SHOWN]]
         gcols = [tr(f"domains.col.{k}") for k in ("group", "name", "domain", "ranks", "how")]
-        blocks.append(_table("comm-domain-groups", gcols, "llwll", grows, caption=tr("domains.groups.title"), collapsed=True))
+        blocks.append(table("comm-domain-groups", gcols, "llwll", grows, caption=tr("domains.groups.title"), collapsed=True))
     f = d.frequency
     if f is not None:
         frows = [[Cell(fmt.integer(r.rank)), Cell(fmt.integer(r.samples)), Cell(f"{fmt.number(r.min_mhz)} MHz"),
                   Cell(f"{fmt.number(r.max_mhz)} MHz"), Cell(tr(f"domains.freq.{r.state}"), tone="bad" if r.state == "drop" else ""),
                   cell(r.first_drop_s, fmt.duration)] for r in f.ranks]
         fcols = [tr(f"domains.col.{k}") for k in ("rank", "samples", "min", "max", "state", "first_drop")]
-        blocks.append(_table("device-frequency", fcols, "rrrrwr", frows, collapsed=not f.dropped,
+        blocks.append(table("device-frequency", fcols, "rrrrwr", frows, collapsed=not f.dropped,
                              caption=f"{tr('domains.freq.title')} · {tr('domains.freq.note', idle=IDLE_MHZ, nominal=f.nominal_mhz)}"))
     i = d.idle
     if i is not None:
         irows = [[Cell(tr(f"idle.{r.reason}")), Cell(fmt.integer(r.gaps)), Cell(fmt.duration(r.total_s))] for r in i.reasons]
         icols = [tr(f"domains.col.{k}") for k in ("reason", "gaps", "total")]
         note = tr("domains.idle.note", ranks=i.ranks, longest=i.longest_s, rank=i.longest_rank, reason=tr(f"idle.{i.longest_reason}"))
-        blocks.append(_table("device-idle", icols, "lrr", irows, caption=f"{tr('domains.idle.title')} · {note}"))
+        blocks.append(table("device-idle", icols, "lrr", irows, caption=f"{tr('domains.idle.title')} · {note}"))
     return blocks
 
 

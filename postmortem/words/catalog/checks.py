@@ -95,3 +95,23 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "check.fix.po-without-dp": ("turn the parallel optimizer off, or use data_parallel > 1", "关闭优化器并行，或使用数据并行度 > 1"),
     "check.fix.sp-without-mp": ("turn sequence parallelism off, or use model_parallel > 1", "关闭序列并行，或使用模型并行度 > 1"),
 }
+
+
+# The static labels of the section (plain str.format strings, shown through words.Labels).
+LABELS: dict[str, tuple[str, str]] = {
+    # config checks and settings
+    "config_checks": ("Configuration checks", "配置检查"),
+    "check": ("Check", "检查项"),
+    "status": ("Status", "状态"),
+    "detail": ("Detail", "详情"),
+    "ok": ("ok", "通过"),
+    "warn": ("warning", "警告"),
+    "fail": ("failed", "未通过"),
+    "diff": ("Changed settings", "配置差异"),
+    "setting": ("Setting", "配置项"),
+    "no_diff": ("No differences in settings.", "配置无差异。"),
+    "added": ("added", "新增"),
+    "removed": ("removed", "删除"),
+    "changed": ("changed", "修改"),
+    "change": ("Change", "变更"),
+}

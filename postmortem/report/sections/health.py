@@ -4,15 +4,14 @@ aux loss), and the layout the strategy files hold. Layout only; words in catalog
 
 from __future__ import annotations
 
-import altair as alt
 import polars as pl
 
-from ..analysis import types as t
-from ..text import Text
-from . import format as fmt
-from .charts import _data, _finish, _x, downsample
-from .format import MISSING, Labels
-from .viewmodel import Block, Cell, Chart, Paragraph, Section, _table, cell, text
+from ...analysis import types as t
+from ...text import Text
+from ...words import MISSING, Labels, numbers as fmt
+from ..blocks import Block, Cell, Chart, Paragraph, Section, cell, table, text
+from .. import charts
+from ..charts import downsample
 
 
 def _w(L: Labels, key: str, **params) -> str:
@@ -22,29 +21,13 @@ def _w(L: Labels, key: str, **params) -> str:
 # --------------------------------------------------------------------------- charts
 
 
-def _line(df: pl.DataFrame, y: str, title: str, L: Labels, color: str | None = None, height: int = 160,
-          rule: float | None = None, rule_label: str = "", y_title: str = "") -> dict:
-    y_title = y_title or title
-    enc = {"x": _x("step", L["step"]), "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
-           "tooltip": [alt.Tooltip("step:Q", title=L["step"], format=",d"), alt.Tooltip(f"{y}:Q", title=y_title, format=".5~g")]}
-    if color:
-        enc["color"] = alt.Color(f"{color}:N", title=None)
-        enc["tooltip"].append(alt.Tooltip(f"{color}:N", title=""))
-    layers = [alt.Chart(_data(df)).mark_line(strokeWidth=1.2, clip=True, point=df.height <= 60).encode(**enc)]
-    if rule is not None:
-        rules = pl.DataFrame({"threshold": [rule], "label": [rule_label]})
-        layers.append(alt.Chart(_data(rules)).mark_rule(color="#d62728", strokeDash=[4, 3])
-                      .encode(y="threshold:Q", tooltip=[alt.Tooltip("label:N", title="")]))
-    return _finish(alt.layer(*layers), title, height=height)
-
-
 def _embedding_chart(h, L: Labels) -> dict | None:
     df = h.series.get("embedding_norm")
     if df is None or df.is_empty():
         return None
     e = h.embedding
     line = downsample(df.filter(pl.col("value").is_finite()), "step", "value")
-    return _line(line, "value", _w(L, "embedding-norm"), L, rule=e.threshold,
+    return charts.line_chart(line, "value", _w(L, "embedding-norm"), L, rule=e.threshold,
                  rule_label=_w(L, "threshold", value=e.threshold))
 
 
@@ -55,7 +38,7 @@ def _expert_chart(h, L: Labels) -> dict | None:
     per = (df.group_by("layer", "step").agg((pl.col("value").max() / pl.col("value").mean()).alias("ratio"))
            .filter(pl.col("ratio").is_finite()).sort("layer", "step")
            .with_columns(pl.format(_w(L, "layer-name", layer="{}"), pl.col("layer")).alias("layer_name")))
-    return _line(per.select("step", "ratio", "layer_name"), "ratio", _w(L, "expert-imbalance"), L, color="layer_name",
+    return charts.line_chart(per.select("step", "ratio", "layer_name"), "ratio", _w(L, "expert-imbalance"), L, color="layer_name",
                  rule=1.0, rule_label=_w(L, "balanced"), y_title=_w(L, "col-imbalance"))
 
 
@@ -64,14 +47,14 @@ def _drop_chart(h, L: Labels) -> dict | None:
     if df is None or df.is_empty():
         return None
     df = df.with_columns(pl.format(_w(L, "layer-name", layer="{}"), pl.col("layer")).alias("layer_name"))
-    return _line(df.select("step", "value", "layer_name"), "value", _w(L, "drop-rate"), L, color="layer_name")
+    return charts.line_chart(df.select("step", "value", "layer_name"), "value", _w(L, "drop-rate"), L, color="layer_name")
 
 
 def _aux_chart(h, L: Labels) -> dict | None:
     df = h.series.get("aux_loss")
     if df is None or df.is_empty():
         return None
-    return _line(downsample(df, "step", "value"), "value", _w(L, "aux-loss"), L)
+    return charts.line_chart(downsample(df, "step", "value"), "value", _w(L, "aux-loss"), L)
 
 
 # --------------------------------------------------------------------------- blocks
@@ -91,7 +74,7 @@ def _saves(h, L: Labels) -> list[Block]:
              Cell(_w(L, "healthy") if s.healthy else _w(L, "unhealthy", value=s.is_health), tone="good" if s.healthy else "bad"),
              Cell(_w(L, "on-disk") if s.on_disk else MISSING, tone="muted")]
             for s in h.saves]
-    blocks.append(_table("health-saves", [_w(L, "col-save"), L["file"], L["step"], _w(L, "col-health"), _w(L, "col-disk")],
+    blocks.append(table("health-saves", [_w(L, "col-save"), L["file"], L["step"], _w(L, "col-health"), _w(L, "col-disk")],
                          "rlrll", rows, caption=_w(L, "rule-saves"), collapsed=len(rows) > 20))
     return blocks
 
@@ -121,7 +104,7 @@ def _moe(h, L: Labels) -> list[Block]:
         rows = [[cell(x.layer, fmt.integer), cell(x.experts, fmt.integer), cell(x.step, fmt.step), cell(x.busiest, fmt.integer),
                  cell(x.busiest_share, fmt.percent), cell(x.max_over_mean, lambda v: f"{fmt.number(v)}×")]
                 for x in h.expert_load]
-        blocks.append(_table("expert-load", [_w(L, "col-layer"), _w(L, "col-experts"), L["step"], _w(L, "col-busiest"),
+        blocks.append(table("expert-load", [_w(L, "col-layer"), _w(L, "col-experts"), L["step"], _w(L, "col-busiest"),
                                              _w(L, "col-share"), _w(L, "col-imbalance")], "rrrrrr", rows,
                              caption=_w(L, "rule-expert-load"), collapsed=len(rows) > 16))
     if h.drops:
@@ -135,7 +118,7 @@ def _moe(h, L: Labels) -> list[Block]:
     return blocks
 
 
-def health_section(a: t.Analysis, L: Labels) -> Section | None:
+def section(a: t.Analysis, L: Labels) -> Section | None:
     """None where the run left no health record, no health tag and no MoE figure."""
     h = a.health
     if h is None:

@@ -107,7 +107,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                                   "为此前记录值中位数的 {ratio:x}；日志到此结束，看不到它是否回落到该水平（{level:loss}）的 "
                                   "{factor:g} 倍以下"),
 
-    # ---- what is normal for the experiment (analysis/history.py, report/history_view.py)
+    # ---- what is normal for the experiment (analysis/history.py, report/sections/history.py)
     "history.title": ("Normal for this experiment", "本实验的正常范围"),
     "history.band": ("The green band: each figure's normal range as of {run} (median ± 3 scaled MAD of the experiment's comparable "
                      "archived runs before it); a ringed run was outside it when it was built.",

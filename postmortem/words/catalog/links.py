@@ -45,7 +45,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "action.check_link": ("Check the slow link itself: its port and link state (hccn_tool), the cabling and the switch, and "
                           "other traffic sharing it; then profile again.",
                           "检查慢链路本身：端口与链路状态（hccn_tool）、线缆与交换机、是否有其他流量共用该链路；之后重新采集 Profiler。"),
-    # the report's table (report/profile_view.py)
+    # the report's table (report/sections/profile.py)
     "links.title": ("Link bandwidth against its peers", "链路带宽与同类对比"),
     "links.col.link": ("Link", "链路"),
     "links.col.rank": ("Rank", "rank"),

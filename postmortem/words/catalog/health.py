@@ -64,7 +64,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
         "{layer} drops the most: {peak:pct} at step {peak_step:step}.",
         "{of:int} 个 MoE 层中有 {layers:int} 层从第 {first_step:step} 步起丢弃超出专家容量的 token；第 {layer} 层丢弃最多："
         "第 {peak_step:step} 步为 {peak:pct}。"),
-    # report/health_view.py
+    # report/sections/health.py
     "health.title": ("Health records (MindFormers)", "健康记录（MindFormers）"),
     "health.resume": ("Resume from {name} (step {step:step}): the last save {record} records as healthy.",
                       "应从 {name}（第 {step:step} 步）恢复训练：{record} 中最后一个健康的保存。"),
@@ -114,7 +114,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
                           "(capacity_factor / expert_num); above 0, tokens were dropped.",
                           "MoEDropRateCallback 的丢弃率：超出专家容量（capacity_factor / expert_num）的 token 占比；大于 0 即有 token 被丢弃。"),
     "health.aux-loss": ("MoE aux loss (load balancing)", "MoE 辅助损失（负载均衡）"),
-    # report/layout_view.py
+    # report/sections/layout.py
     "layout.title": ("Parallel layout (strategy files)", "并行切分（并行策略文件）"),
     "layout.summary": ("{path}: stages {stages}, {devices:int} devices per stage, model parallel {mp}, data parallel {dp} "
                        "(the copies of a dense weight: dp × cp where context parallel is on); {files:int|strategy file|strategy files} read.",

@@ -140,3 +140,15 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "failure.reason.no_code": ("no Ascend error code is printed", "日志中没有昇腾错误码"),
     "failure.reason.no_exception": ("no Python exception is printed", "日志中没有 Python 异常"),
 }
+
+
+# The failure section's labels (report/sections/failure.py).
+LABELS: dict[str, tuple[str, str]] = {
+    "failure_section": ("How the run failed", "训练中断分析"),
+    "failure_where": ("File and line", "文件与行号"),
+    "failure_role": ("Role", "角色"),
+    "failure_line": ("Line as written", "原始报错行"),
+    "failure_more": ("and {n} more ranks' first errors", "另有 {n} 个 rank 的首条报错未列出"),
+    "failure_kind": ("Failure", "中断类型"),
+    "failure_at": ("Failed at", "中断位置"),
+}
