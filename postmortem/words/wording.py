@@ -68,8 +68,21 @@ def source_text(source: Any, lang: str = "en") -> str:
         return f"并行策略文件 {rest}" if lang == "zh" else f"strategy file {rest}"
     if text.startswith("derived:"):
         rest = text[len("derived:"):]
-        return f"由 {rest} 推算" if lang == "zh" else f"derived from {rest}"
+        if lang == "zh":  # the derivations the readers name in words (readers/callback.py, analysis/identity.py)
+            for en, zh in _DERIVED_ZH:
+                if rest.startswith(en):
+                    rest = zh + rest[len(en):]
+                    break
+            return f"由 {rest} 推算"
+        return f"derived from {rest}"
     return text
+
+
+# The derivations a source names in English words (the rest, a file, is kept as written).
+_DERIVED_ZH = (
+    ("first batch", "首个 batch 的形状"),
+    ("logged throughput × step time", "日志中的吞吐 × step 耗时"),
+)
 
 
 _SPECS = {

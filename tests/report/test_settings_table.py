@@ -51,3 +51,14 @@ def test_the_report_on_paper_carries_the_keep_columns_in_both_languages():
         body = html[html.index('id="tbl-settings"'):]
         body = body[:body.index("</table>")]
         assert body.count('class="left keep"') >= 2 and "left word" not in body
+
+
+def test_derived_sources_are_worded_in_chinese():
+    """A source the readers derive in English words (the callback's first batch, the logged
+    throughput) reads in Chinese in a zh report; the file named after it stays as written."""
+    from postmortem.words.wording import source_text
+
+    zh = source_text("derived:first batch (postmortem/rank_0/postmortem-records-1.jsonl)", "zh")
+    assert zh == "由 首个 batch 的形状 (postmortem/rank_0/postmortem-records-1.jsonl) 推算"
+    assert "first" not in source_text("derived:logged throughput × step time", "zh")
+    assert source_text("derived:first batch (x.jsonl)", "en") == "derived from first batch (x.jsonl)"
