@@ -212,7 +212,10 @@ def _primary_streams(scalars: pl.DataFrame) -> pl.DataFrame:
         tag = next((t for t in _PRIMARY_TAGS if t in tags), first_tag[rank])
         chosen.append((rank, tag, min(sorted(tags[tag]), key=source_rank)))
     chosen = pl.DataFrame(chosen, schema={"rank": pl.Int32, "_tag": pl.Utf8, "_source": pl.Utf8}, orient="row")
-    return (scalars.with_columns(pl.col("tag").cast(pl.Utf8).alias("_tag"), pl.col("source").cast(pl.Utf8).alias("_source"))
+    # only the rows of the chosen tags and sources are cast to text for the join (not millions)
+    of_chosen = pl.col("tag").is_in(chosen["_tag"].unique().to_list()) & pl.col("source").is_in(chosen["_source"].unique().to_list())
+    return (scalars.filter(of_chosen)
+            .with_columns(pl.col("tag").cast(pl.Utf8).alias("_tag"), pl.col("source").cast(pl.Utf8).alias("_source"))
             .join(chosen, on=["rank", "_tag", "_source"], how="semi")
             .sort("rank", "_file_order", "_row").select("rank", "step"))
 

@@ -88,7 +88,9 @@ def _steps_together(ranks: list[int], streams: dict[int, list[tuple[str, str]]],
     firsts = pl.DataFrame([(r, *streams[r][0]) for r in ranks], schema={"rank": pl.Int32, "_source": pl.Utf8, "_tag": pl.Utf8},
                           orient="row")
     in_ranks = pl.col("rank").is_in(ranks)
-    ends = (latest_rows.filter(in_ranks & pl.col("wall_time").is_not_null())
+    # only the rows of the candidates' tags and sources are cast to text for the join (not millions)
+    of_firsts = pl.col("tag").is_in(firsts["_tag"].unique().to_list()) & pl.col("source").is_in(firsts["_source"].unique().to_list())
+    ends = (latest_rows.filter(in_ranks & of_firsts & pl.col("wall_time").is_not_null())
             .with_columns(pl.col("source").cast(pl.Utf8).alias("_source"), pl.col("tag").cast(pl.Utf8).alias("_tag"))
             .join(firsts, on=["rank", "_source", "_tag"], how="semi")
             .select("rank", "step", "wall_time").sort("rank", "step"))
