@@ -53,6 +53,7 @@ def test_a_build_never_imports_mindspore(archive):
     which slows every protobuf parse of the process ~10x, was never imported on the way (only
     postmortem/callback.py and postmortem/mindformers.py, in a training job, import it)."""
     assert "mindspore" not in sys.modules and "mindformers" not in sys.modules
+    assert "postmortem.callback" not in sys.modules and "postmortem.mindformers" not in sys.modules  # their importers
 
 
 def test_build_lists_the_report_files_it_wrote(tmp_path, capsys):

@@ -121,15 +121,7 @@ def _steps_together(ranks: list[int], streams: dict[int, list[tuple[str, str]]],
     steps = steps.join(resolution, on="rank")
     from_clock = pl.col("e2e").is_not_null()
     finer = from_clock & (pl.col("_resolution") > 0) & ((pl.col("in_step_s") - pl.col("e2e")).abs() <= 1.5 * pl.col("_resolution"))
-    e2e = pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e"))
-    steps = steps.with_columns(
-        pl.coalesce(e2e, "in_step_s").alias("step_time_s"),
-        pl.when(from_clock).then(pl.col("source"))
-        .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
-        .alias("source"),
-        (e2e - pl.col("in_step_s")).alias("gap_s"),
-        pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
-    )
+    steps = steps.with_columns(_step_time_columns(finer))
     data = mine.filter(pl.col("tag") == DATA_TIME).select("rank", "step", pl.col("value").alias("data_time_s"))
     if not data.is_empty():
         steps = steps.join(data, on=["rank", "step"], how="left")
@@ -184,15 +176,7 @@ def _steps_of_rank(rank: int, timer_rows: pl.DataFrame, streams: list[tuple[str,
         from_clock = pl.col("e2e").is_not_null()
         resolution = _resolution(steps["wall_time"]) if clock is not None else 0.0
         finer = from_clock & ((pl.col("in_step_s") - pl.col("e2e")).abs() <= 1.5 * resolution) if resolution else pl.lit(False)
-        e2e = pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e"))
-        steps = steps.with_columns(
-            pl.coalesce(e2e, "in_step_s").alias("step_time_s"),
-            pl.when(from_clock).then(pl.col("source"))
-            .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
-            .alias("source"),
-            (e2e - pl.col("in_step_s")).alias("gap_s"),
-            pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
-        )
+        steps = steps.with_columns(_step_time_columns(finer))
     data = kept.filter(pl.col("tag") == DATA_TIME).select("step", pl.col("value").alias("data_time_s"))
     if not data.is_empty():
         steps = steps.join(data, on="step", how="left")
@@ -251,3 +235,17 @@ def _wall_clock_steps(stream_rows, streams: list[tuple[str, str]], segments: Seq
             continue
         return ends.select("step", "e2e", pl.lit(f"wall-clock:{source}").alias("source"), "wall_time")
     return None
+
+
+def _step_time_columns(finer: pl.Expr) -> list[pl.Expr]:
+    """A step's time from the clock's gap (e2e), or its timer where the timer is finer than the
+    clock and agrees with it within 1.5 ticks, or the timer alone; its source; the gap between them."""
+    e2e = pl.when(finer).then(pl.col("in_step_s")).otherwise(pl.col("e2e"))
+    return [
+        pl.coalesce(e2e, "in_step_s").alias("step_time_s"),
+        pl.when(pl.col("e2e").is_not_null()).then(pl.col("source"))
+        .when(pl.col("in_step_s").is_not_null()).then("timer:" + pl.col("in_step_source"))
+        .alias("source"),
+        (e2e - pl.col("in_step_s")).alias("gap_s"),
+        pl.coalesce("wall_time", "_timer_wall").alias("wall_time"),
+    ]
